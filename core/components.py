@@ -1,0 +1,137 @@
+"""Base classes of the four component kinds: Paraphraser, Filter, Weighter, Evaluator.
+
+Every component has a stable versioned ``name`` (``"length_ratio.v1"``) independent of its class
+name, and a nested pydantic ``Config`` (``extra="forbid"``, every field described) that subclasses
+its base's ``Config``. The framework validates the recipe's ``with:`` mapping against ``Config`` and
+builds the component as ``cls(config)``; the component reads ``self.config``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ComponentConfig(BaseModel):
+    """Base of every component's ``Config``: unknown keys are refused, never ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Component:
+    """Common behaviour of all components: a versioned name, a typed config, a lifecycle."""
+
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = ""
+    Config: ClassVar[type[ComponentConfig]] = ComponentConfig
+
+    def __init__(self, config: ComponentConfig | None = None):
+        """Keep the validated ``config`` (the class's ``Config`` defaults when omitted)."""
+        self.config = config if config is not None else self.Config()
+
+    def close(self) -> None:
+        """Release models, processes or files. Called once when the run ends."""
+
+    def manifest_info(self) -> dict[str, Any]:
+        """Extra facts for the run manifest (counts, model versions). Empty by default."""
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.config!r}>"
+
+
+class Paraphraser(Component):
+    """Produces ranked paraphrase candidates for a batch of sentences.
+
+    The framework calls :meth:`paraphrase` with the text of the column the recipe step ``read``s
+    (the paraphrased ``side`` itself by default) and turns the candidates into new rows: variant 0
+    is the original row, variants 1.. are the candidates in rank order, the other side is kept.
+    """
+
+    kind: ClassVar[str] = "paraphraser"
+
+    class Config(ComponentConfig):
+        """Paraphrasers take no common options."""
+
+    def paraphrase(self, sentences: list[str]) -> list[list[tuple]]:
+        """Return, for each sentence, its candidates best first as ``(text, score)`` tuples.
+
+        A tuple may carry a third element, a dict of extra per-candidate columns (for example
+        ``{"pivot": "de"}`` or ``{"nll": 0.83}``); the framework writes them as columns and
+        appends a ``"provenance"`` entry, if any, to the row's ``origin``.
+        """
+        raise NotImplementedError
+
+
+class Filter(Component):
+    """Scores sentence pairs; the recipe's ``keep:`` decides which rows survive.
+
+    Scoring and deciding are separate (as in OpusFilter's ``score``/``accept``), so thresholds can
+    be tuned without rescoring. ``default_keep`` applies when a recipe step gives no ``keep``.
+    """
+
+    kind: ClassVar[str] = "filter"
+    default_keep: ClassVar[dict[str, Any] | None] = None
+
+    class Config(ComponentConfig):
+        """Filters take no common options."""
+
+    def score(self, batch: Mapping[str, Sequence[Any]]) -> Sequence[float]:
+        """Return one float per row of ``batch`` (``batch["src"]``, ``batch["tgt"]`` are str lists)."""
+        raise NotImplementedError
+
+
+class Weighter(Component):
+    """Turns each group of rows (one original and its paraphrases) into weighted training rows."""
+
+    kind: ClassVar[str] = "weighter"
+
+    class Config(ComponentConfig):
+        """Weighters take no common options."""
+
+    def weight(self, group: list[dict[str, Any]]) -> list[tuple[int, float]]:
+        """Return ``(index into group, weight)`` pairs; indices may repeat (row replication).
+
+        ``group`` holds the rows of one original, ranked: the original (variant 0) first when it
+        survived the filters, then its paraphrases in rank order.
+        """
+        raise NotImplementedError
+
+
+@dataclass
+class Report:
+    """What an Evaluator returns: named numbers, optional per-item values and a short summary."""
+
+    numbers: dict[str, float] = field(default_factory=dict)
+    items: dict[str, list[float]] = field(default_factory=dict)
+    summary: str = ""
+
+    def to_dict(self, with_items: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict; per-item values only when ``with_items`` (they can be long)."""
+        out: dict[str, Any] = {"numbers": dict(self.numbers), "summary": self.summary}
+        if with_items:
+            out["items"] = {k: list(v) for k, v in self.items.items()}
+        return out
+
+
+class Evaluator(Component):
+    """Reads the final corpus (and any references or labels named in its config) and reports."""
+
+    kind: ClassVar[str] = "evaluator"
+
+    class Config(ComponentConfig):
+        """Evaluators take no common options."""
+
+    def evaluate(self, corpus) -> Report:
+        """Return a :class:`Report` for ``corpus`` (a :class:`bitextforge.corpus.CorpusView`)."""
+        raise NotImplementedError
+
+
+KINDS: dict[str, type[Component]] = {
+    "paraphraser": Paraphraser,
+    "filter": Filter,
+    "weighter": Weighter,
+    "evaluator": Evaluator,
+}

@@ -1,0 +1,403 @@
+"""Reading and writing corpora as streams of columnar batches.
+
+A batch is a plain ``dict`` mapping column names to equally long lists (the shape Ray Data's
+``map_batches`` also moves, so the local and Ray runners share every component). Every row has
+``id`` (the original pair), ``variant`` (0 = original, 1.. = paraphrases), ``origin`` (which
+component made it), ``src``, ``tgt`` and ``weight``; steps add score columns. Rows of one ``id`` are
+always contiguous and never split across batches, so a Weighter sees whole groups.
+
+Readers check what silently corrupts a corpus: unequal line counts of paired files, invalid UTF-8
+(error with file and line, or replacement counted in the manifest), a byte-order mark, CRLF line
+ends, NUL bytes and truncated gzip files. Empty lines are kept as rows.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .errors import InputError
+
+Batch = dict[str, list]
+BASE_COLUMNS = ("id", "variant", "origin", "src", "tgt", "weight")
+NUMERIC_BASE = {"id": int, "variant": int, "weight": float}
+
+
+@dataclass
+class ReadStats:
+    """What a reader saw, for the manifest."""
+
+    rows: int = 0
+    replaced_invalid_utf8: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
+    """Open ``path`` for reading bytes, through gzip when it ends in ``.gz``; clear error if absent."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, expected a file")
+    if p.suffix == ".gz":
+        return gzip.open(p, "rb")  # type: ignore[return-value]
+    return open(p, "rb")
+
+
+def iter_lines(path: str | os.PathLike, errors: str, stats: ReadStats) -> Iterator[str]:
+    """Yield decoded lines of ``path`` without their line end (LF or CRLF) and without a BOM."""
+    name = str(path)
+    lineno = 0
+    with open_binary(path) as fh:
+        try:
+            for raw in fh:
+                lineno += 1
+                if raw.endswith(b"\n"):
+                    raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                if b"\x00" in raw:
+                    raise InputError(f"{name}:{lineno}: NUL byte in line (binary data, not text)")
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    if errors != "replace":
+                        raise InputError(
+                            f"{name}:{lineno}: invalid UTF-8 at byte {exc.start} "
+                            f"(set input.on_invalid_utf8: replace to replace such bytes)") from None
+                    stats.replaced_invalid_utf8 += 1
+                    yield raw.decode("utf-8", errors="replace")
+        except (EOFError, gzip.BadGzipFile, OSError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{name}: unreadable after line {lineno}: {exc} "
+                             f"(truncated or corrupt gzip?)") from None
+
+
+def empty_batch(extra: Iterable[str] = ()) -> Batch:
+    """A batch with the base columns (and ``extra``) and no rows."""
+    return {c: [] for c in (*BASE_COLUMNS, *extra)}
+
+
+def batch_len(batch: Batch) -> int:
+    """Number of rows in a batch."""
+    return len(batch["id"])
+
+
+def take_rows(batch: Batch, idx: list[int]) -> Batch:
+    """A new batch of the rows at ``idx`` (in that order, repeats allowed)."""
+    return {k: [v[i] for i in idx] for k, v in batch.items()}
+
+
+def concat(batches: list[Batch]) -> Batch:
+    """Concatenate batches that have the same columns."""
+    if len(batches) == 1:
+        return batches[0]
+    out: Batch = {k: [] for k in batches[0]}
+    for b in batches:
+        for k in out:
+            out[k].extend(b[k])
+    return out
+
+
+class Reader:
+    """Streams an input as batches of ``batch_size`` rows; built from the recipe's ``input``."""
+
+    def __init__(self, spec, batch_size: int):
+        """``spec`` is a :class:`bitextforge.recipe.InputSpec`."""
+        self.spec = spec
+        self.batch_size = batch_size
+        self.stats = ReadStats()
+
+    def extra_columns(self) -> list[str]:
+        """Columns beyond src/tgt that the input carries (TSV/JSONL extra fields)."""
+        spec = self.spec
+        if spec.format == "tsv":
+            cols = self._tsv_columns()
+            return [c for c in cols if c not in ("src", "tgt")]
+        return list(spec.extra_fields or [])
+
+    def _tsv_columns(self) -> list[str]:
+        spec = self.spec
+        if spec.columns:
+            return list(spec.columns)
+        for line in iter_lines(spec.path, spec.on_invalid_utf8, ReadStats()):
+            return line.split("\t")
+        raise InputError(f"{spec.path}: empty file, cannot read a header")
+
+    def rows(self) -> Iterator[tuple]:
+        """Yield ``(src, tgt, extras...)`` tuples in input order."""
+        spec = self.spec
+        limit = spec.limit
+        n = 0
+        if spec.format == "plain":
+            gen = self._plain_rows()
+        elif spec.format == "tsv":
+            gen = self._tsv_rows()
+        else:
+            gen = self._jsonl_rows()
+        for row in gen:
+            if limit is not None and n >= limit:
+                return
+            n += 1
+            yield row
+
+    def _plain_rows(self) -> Iterator[tuple]:
+        spec = self.spec
+        self.stats.files = [str(spec.src), str(spec.tgt)]
+        a = iter_lines(spec.src, spec.on_invalid_utf8, self.stats)
+        b = iter_lines(spec.tgt, spec.on_invalid_utf8, self.stats)
+        n = 0
+        for s in a:
+            t = next(b, None)
+            if t is None:
+                rest = 1 + sum(1 for _ in a)
+                raise InputError(f"line counts differ: {spec.src} has {n + rest} lines, "
+                                 f"{spec.tgt} has {n}")
+            n += 1
+            yield (s, t)
+            if spec.limit is not None and n >= spec.limit:
+                return
+        rest = sum(1 for _ in b)
+        if rest:
+            raise InputError(f"line counts differ: {spec.src} has {n} lines, "
+                             f"{spec.tgt} has {n + rest}")
+
+    def _tsv_rows(self) -> Iterator[tuple]:
+        spec = self.spec
+        self.stats.files = [str(spec.path)]
+        cols = self._tsv_columns()
+        for needed in ("src", "tgt"):
+            if needed not in cols:
+                raise InputError(f"{spec.path}: TSV columns {cols} have no {needed!r} column "
+                                 f"(name them with input.columns)")
+        si, ti = cols.index("src"), cols.index("tgt")
+        others = [i for i, c in enumerate(cols) if c not in ("src", "tgt")]
+        lines = iter_lines(spec.path, spec.on_invalid_utf8, self.stats)
+        lineno = 0
+        if spec.header:
+            next(lines, None)
+            lineno = 1
+        for line in lines:
+            lineno += 1
+            fields = line.split("\t")
+            if len(fields) != len(cols):
+                if spec.extra_fields_policy == "drop-extra" and len(fields) > len(cols):
+                    fields = fields[: len(cols)]
+                else:
+                    raise InputError(
+                        f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
+                        f"{len(cols)} ({', '.join(cols)}); a tab inside a field? "
+                        f"(input.extra_fields_policy: drop-extra keeps the first {len(cols)})")
+            yield (fields[si], fields[ti], *(fields[i] for i in others))
+
+    def _jsonl_rows(self) -> Iterator[tuple]:
+        spec = self.spec
+        self.stats.files = [str(spec.path)]
+        extras = list(spec.extra_fields or [])
+        for lineno, line in enumerate(iter_lines(spec.path, spec.on_invalid_utf8, self.stats), 1):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{spec.path}:{lineno}: invalid JSON: {exc.msg}") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{spec.path}:{lineno}: expected a JSON object per line")
+            try:
+                s, t = obj["src"], obj["tgt"]
+            except KeyError as exc:
+                raise InputError(f"{spec.path}:{lineno}: missing key {exc.args[0]!r}") from None
+            if not isinstance(s, str) or not isinstance(t, str):
+                raise InputError(f"{spec.path}:{lineno}: 'src' and 'tgt' must be strings")
+            yield (s, t, *(obj.get(k) for k in extras))
+
+    def batches(self) -> Iterator[Batch]:
+        """Yield batches with the base columns plus the input's extra columns."""
+        extra = self.extra_columns()
+        size = self.batch_size
+        buf: list[tuple] = []
+        start = 0
+        for row in self.rows():
+            buf.append(row)
+            if len(buf) >= size:
+                yield self._make(buf, start, extra)
+                start += len(buf)
+                buf = []
+        if buf:
+            yield self._make(buf, start, extra)
+            start += len(buf)
+        self.stats.rows = start
+
+    @staticmethod
+    def _make(rows: list[tuple], start: int, extra: list[str]) -> Batch:
+        n = len(rows)
+        cols = list(zip(*rows))
+        batch: Batch = {
+            "id": list(range(start, start + n)),
+            "variant": [0] * n,
+            "origin": ["input"] * n,
+            "src": list(cols[0]),
+            "tgt": list(cols[1]),
+            "weight": [1.0] * n,
+        }
+        for j, name in enumerate(extra):
+            batch[name] = list(cols[2 + j])
+        return batch
+
+
+def format_value(v: Any) -> str:
+    """Render one cell for TSV/plain output: floats in 6 significant digits, None as empty."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "nan" if v != v else format(v, ".6g")
+    if isinstance(v, str):
+        if "\t" in v or "\n" in v or "\\" in v:
+            return v.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+        return v
+    return str(v)
+
+
+class AtomicFile:
+    """A text file written under a temporary name and renamed into place by :meth:`commit`.
+
+    A crash, an exception or :meth:`discard` never leaves a half-written file under the final name.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        """Open a temporary file beside ``path``."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self.tmp = Path(tmp)
+        self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+
+    def write(self, text: str) -> None:
+        """Write text to the temporary file."""
+        self.fh.write(text)
+
+    def commit(self) -> Path:
+        """Flush, fsync and rename the temporary file to its final name."""
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def discard(self) -> None:
+        """Close and delete the temporary file."""
+        if not self.fh.closed:
+            self.fh.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write a whole text file atomically."""
+    f = AtomicFile(path)
+    try:
+        f.write(text)
+        return f.commit()
+    except BaseException:
+        f.discard()
+        raise
+
+
+class TsvWriter:
+    """Writes batches as TSV with a header; tabs, newlines and backslashes in text are escaped."""
+
+    def __init__(self, path: str | os.PathLike, extra: Iterable[str] = ()):
+        """Create the writer; the header is fixed by the first batch (plus ``extra`` columns)."""
+        self.file = AtomicFile(path)
+        self.columns: list[str] | None = None
+        self.extra = list(extra)
+        self.rows = 0
+
+    def write(self, batch: Batch) -> None:
+        """Append a batch's rows."""
+        if self.columns is None:
+            self.columns = order_columns(list(batch) + [c for c in self.extra if c not in batch])
+            self.file.write("\t".join(self.columns) + "\n")
+        n = batch_len(batch)
+        if not n:
+            return
+        cols = [batch.get(c) or [None] * n for c in self.columns]
+        fv = format_value
+        self.file.write("".join("\t".join(map(fv, r)) + "\n" for r in zip(*cols)))
+        self.rows += n
+
+
+def order_columns(cols: list[str]) -> list[str]:
+    """Base columns first in their fixed order, then the rest in first-seen order."""
+    seen = [c for c in BASE_COLUMNS if c in cols]
+    return seen + [c for c in dict.fromkeys(cols) if c not in BASE_COLUMNS]
+
+
+def unescape(v: str) -> str:
+    """Invert :func:`format_value`'s escaping of text cells."""
+    if "\\" not in v:
+        return v
+    out, i = [], 0
+    while i < len(v):
+        c = v[i]
+        if c == "\\" and i + 1 < len(v):
+            nxt = v[i + 1]
+            out.append({"t": "\t", "n": "\n", "\\": "\\"}.get(nxt, "\\" + nxt))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class CorpusView:
+    """Read access to a finished run's ``corpus.tsv``, as evaluators receive it."""
+
+    def __init__(self, path: str | os.PathLike, numeric: Iterable[str] = ()):
+        """``numeric`` names the columns to convert to float (score columns, weight)."""
+        self.path = Path(path)
+        self.numeric = set(numeric) | set(NUMERIC_BASE)
+        with open(self.path, encoding="utf-8") as fh:
+            self.columns = fh.readline().rstrip("\n").split("\t")
+
+    def _convert(self, name: str, values: list[str]) -> list:
+        if name in NUMERIC_BASE:
+            conv = NUMERIC_BASE[name]
+            return [conv(v) for v in values]
+        if name in self.numeric:
+            return [float(v) if v else float("nan") for v in values]
+        return [unescape(v) for v in values]
+
+    def iter_batches(self, batch_size: int = 10000) -> Iterator[Batch]:
+        """Yield the corpus as batches of typed columns."""
+        with open(self.path, encoding="utf-8") as fh:
+            fh.readline()
+            buf: list[list[str]] = []
+            for line in fh:
+                buf.append(line.rstrip("\n").split("\t"))
+                if len(buf) >= batch_size:
+                    yield self._batch(buf)
+                    buf = []
+            if buf:
+                yield self._batch(buf)
+
+    def _batch(self, rows: list[list[str]]) -> Batch:
+        cols = list(zip(*rows))
+        return {name: self._convert(name, list(cols[i])) for i, name in enumerate(self.columns)}
+
+    def column(self, name: str) -> list:
+        """One whole column in memory (evaluators that need the full corpus)."""
+        if name not in self.columns:
+            raise InputError(f"{self.path}: no column {name!r}; columns are {', '.join(self.columns)}")
+        out: list = []
+        for b in self.iter_batches():
+            out.extend(b[name])
+        return out
+
+    def __len__(self) -> int:
+        with open(self.path, "rb") as fh:
+            return max(0, sum(1 for _ in fh) - 1)

@@ -1,0 +1,29 @@
+"""One exception family for every mistake a user can make.
+
+The CLI prints a :class:`BitextforgeError` as one line and exits non-zero; any other exception is a
+bug and keeps its traceback (explosion/confection and sacrebleu do the same).
+"""
+
+from __future__ import annotations
+
+
+class BitextforgeError(Exception):
+    """A user-facing error: bad recipe, bad input, missing model. Printed without a traceback."""
+
+    exit_code = 2
+
+
+class RecipeError(BitextforgeError):
+    """The recipe is invalid; the message names the file and key path."""
+
+
+class InputError(BitextforgeError):
+    """An input corpus is unreadable or inconsistent; the message names the file and line."""
+
+
+class RegistryError(BitextforgeError):
+    """A plugin or component name is wrong, duplicated or unknown."""
+
+
+class ComponentError(BitextforgeError):
+    """A component cannot run (missing model file, missing external tool, ...)."""

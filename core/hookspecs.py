@@ -1,0 +1,32 @@
+"""The four plugin hooks of bitextforge, one per component kind.
+
+A plugin module implements any of them with ``@bitextforge.hookimpl`` and calls ``register(cls)``
+once per component class (the callback style of simonw/llm and datasette).
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("bitextforge")
+hookimpl = pluggy.HookimplMarker("bitextforge")
+
+
+@hookspec
+def register_paraphrasers(register):
+    """Register Paraphraser classes: call ``register(cls)`` for each."""
+
+
+@hookspec
+def register_filters(register):
+    """Register Filter classes: call ``register(cls)`` for each."""
+
+
+@hookspec
+def register_weighters(register):
+    """Register Weighter classes: call ``register(cls)`` for each."""
+
+
+@hookspec
+def register_evaluators(register):
+    """Register Evaluator classes: call ``register(cls)`` for each."""

@@ -1,0 +1,452 @@
+"""YAML recipes: safe loading, whole-tree validation before anything runs, a filled copy with every
+default written out, and a reproducibility signature.
+
+Validation follows explosion/confection: each component's ``with:`` mapping is checked against its
+``Config`` model, unknown keys are refused with the nearest valid names, and every error names the
+recipe file and the key path (``steps[2].with.max_ratoi``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .components import ComponentConfig
+from .errors import RecipeError, RegistryError
+from .registry import Registry, get_registry, suggest
+
+_Strict = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class KeepSpec(BaseModel):
+    """The decision of a filter step. Bounds and selections combine: min/max first, then top/words."""
+
+    model_config = _Strict
+    min: float | None = Field(None, description="Keep rows whose score is >= min.")
+    max: float | None = Field(None, description="Keep rows whose score is <= max.")
+    top: float | None = Field(None, gt=0, description="Keep the best rows: a fraction in (0, 1) "
+                              "or a count >= 1 over the whole corpus.")
+    words: int | None = Field(None, gt=0, description="Keep the best rows until this many words "
+                              "(whitespace tokens, on words_side) are reached (WMT18 filtering task).")
+    words_side: Literal["src", "tgt", "both"] = Field("tgt", description="Side whose words count "
+                                                      "towards `words`.")
+    order: Literal["highest", "lowest"] = Field("highest", description="For top/words: whether "
+                                                "high or low scores are best (perplexity: lowest).")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        if self.top is not None and self.top >= 1 and self.top != int(self.top):
+            raise ValueError("top must be a fraction below 1 or a whole count")
+        if all(v is None for v in (self.min, self.max, self.top, self.words)):
+            raise ValueError("give at least one of min, max, top, words")
+        return self
+
+    @property
+    def is_global(self) -> bool:
+        """True when the decision needs every score of the corpus (top or words)."""
+        return self.top is not None or self.words is not None
+
+
+class InputSpec(BaseModel):
+    """Where the corpus comes from: paired plain files, a TSV file, or JSONL."""
+
+    model_config = _Strict
+    format: Literal["plain", "tsv", "jsonl"] | None = Field(
+        None, description="plain (src + tgt files), tsv or jsonl; inferred when omitted.")
+    src: str | None = Field(None, description="Source-side file, one sentence per line (.gz ok).")
+    tgt: str | None = Field(None, description="Target-side file, line-aligned with src (.gz ok).")
+    path: str | None = Field(None, description="The TSV or JSONL file (.gz ok).")
+    columns: list[str] | None = Field(None, description="TSV column names by position; must "
+                                      "include src and tgt. Default: the header line.")
+    header: bool = Field(False, description="TSV: the first line is a header (skipped).")
+    extra_fields: list[str] | None = Field(None, description="JSONL: extra keys to carry as columns.")
+    extra_fields_policy: Literal["error", "drop-extra"] = Field(
+        "error", description="TSV rows with more fields than columns: error, or keep the first ones.")
+    on_invalid_utf8: Literal["error", "replace"] = Field(
+        "error", description="Invalid UTF-8: stop with file and line, or replace and count.")
+    limit: int | None = Field(None, gt=0, description="Read only the first N rows.")
+
+    @model_validator(mode="after")
+    def _check(self):
+        fmt = self.format
+        if fmt is None:
+            if self.src or self.tgt:
+                fmt = "plain"
+            elif self.path:
+                fmt = "jsonl" if re.search(r"\.jsonl(\.gz)?$", self.path) else "tsv"
+            else:
+                raise ValueError("give src and tgt files, or a path to a TSV/JSONL file")
+            object.__setattr__(self, "format", fmt)
+        if fmt == "plain" and not (self.src and self.tgt):
+            raise ValueError("format plain needs both src and tgt")
+        if fmt in ("tsv", "jsonl") and not self.path:
+            raise ValueError(f"format {fmt} needs path")
+        if fmt == "tsv" and not self.columns and not self.header:
+            raise ValueError("a TSV input needs columns: [...] or header: true")
+        return self
+
+
+class OutputSpec(BaseModel):
+    """Where and how the run writes its results."""
+
+    model_config = _Strict
+    dir: str = Field(description="Run directory (created; files inside are replaced atomically).")
+    formats: list[Literal["plain", "tsv", "jsonl"]] = Field(
+        default_factory=lambda: ["plain", "tsv"],
+        description="plain: corpus.src/corpus.tgt; tsv: corpus.tsv with every column; jsonl.")
+    write_rejected: bool = Field(True, description="Write rejected.tsv: each rejected row with "
+                                 "the step and score that rejected it.")
+    report: bool = Field(True, description="Write report.html with a score histogram per filter "
+                         "step (needs matplotlib; skipped with a note otherwise).")
+
+
+class ParaphraseStep(BaseModel):
+    """Expand rows with paraphrases of one side."""
+
+    model_config = _Strict
+    paraphrase: str = Field(description="Registered Paraphraser name, e.g. backtranslate.v1.")
+    side: Literal["src", "tgt"] = Field(description="The side whose text is replaced by candidates.")
+    read: str | None = Field(None, description="Column given to the paraphraser (default: side); "
+                             "back-translation paraphrases tgt reading src.")
+    of: Literal["originals", "all"] = Field("originals", description="Paraphrase only variant-0 "
+                                            "rows, or every row.")
+    as_: str | None = Field(None, alias="as", description="Name of the candidate-score column "
+                            "(default: <component>_score).")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The component's configuration.")
+
+
+class FilterStep(BaseModel):
+    """Score rows with a Filter and keep those the ``keep`` decision accepts."""
+
+    model_config = _Strict
+    filter: str = Field(description="Registered Filter name, e.g. length_ratio.v1.")
+    keep: KeepSpec | None = Field(None, description="The decision; the filter's default if omitted.")
+    apply_to: Literal["all", "originals", "paraphrases"] = Field(
+        "all", description="Rows the decision applies to; others pass with an empty score.")
+    as_: str | None = Field(None, alias="as", description="Score column name (default: the "
+                            "component name without its version).")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The component's configuration.")
+
+
+class WeightStep(BaseModel):
+    """Turn each group (original + paraphrases) into weighted training rows."""
+
+    model_config = _Strict
+    weight: str = Field(description="Registered Weighter name, e.g. distributed.v1.")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The component's configuration.")
+
+
+class EvaluateStep(BaseModel):
+    """Evaluate the final corpus."""
+
+    model_config = _Strict
+    evaluator: str = Field(description="Registered Evaluator name, e.g. corpus_stats.v1.")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The component's configuration.")
+
+
+Step = Union[ParaphraseStep, FilterStep, WeightStep]
+STEP_KINDS = {"paraphrase": (ParaphraseStep, "paraphraser"),
+              "filter": (FilterStep, "filter"),
+              "weight": (WeightStep, "weighter")}
+
+
+class Recipe(BaseModel):
+    """A whole recipe, validated; ``configs`` holds each step's validated component Config."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    name: str = Field(description="Name of the recipe (used in the signature).")
+    description: str = Field("", description="Free text.")
+    input: InputSpec
+    steps: list[Step] = Field(default_factory=list)
+    evaluate: list[EvaluateStep] = Field(default_factory=list)
+    output: OutputSpec
+    runner: Literal["local"] = Field("local", description="Execution backend.")
+    seed: int = Field(1234, description="Seed for every random choice (sampling, shuffles).")
+    batch_size: int = Field(5000, gt=0, description="Rows per columnar batch.")
+    progress: bool = Field(True, description="Show a progress bar with rows per second.")
+
+    # filled in by load_recipe (not part of the YAML)
+    source: str = Field("<recipe>", exclude=True)
+    configs: list[ComponentConfig] = Field(default_factory=list, exclude=True)
+    eval_configs: list[ComponentConfig] = Field(default_factory=list, exclude=True)
+
+    def filled(self) -> dict[str, Any]:
+        """The recipe with every default written out, component configs included."""
+        data = self.model_dump(by_alias=True, exclude={"source", "configs", "eval_configs"})
+        for step, cfg in zip(data["steps"], self.configs):
+            step["with"] = cfg.model_dump(mode="json")
+        for ev, cfg in zip(data["evaluate"], self.eval_configs):
+            ev["with"] = cfg.model_dump(mode="json")
+        return data
+
+    def signature(self, version: str) -> str:
+        """A one-line string that identifies what produced an output (sacrebleu style)."""
+        filled = json.dumps(self.filled(), sort_keys=True, default=str)
+        digest = hashlib.sha256(filled.encode()).hexdigest()[:12]
+        names = "+".join(_step_component(s) for s in self.steps) or "none"
+        return (f"bitextforge:{version}|recipe:{self.name}|steps:{names}|seed:{self.seed}"
+                f"|config:{digest}")
+
+
+def _step_component(step: Step) -> str:
+    if isinstance(step, ParaphraseStep):
+        return step.paraphrase
+    if isinstance(step, FilterStep):
+        return step.filter
+    return step.weight
+
+
+# ---------------------------------------------------------------------------------------------
+def _loc_path(prefix: str, loc: tuple) -> str:
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("function-after[_check()]",) or str(part).startswith(("function-", "union[")):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top)"
+
+
+def _model_fields(model: type[BaseModel]) -> list[str]:
+    names = []
+    for fname, f in model.model_fields.items():
+        if f.exclude:
+            continue
+        names.append(f.alias or fname)
+    return names
+
+
+def _resolve_model(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The pydantic model that owns the field at ``loc`` (for nearest-name suggestions)."""
+    cur: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or cur is None:
+            continue
+        field = None
+        for fname, f in getattr(cur, "model_fields", {}).items():
+            if part in (fname, f.alias):
+                field = f
+        if field is None:
+            return None
+        ann = field.annotation
+        cur = None
+        for cand in (ann, *getattr(ann, "__args__", ())):
+            for c in (cand, *getattr(cand, "__args__", ())):
+                if isinstance(c, type) and issubclass(c, BaseModel):
+                    cur = c
+    return cur
+
+
+def format_validation_error(source: str, prefix: str, exc: ValidationError,
+                            model: type[BaseModel]) -> str:
+    """Turn pydantic errors into ``file: key.path: message`` lines with nearest-name hints."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        path = _loc_path(prefix, loc)
+        if err["type"] == "extra_forbidden":
+            owner = _resolve_model(model, loc)
+            hint = suggest(str(loc[-1]), _model_fields(owner)) if owner else ""
+            msg = f"unknown field{hint}"
+        elif err["type"] == "missing":
+            msg = "required field missing"
+        else:
+            msg = err["msg"]
+            if "input" in err and err["type"] not in ("value_error",):
+                msg += f" (got {err['input']!r})"
+        lines.append(f"{source}: {path}: {msg}")
+    return "\n".join(lines)
+
+
+def _yaml_load(text: str, source: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, yaml.constructor.ConstructorError):
+            problem = (f"{problem} (recipes are plain YAML: tags that construct Python objects "
+                       f"are refused)")
+        raise RecipeError(f"{source}{where}: invalid YAML: {problem}") from None
+
+
+def apply_override(data: dict, assignment: str, source: str) -> None:
+    """Apply ``--set key.path=value`` (``steps[1].keep.min=0.5`` or ``steps.1.keep.min=0.5``)."""
+    if "=" not in assignment:
+        raise RecipeError(f"--set {assignment!r}: expected key.path=value")
+    key, raw = assignment.split("=", 1)
+    parts = [p for p in re.split(r"\.|\[(\d+)\]", key) if p]
+    value = _yaml_load(raw, f"--set {key}") if raw != "" else ""
+    cur: Any = data
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(cur, list):
+            if not part.isdigit() or int(part) >= len(cur):
+                raise RecipeError(f"--set {key}: {part!r} is not an index of a list of {len(cur)}")
+            if last:
+                cur[int(part)] = value
+            else:
+                cur = cur[int(part)]
+        elif isinstance(cur, dict):
+            if last:
+                cur[part] = value
+            else:
+                cur = cur.setdefault(part, {})
+        else:
+            raise RecipeError(f"--set {key}: cannot descend into {part!r} of {source}")
+
+
+def load_recipe(path: str | Path, overrides: list[str] | None = None,
+                registry: Registry | None = None) -> Recipe:
+    """Read, override and validate a recipe file; raise one :class:`RecipeError` listing problems."""
+    p = Path(path)
+    if not p.exists():
+        raise RecipeError(f"{p}: no such recipe file")
+    return parse_recipe(p.read_text(encoding="utf-8"), str(p), overrides, registry)
+
+
+def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | None = None,
+                 registry: Registry | None = None) -> Recipe:
+    """Validate recipe text; every step's component and config is checked before anything runs."""
+    data = _yaml_load(text, source)
+    if not isinstance(data, dict):
+        raise RecipeError(f"{source}: a recipe is a YAML mapping with name, input, steps, output")
+    for ov in overrides or []:
+        apply_override(data, ov, source)
+    if isinstance(data.get("output"), str):
+        data["output"] = {"dir": data["output"]}
+    steps_raw = data.get("steps") or []
+    if not isinstance(steps_raw, list):
+        raise RecipeError(f"{source}: steps: expected a list of steps")
+    evals_raw = data.get("evaluate") or []
+    if not isinstance(evals_raw, list):
+        raise RecipeError(f"{source}: evaluate: expected a list")
+    errors: list[str] = []
+    registry = registry or get_registry()
+
+    top = {k: v for k, v in data.items() if k not in ("steps", "evaluate")}
+    top["steps"], top["evaluate"] = [], []
+    recipe = None
+    try:
+        recipe = Recipe.model_validate(top)
+    except ValidationError as exc:
+        errors.append(format_validation_error(source, "", exc, Recipe))
+
+    steps, configs = [], []
+    for i, raw in enumerate(steps_raw):
+        where = f"steps[{i}]"
+        if not isinstance(raw, dict):
+            errors.append(f"{source}: {where}: expected a mapping like {{filter: length.v1, ...}}")
+            continue
+        kinds = [k for k in STEP_KINDS if k in raw]
+        if len(kinds) != 1:
+            keys = ", ".join(map(str, raw)) or "nothing"
+            hint = "" if kinds else suggest(next(iter(raw), ""), STEP_KINDS)
+            errors.append(f"{source}: {where}: a step names exactly one of paraphrase, filter, "
+                          f"weight (found {keys}){hint}")
+            continue
+        model, kind = STEP_KINDS[kinds[0]]
+        try:
+            step = model.model_validate(raw)
+        except ValidationError as exc:
+            errors.append(format_validation_error(source, where, exc, model))
+            continue
+        cfg = _validate_component(registry, kind, getattr(step, kinds[0]), step.with_, source,
+                                  f"{where}", errors)
+        if cfg is not None and isinstance(step, FilterStep) and step.keep is None:
+            cls = registry.get(kind, step.filter)
+            if cls.default_keep is None:
+                errors.append(f"{source}: {where}.keep: required field missing ({step.filter} "
+                              f"has no default decision; give min, max, top or words)")
+            else:
+                step = step.model_copy(update={"keep": KeepSpec(**cls.default_keep)})
+        steps.append(step)
+        configs.append(cfg)
+
+    evals, eval_cfgs = [], []
+    for i, raw in enumerate(evals_raw):
+        where = f"evaluate[{i}]"
+        if isinstance(raw, str):
+            raw = {"evaluator": raw}
+        try:
+            ev = EvaluateStep.model_validate(raw)
+        except ValidationError as exc:
+            errors.append(format_validation_error(source, where, exc, EvaluateStep))
+            continue
+        cfg = _validate_component(registry, "evaluator", ev.evaluator, ev.with_, source, where,
+                                  errors)
+        evals.append(ev)
+        eval_cfgs.append(cfg)
+
+    if errors:
+        raise RecipeError("\n".join(errors))
+    assert recipe is not None  # no errors means the top level validated
+    recipe.steps = steps
+    recipe.evaluate = evals
+    recipe.configs = configs
+    recipe.eval_configs = eval_cfgs
+    recipe.source = source
+    _check_columns(recipe, source)
+    return recipe
+
+
+def _validate_component(registry: Registry, kind: str, name: str, with_: dict, source: str,
+                        where: str, errors: list[str]) -> ComponentConfig | None:
+    try:
+        cls = registry.get(kind, name)
+    except RegistryError as exc:
+        key = {"paraphraser": "paraphrase", "weighter": "weight"}.get(kind, kind)
+        errors.append(f"{source}: {where}.{key}: {exc}")
+        return None
+    try:
+        return cls.Config.model_validate(with_)
+    except ValidationError as exc:
+        errors.append(format_validation_error(source, f"{where}.with", exc, cls.Config))
+        return None
+
+
+def _check_columns(recipe: Recipe, source: str) -> None:
+    """Score column names must be unique across steps."""
+    seen: dict[str, int] = {}
+    for i, step in enumerate(recipe.steps):
+        if isinstance(step, FilterStep):
+            col = score_column(step)
+        elif isinstance(step, ParaphraseStep):
+            col = score_column(step)
+        else:
+            continue
+        if col in seen:
+            raise RecipeError(f"{source}: steps[{i}]: score column {col!r} is already written by "
+                              f"steps[{seen[col]}]; give this step `as: other_name`")
+        seen[col] = i
+
+
+def score_column(step: Step) -> str:
+    """The column a filter or paraphrase step writes its scores to."""
+    if step.as_:
+        return step.as_
+    if isinstance(step, FilterStep):
+        return step.filter.split(".")[0]
+    if isinstance(step, ParaphraseStep):
+        return step.paraphrase.split(".")[0] + "_score"
+    raise TypeError(step)
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML text of plain data, keys in insertion order."""
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)

@@ -1,0 +1,1 @@
+"""Execution backends. ``local`` streams batches through the steps in this process."""

@@ -1,0 +1,147 @@
+"""Cheap, model-free filters: sentence length, length ratio and normalised duplicates.
+
+These are the length and ratio bounds that Wieting et al. 2017 (section 5.5) and OpusFilter's
+LengthFilter / LengthRatioFilter apply, and the duplicate removal every corpus-cleaning pipeline
+runs first. Lengths count whitespace tokens (``unit: tokens``) or characters (``unit: chars``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+from pydantic import Field
+
+import bitextforge
+from bitextforge import Filter
+
+
+def _lengths(texts, unit: str) -> list[int]:
+    if unit == "chars":
+        return [len(t) for t in texts]
+    return [len(t.split()) for t in texts]
+
+
+class LengthFilter(Filter):
+    """Length of one side, or of the shorter / longer of the two sides.
+
+    To bound both sides from below and above, use two steps: ``combine: shorter`` with
+    ``keep.min`` and ``combine: longer`` with ``keep.max`` (one score cannot carry both).
+    """
+
+    name = "length.v1"
+
+    class Config(Filter.Config):
+        """Options of length.v1."""
+
+        unit: Literal["tokens", "chars"] = Field("tokens", description="Count whitespace tokens "
+                                                 "or characters.")
+        side: Literal["src", "tgt", "both"] = Field("both", description="Which side to measure.")
+        combine: Literal["shorter", "longer"] = Field(
+            "longer", description="With side both: score the shorter side (for keep.min) or the "
+                                  "longer side (for keep.max).")
+
+    def score(self, batch):
+        """Length of the configured side per row."""
+        c = self.config
+        if c.side != "both":
+            return _lengths(batch[c.side], c.unit)
+        a, b = _lengths(batch["src"], c.unit), _lengths(batch["tgt"], c.unit)
+        pick = min if c.combine == "shorter" else max
+        return [pick(x, y) for x, y in zip(a, b)]
+
+
+class LengthRatioFilter(Filter):
+    """Ratio of the longer side's length to the shorter's (>= 1; infinite when one side is empty).
+
+    Bound it with ``keep.max`` (e.g. 2 or 3, as OpusFilter's LengthRatioFilter ``threshold``).
+    """
+
+    name = "length_ratio.v1"
+
+    class Config(Filter.Config):
+        """Options of length_ratio.v1."""
+
+        unit: Literal["tokens", "chars"] = Field("tokens", description="Count whitespace tokens "
+                                                 "or characters.")
+
+    def score(self, batch):
+        """max(len)/min(len) per row; inf when exactly one side is empty, 1 when both are."""
+        inf = float("inf")
+        a, b = _lengths(batch["src"], self.config.unit), _lengths(batch["tgt"], self.config.unit)
+        return [(x / y if x >= y else y / x) if x and y else (1.0 if x == y else inf)
+                for x, y in zip(a, b)]
+
+
+_NONWORD = re.compile(r"[\W_]+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+
+
+class DedupeFilter(Filter):
+    """1.0 for the first occurrence of a (normalised) sentence or pair, 0.0 for later duplicates.
+
+    Normalisation: Unicode NFKC, whitespace collapsed, optionally lowercased and reduced to
+    letters and digits. Duplicates are found across the whole run (state is kept between
+    batches); memory grows with the number of distinct keys (one 64-bit hash each).
+    """
+
+    name = "dedupe.v1"
+    default_keep = {"min": 1}
+
+    class Config(Filter.Config):
+        """Options of dedupe.v1."""
+
+        on: Literal["pair", "src", "tgt"] = Field("pair", description="What must repeat to count "
+                                                  "as a duplicate.")
+        lowercase: bool = Field(True, description="Compare case-insensitively.")
+        letters_only: bool = Field(False, description="Ignore everything but letters and digits.")
+
+    def __init__(self, config=None):
+        """Start with an empty set of seen keys."""
+        super().__init__(config)
+        self.seen: set[int] = set()
+        self.duplicates = 0
+
+    def _norm(self, texts):
+        c = self.config
+        out = texts
+        if c.letters_only:
+            out = [_NONWORD.sub("", t) for t in out]
+        else:
+            out = [_SPACE.sub(" ", t).strip() for t in out]
+        if c.lowercase:
+            out = [t.lower() for t in out]
+        if not all(t.isascii() for t in out):
+            out = [t if t.isascii() else unicodedata.normalize("NFKC", t) for t in out]
+        return out
+
+    def score(self, batch):
+        """First occurrence 1.0, duplicate 0.0."""
+        on = self.config.on
+        if on == "pair":
+            keys = [hash(k) for k in zip(self._norm(batch["src"]), self._norm(batch["tgt"]))]
+        else:
+            keys = [hash(k) for k in self._norm(batch[on])]
+        seen = self.seen
+        out = []
+        add = seen.add
+        for k in keys:
+            if k in seen:
+                out.append(0.0)
+            else:
+                add(k)
+                out.append(1.0)
+        return out
+
+    def manifest_info(self):
+        """Number of distinct keys seen."""
+        return {"distinct": len(self.seen)}
+
+
+@bitextforge.hookimpl
+def register_filters(register):
+    """Register the model-free filters."""
+    register(LengthFilter)
+    register(LengthRatioFilter)
+    register(DedupeFilter)

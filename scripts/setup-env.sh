@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Creates (or updates) the project's virtual environment: pinned CPU torch, the package with its
+# optional and test dependencies, and KenLM's lmplz/build_binary built from the kenlm sdist.
+# Idempotent: each part is skipped when it is already in place. Usage: scripts/setup-env.sh [VENV]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${1:-.venv}
+PY=${PYTHON:-python3}
+STAMP="$VENV/.bitextforge-setup"
+want="$(cat pyproject.toml constraints.txt scripts/setup-env.sh | sha256sum | cut -c1-16)"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "[setup] creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
+  echo "[setup] installing torch (CPU, pinned) and dependencies"
+  # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build
+  "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
+  "${PIP[@]}" install -c constraints.txt -e ".[full,test]"
+  echo "$want" > "$STAMP"
+fi
+
+# KenLM's lmplz and build_binary are not in the kenlm wheel; build them from the sdist.
+if [ ! -x "$VENV/bin/lmplz" ] || [ ! -x "$VENV/bin/build_binary" ]; then
+  echo "[setup] building KenLM lmplz/build_binary from the kenlm sdist (about a minute)"
+  if ! dpkg -s libboost-program-options-dev libboost-system-dev libboost-thread-dev \
+        libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libboost-program-options-dev \
+        libboost-system-dev libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev >/dev/null
+    else
+      echo "[setup] warning: Boost/zlib/bz2/lzma headers missing and not root; install" \
+           "libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev" \
+           "zlib1g-dev libbz2-dev liblzma-dev, then rerun. Skipping lmplz (kenlm filters still score" \
+           "with existing models)." >&2
+      exit 0
+    fi
+  fi
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  "${PIP[@]}" download --no-deps --no-binary kenlm "kenlm==$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("kenlm"))')" -d "$work"
+  tar xzf "$work"/kenlm-*.tar.gz -C "$work"
+  src=$(ls -d "$work"/kenlm-*/)
+  cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 \
+    || { tail -20 "$work/cmake.log"; exit 1; }
+  make -C "$work/build" -j"$(nproc)" lmplz build_binary >"$work/make.log" 2>&1 \
+    || { tail -20 "$work/make.log"; exit 1; }
+  cp "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$VENV/bin/"
+fi
+echo "[setup] environment ready: $VENV"

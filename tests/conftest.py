@@ -1,0 +1,68 @@
+"""Shared fixtures. Tests that read ../shared/data skip with a clear reason when it is absent."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["bitextforge.testing"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def shared(*parts: str) -> Path:
+    """Path into ../shared/data, skipping the test when that data is not beside the checkout."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"needs {p} (the shared data folder beside the checkout; CI has it, a plain "
+                    f"clone does not)")
+    return p
+
+
+def read_lines(path: Path, n: int | None = None) -> list[str]:
+    """First n lines of a (gzipped) text file, without line ends."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    out = []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for i, line in enumerate(fh):
+            if n is not None and i >= n:
+                break
+            out.append(line.rstrip("\n"))
+    return out
+
+
+@pytest.fixture
+def pair_files(tmp_path):
+    """Write two line-aligned files and return their paths: ``pair_files(src_lines, tgt_lines)``."""
+    def make(src: list[str], tgt: list[str], name: str = "c"):
+        s, t = tmp_path / f"{name}.de", tmp_path / f"{name}.en"
+        s.write_text("".join(x + "\n" for x in src), encoding="utf-8")
+        t.write_text("".join(x + "\n" for x in tgt), encoding="utf-8")
+        return s, t
+    return make
+
+
+SMALL_DE = [
+    "Der Hund schläft im Garten.",
+    "Ich trinke morgens gern Kaffee.",
+    "Ich trinke morgens gern Kaffee.",
+    "Wo ist der Bahnhof?",
+    "",
+    "Das Wetter ist heute sehr schön und wir gehen spazieren.",
+    "Hallo",
+    "Sie hat 3 Katzen und 2 Hunde.",
+]
+SMALL_EN = [
+    "The dog is sleeping in the garden.",
+    "I like to drink coffee in the morning.",
+    "I like to drink coffee in the morning.",
+    "Where is the train station?",
+    "",
+    "The weather is very nice today and we are going for a walk.",
+    "Hello, how are you doing today, my dear old friend from school?",
+    "She has 3 cats and 2 dogs.",
+]

@@ -1,0 +1,66 @@
+"""The ``bitextforge`` command as a user runs it: exit codes, one-line errors, no tracebacks."""
+
+import subprocess
+import sys
+
+from conftest import SMALL_DE, SMALL_EN
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def write_recipe(tmp_path, s, t, body):
+    p = tmp_path / "r.yaml"
+    p.write_text(f"name: cli\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: '{tmp_path / 'out'}'\n{body}")
+    return p
+
+
+STEPS = "steps:\n  - filter: dedupe.v1\n  - filter: length_ratio.v1\n    keep: {max: 2.5}\n"
+
+
+def test_run_validate_score(pair_files, tmp_path):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    r = write_recipe(tmp_path, s, t, STEPS)
+    res = cli("run", r, "-q")
+    assert res.returncode == 0, res.stderr
+    assert "8 rows in, 6 rows out, 2 rejected" in res.stdout
+    assert res.stdout.strip().splitlines()[-1].startswith("bitextforge:0.1.0|recipe:cli|")
+    res = cli("validate", r, "--filled")
+    assert res.returncode == 0 and "letters_only: false" in res.stdout
+    res = cli("score", r, "-o", tmp_path / "scores.tsv", "-q")
+    assert res.returncode == 0, res.stderr
+    lines = (tmp_path / "scores.tsv").read_text().splitlines()
+    assert lines[0].split("\t")[-2:] == ["dedupe", "length_ratio"] and len(lines) == 9
+
+
+def test_user_error_is_one_line_exit_2(pair_files, tmp_path):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    r = write_recipe(tmp_path, s, t, STEPS.replace("max: 2.5", "max_ratio: 2.5"))
+    res = cli("run", r)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[1].keep.max_ratio: unknown field; "
+                                  f"did you mean max?")
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_set_override_and_missing_input(pair_files, tmp_path):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    r = write_recipe(tmp_path, s, t, STEPS)
+    res = cli("run", r, "-q", "--set", "input.src=/nonexistent/x.de")
+    assert res.returncode == 2 and "/nonexistent/x.de: no such file" in res.stderr
+    assert not (tmp_path / "out" / "corpus.src").exists()
+
+
+def test_plugins_and_describe():
+    res = cli("plugins")
+    assert res.returncode == 0
+    head, *rows = res.stdout.splitlines()
+    assert head.split() == ["name", "kind", "version", "package", "plugin"]
+    assert any(r.split()[:2] == ["distributed.v1", "weighter"] for r in rows)
+    res = cli("describe", "length_ratio.v1")
+    assert res.returncode == 0 and "| `unit` |" in res.stdout and "filter, from plugin" in res.stdout
+    res = cli("describe", "length_ration.v1")
+    assert res.returncode == 2 and "did you mean length_ratio.v1" in res.stderr

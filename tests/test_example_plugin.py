@@ -1,0 +1,57 @@
+"""The example third-party plugin in docs/example-plugin: installed with pip, discovered through
+the entry-point group, used by a recipe."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """pip-install the example package into a private target directory (the test environment is
+    not modified) and return an environment that puts it on the path."""
+    target = tmp_path_factory.mktemp("example-plugin")
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                          "--no-build-isolation", "--target", str(target),
+                          str(ROOT / "docs" / "example-plugin")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    env = dict(os.environ, PYTHONPATH=str(target))
+    return env
+
+
+def test_discovered_by_plugins_command(installed):
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "plugins"], capture_output=True,
+                         text=True, env=installed)
+    assert res.returncode == 0, res.stderr
+    names = {ln.split()[0]: ln.split() for ln in res.stdout.splitlines()[1:]}
+    assert names["contractions.v1"][1:4] == ["paraphraser", "0.1.0", "bitextforge-example"]
+    assert names["number_agreement.v1"][1] == "filter"
+
+
+def test_recipe_uses_both_components(installed, tmp_path):
+    (tmp_path / "a.de").write_text("Ich weiß es nicht.\nEs kostet 12 Euro.\nEs kostet 12 Euro.\n")
+    (tmp_path / "a.en").write_text("I do not know.\nIt costs 15 euros.\nIt's 12 euros.\n")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"""name: example
+input: {{src: {tmp_path}/a.de, tgt: {tmp_path}/a.en}}
+output: {tmp_path}/out
+progress: false
+steps:
+  - filter: number_agreement.v1
+    keep: {{min: 1}}
+  - paraphrase: contractions.v1
+    side: tgt
+  - weight: distributed.v1
+    with: {{n: 2}}
+""")
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", str(recipe)],
+                         capture_output=True, text=True, env=installed)
+    assert res.returncode == 0, res.stderr
+    tgt = (tmp_path / "out" / "corpus.tgt").read_text().splitlines()
+    assert tgt == ["I do not know.", "I don't know.", "I do not know.",
+                   "It's 12 euros.", "It is 12 euros.", "It's 12 euros."]

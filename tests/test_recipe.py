@@ -1,0 +1,98 @@
+"""Recipe validation: the whole tree before anything runs, errors with file and key path."""
+
+import pytest
+
+from bitextforge import RecipeError
+from bitextforge.recipe import parse_recipe
+
+BASE = """
+name: t
+input: {src: a.de, tgt: a.en}
+output: out/
+steps:
+  - filter: length.v1
+    keep: {max: 50}
+  - filter: length_ratio.v1
+    with: {unit: chars}
+    keep: {max: 3}
+  - weight: distributed.v1
+    with: {n: 2}
+"""
+
+
+def test_valid_recipe_fills_defaults():
+    r = parse_recipe(BASE, "base.yaml")
+    filled = r.filled()
+    assert filled["steps"][0]["with"] == {"unit": "tokens", "side": "both", "combine": "longer"}
+    assert filled["steps"][1]["with"]["unit"] == "chars"
+    assert filled["steps"][2]["with"] == {"n": 2}
+    assert filled["output"]["dir"] == "out/"
+    assert filled["input"]["format"] == "plain"
+    assert r.signature("0.1.0").startswith("bitextforge:0.1.0|recipe:t|steps:length.v1+length_ratio.v1+distributed.v1|seed:1234|config:")
+
+
+def test_misspelled_parameter_names_key_path_and_suggests():
+    bad = BASE.replace("{unit: chars}", "{unti: chars}")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(bad, "r.yaml")
+    assert str(err.value) == "r.yaml: steps[1].with.unti: unknown field; did you mean unit?"
+
+
+def test_wrong_type_and_unknown_component_reported_together():
+    bad = BASE.replace("{n: 2}", "{n: lots}").replace("length.v1", "lenght.v1")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(bad, "r.yaml")
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("r.yaml: steps[0].filter: unknown filter 'lenght.v1'; did you mean length.v1")
+    assert lines[1].startswith("r.yaml: steps[2].with.n: Input should be a valid integer")
+
+
+def test_unknown_top_level_key_and_keep_key():
+    with pytest.raises(RecipeError, match=r"r.yaml: ouptut: unknown field; did you mean output"):
+        parse_recipe(BASE + "ouptut: x\n", "r.yaml")
+    with pytest.raises(RecipeError, match=r"steps\[0\].keep.mx: unknown field; did you mean max"):
+        parse_recipe(BASE.replace("{max: 50}", "{mx: 50}"), "r.yaml")
+
+
+def test_keep_required_unless_default():
+    with pytest.raises(RecipeError, match=r"steps\[0\].keep: required field missing"):
+        parse_recipe(BASE.replace("    keep: {max: 50}\n", "", 1), "r.yaml")
+    r = parse_recipe(BASE + "  - filter: dedupe.v1\n", "r.yaml")
+    assert r.steps[3].keep.min == 1
+
+
+def test_keep_needs_a_bound_and_min_le_max():
+    with pytest.raises(RecipeError, match="give at least one of min, max, top, words"):
+        parse_recipe(BASE.replace("{max: 50}", "{}"), "r.yaml")
+    with pytest.raises(RecipeError, match="min .* is greater than max"):
+        parse_recipe(BASE.replace("{max: 50}", "{min: 9, max: 2}"), "r.yaml")
+
+
+def test_python_object_tag_is_refused():
+    evil = BASE + "extra: !!python/object/apply:os.system ['echo pwned']\n"
+    with pytest.raises(RecipeError, match=r"r.yaml:\d+: invalid YAML: .*refused"):
+        parse_recipe(evil, "r.yaml")
+
+
+def test_step_must_name_one_kind():
+    with pytest.raises(RecipeError, match=r"steps\[3\]: a step names exactly one of"):
+        parse_recipe(BASE + "  - fliter: length.v1\n", "r.yaml")
+
+
+def test_set_overrides():
+    r = parse_recipe(BASE, "r.yaml", ["steps[1].keep.max=2.5", "steps.2.with.n=8", "seed=7"])
+    assert r.steps[1].keep.max == 2.5 and r.configs[2].n == 8 and r.seed == 7
+    with pytest.raises(RecipeError, match="not an index"):
+        parse_recipe(BASE, "r.yaml", ["steps[9].keep.max=1"])
+
+
+def test_duplicate_score_columns_need_as():
+    two = BASE + "  - filter: length.v1\n    keep: {min: 1}\n"
+    with pytest.raises(RecipeError, match="score column 'length' is already written"):
+        parse_recipe(two, "r.yaml")
+    parse_recipe(two + "    as: length_min\n", "r.yaml")
+
+
+def test_input_needs_files():
+    with pytest.raises(RecipeError, match="input: .*give src and tgt files"):
+        parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "{}"), "r.yaml")

@@ -1,0 +1,115 @@
+"""The plugin registry: discovery, duplicate and typo errors, the plugin-author fixture."""
+
+import types
+
+import pluggy
+import pytest
+
+import bitextforge
+from bitextforge import Filter, RegistryError
+from bitextforge.registry import Registry, get_registry
+
+BUILTIN = {
+    "filter": {"dedupe.v1", "length.v1", "length_ratio.v1"},
+    "weighter": {"distributed.v1", "first.v1", "varying.v1", "sentence_weights.v1"},
+}
+
+
+def test_builtin_components_snapshot():
+    """No built-in component disappears unnoticed (spaCy-style snapshot)."""
+    reg = get_registry()
+    for kind, names in BUILTIN.items():
+        assert names <= set(reg.names(kind)), kind
+
+
+def test_builtins_come_through_entry_points():
+    reg = get_registry()
+    for kind, r in reg.registrations():
+        if r.cls.name in BUILTIN.get(kind, ()):
+            assert r.package == "bitextforge"
+            assert r.plugin in ("basic_filters", "weighters")
+
+
+def _plugin_with(cls, hook="register_filters"):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def impl(register):
+        register(cls)
+
+    setattr(mod, hook, impl)
+    return mod
+
+
+class _Twin(Filter):
+    name = "length.v1"
+
+    def score(self, batch):
+        return [0.0] * len(batch["src"])
+
+
+def test_duplicate_name_names_both_origins(bitextforge_plugin):
+    reg = bitextforge_plugin(_plugin_with(_Twin), name="twin")
+    with pytest.raises(RegistryError) as err:
+        reg.names("filter")
+    msg = str(err.value)
+    assert "length.v1" in msg and "basic_filters" in msg and "twin" in msg
+
+
+def test_misspelled_hook_fails_loudly():
+    reg = Registry()
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_filter(register):  # missing "s"
+        pass
+
+    mod.register_filter = register_filter
+    with pytest.raises(pluggy.PluginValidationError):
+        reg.add_plugin(mod, name="typo")
+
+
+def test_unknown_name_suggests_closest():
+    with pytest.raises(RegistryError, match="did you mean length_ratio.v1"):
+        get_registry().get("filter", "length_ration.v1")
+
+
+def test_fixture_registers_and_removes(bitextforge_plugin):
+    class Mine(Filter):
+        """Scores zero."""
+
+        name = "mine.v1"
+
+        def score(self, batch):
+            return [0.0] * len(batch["src"])
+
+    reg = bitextforge_plugin(_plugin_with(Mine), name="mine")
+    assert "mine.v1" in reg.names("filter")
+    reg.remove_plugin("mine")
+    assert "mine.v1" not in reg.names("filter")
+
+
+def test_class_checks():
+    class NoVersion(Filter):
+        name = "noversion"
+
+    reg = Registry()
+    reg.add_plugin(_plugin_with(NoVersion), name="nv")
+    with pytest.raises(RegistryError, match="versioned"):
+        reg.names("filter")
+
+    class NotAFilter:
+        name = "x.v1"
+
+    reg = Registry()
+    reg.add_plugin(_plugin_with(NotAFilter), name="naf")
+    with pytest.raises(RegistryError, match="does not subclass"):
+        reg.names("filter")
+
+
+def test_load_plugins_env_restricts(monkeypatch):
+    monkeypatch.setenv("BITEXTFORGE_LOAD_PLUGINS", "weighters")
+    reg = Registry()
+    reg.load_entry_points()
+    assert reg.names("filter") == []
+    assert "distributed.v1" in reg.names("weighter")

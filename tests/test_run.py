@@ -1,0 +1,240 @@
+"""End-to-end runs of the local runner on small texts written for these tests."""
+
+import json
+import types
+
+import pytest
+
+import bitextforge
+from bitextforge import BitextforgeError, Filter, Paraphraser
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+from conftest import SMALL_DE, SMALL_EN
+
+
+def recipe_text(s, t, out, steps, extra=""):
+    return (f"name: test\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'}}\n"
+            f"progress: false\nbatch_size: 3\n{extra}steps:\n{steps}")
+
+
+def read_tsv(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    head = lines[0].split("\t")
+    return [dict(zip(head, ln.split("\t"))) for ln in lines[1:]]
+
+
+FILTERS = """\
+  - filter: dedupe.v1
+  - filter: length.v1
+    with: {combine: shorter}
+    keep: {min: 1}
+    as: len_min
+  - filter: length_ratio.v1
+    keep: {max: 2.5}
+"""
+
+
+def test_filters_outputs_and_manifest(pair_files, tmp_path):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    out = tmp_path / "run"
+    res = run_recipe(parse_recipe(recipe_text(s, t, out, FILTERS), "r.yaml"))
+    assert (res.rows_in, res.rows_out, res.rejected) == (8, 5, 3)
+    src = (out / "corpus.src").read_text(encoding="utf-8").splitlines()
+    assert src == [SMALL_DE[i] for i in (0, 1, 3, 5, 7)]
+    assert (out / "corpus.tgt").read_text(encoding="utf-8").splitlines() == [SMALL_EN[i] for i in (0, 1, 3, 5, 7)]
+    assert not (out / "corpus.weights").exists()  # all weights are 1
+    rows = read_tsv(out / "corpus.tsv")
+    assert list(rows[0]) == ["id", "variant", "origin", "src", "tgt", "weight", "dedupe", "len_min", "length_ratio"]
+    rej = {r["id"]: (r["rejected_by"], r["rejected_score"]) for r in read_tsv(out / "rejected.tsv")}
+    assert rej == {"2": ("steps[0]:dedupe.v1", "0"), "4": ("steps[1]:length.v1", "0"),
+                   "6": ("steps[2]:length_ratio.v1", "12")}
+    m = json.loads((out / "manifest.json").read_text())
+    assert [(st["component"], st["rows_in"], st["rows_out"]) for st in m["steps"]] == [
+        ("dedupe.v1", 8, 7), ("length.v1", 7, 6), ("length_ratio.v1", 6, 5)]
+    assert m["input"]["rows"] == 8 and m["output"]["rows"] == 5
+    assert m["versions"]["pydantic"] and m["signature"] == res.signature
+    assert (out / "signature.txt").read_text().strip() == res.signature
+    filled = (out / "recipe.filled.yaml").read_text()
+    assert "combine: shorter" in filled and "letters_only: false" in filled
+    assert (out / "report.html").exists()
+
+
+def test_top_and_words_are_global(pair_files, tmp_path):
+    src = [f"w{i} " * (i + 1) for i in range(10)]
+    s, t = pair_files([x.strip() for x in src], [x.strip() for x in src])
+    steps = "  - filter: length.v1\n    with: {side: src}\n    keep: {top: 0.3}\n"
+    res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "a", steps), "r.yaml"))
+    kept = [int(r["length"]) for r in read_tsv(tmp_path / "a" / "corpus.tsv")]
+    assert kept == [8, 9, 10] and res.rejected == 7  # input order kept
+    steps = ("  - filter: length.v1\n    with: {side: src}\n"
+             "    keep: {words: 12, order: lowest, words_side: src}\n")
+    run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "b", steps), "r.yaml"))
+    kept = [int(r["length"]) for r in read_tsv(tmp_path / "b" / "corpus.tsv")]
+    assert kept == [1, 2, 3, 4]  # 1+2+3+4 = 10 <= 12, +5 would exceed
+    rej = read_tsv(tmp_path / "b" / "rejected.tsv")
+    assert rej[0]["rejected_by"] == "steps[0]:length.v1 (words 12)"
+
+
+class Echo(Paraphraser):
+    """Test paraphraser: two candidates per sentence, with a provenance and an extra column."""
+
+    name = "echo_test.v1"
+    extra_columns = ("pivot",)
+
+    def paraphrase(self, sentences):
+        return [[(s[::-1], -0.1, {"pivot": "xx", "provenance": "xx"}), (s + " !", -0.7)]
+                for s in sentences]
+
+
+@pytest.fixture
+def echo_plugin(bitextforge_plugin):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_paraphrasers(register):
+        register(Echo)
+
+    mod.register_paraphrasers = register_paraphrasers
+    return bitextforge_plugin(mod, name="echo")
+
+
+def test_paraphrase_filter_weight(echo_plugin, pair_files, tmp_path):
+    s, t = pair_files(["eins", "zwei"], ["one", "two"])
+    steps = """\
+  - paraphrase: echo_test.v1
+    side: tgt
+    read: tgt
+  - filter: length.v1
+    with: {unit: chars, side: tgt}
+    keep: {max: 4}
+    apply_to: paraphrases
+  - weight: distributed.v1
+    with: {n: 3}
+"""
+    out = tmp_path / "p"
+    res = run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"))
+    rows = read_tsv(out / "corpus.tsv")
+    got = [(r["id"], r["variant"], r["origin"], r["tgt"], r["tgt_original"]) for r in rows]
+    # "one !" (5 chars) is rejected; only originals are never filtered; d.3 with m=1: e0 e1 e0 e1
+    assert got[:4] == [("0", "0", "input", "one", "one"), ("0", "1", "echo_test.v1:xx", "eno", "one"),
+                       ("0", "0", "input", "one", "one"), ("0", "1", "echo_test.v1:xx", "eno", "one")]
+    assert rows[1]["pivot"] == "xx" and rows[0]["pivot"] == "" and rows[1]["echo_test_score"] == "-0.1"
+    assert res.rows_out == 8 and res.rejected == 2
+
+
+def test_sentence_weights_file(echo_plugin, pair_files, tmp_path):
+    s, t = pair_files(["eins"], ["one"])
+    steps = "  - paraphrase: echo_test.v1\n    side: tgt\n  - weight: sentence_weights.v1\n"
+    out = tmp_path / "w"
+    run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"))
+    w = [float(x) for x in (out / "corpus.weights").read_text().split()]
+    assert len(w) == 3 and sum(w) == pytest.approx(1.0, abs=1e-5)
+
+
+class Exploding(Filter):
+    """Fails on the second batch, to test that no partial output appears."""
+
+    name = "exploding_test.v1"
+    default_keep = {"min": 0}
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        self.calls = 0
+
+    def score(self, batch):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("boom")
+        return [1.0] * len(batch["src"])
+
+
+def test_crash_leaves_no_partial_output(bitextforge_plugin, pair_files, tmp_path):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_filters(register):
+        register(Exploding)
+
+    mod.register_filters = register_filters
+    bitextforge_plugin(mod, name="exploding")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    out = tmp_path / "x"
+    with pytest.raises(RuntimeError, match="boom"):
+        run_recipe(parse_recipe(recipe_text(s, t, out, "  - filter: exploding_test.v1\n"), "r.yaml"))
+    assert list(out.iterdir()) == []
+
+
+def test_unequal_input_fails_before_output(pair_files, tmp_path):
+    s, t = pair_files(["a", "b"], ["A"])
+    out = tmp_path / "u"
+    with pytest.raises(BitextforgeError, match="line counts differ"):
+        run_recipe(parse_recipe(recipe_text(s, t, out, FILTERS), "r.yaml"))
+    assert list(out.iterdir()) == []
+
+
+def test_unwritable_output_dir(pair_files, tmp_path):
+    s, t = pair_files(["a"], ["A"])
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(BitextforgeError, match="not writable"):
+        run_recipe(parse_recipe(recipe_text(s, t, blocker / "sub", FILTERS), "r.yaml"))
+
+
+class CountTgtWords(bitextforge.Evaluator):
+    """Test evaluator: words on the target side, per item and in total."""
+
+    name = "count_words_test.v1"
+
+    def evaluate(self, corpus):
+        per = [len(t.split()) for t in corpus.column("tgt")]
+        return bitextforge.Report(numbers={"words": sum(per)}, items={"words": per},
+                                  summary=f"{sum(per)} target words")
+
+
+def test_evaluator_reads_final_corpus(bitextforge_plugin, pair_files, tmp_path):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_evaluators(register):
+        register(CountTgtWords)
+
+    mod.register_evaluators = register_evaluators
+    bitextforge_plugin(mod, name="count")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    out = tmp_path / "e"
+    text = recipe_text(s, t, out, FILTERS).replace("steps:", "evaluate: [count_words_test.v1]\nsteps:")
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    kept = [SMALL_EN[i] for i in (0, 1, 3, 5, 7)]
+    assert res.reports["count_words_test.v1"]["numbers"]["words"] == sum(len(k.split()) for k in kept)
+    rep = json.loads((out / "reports" / "count_words_test.v1.json").read_text())
+    assert rep["items"]["words"] == [len(k.split()) for k in kept]
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["evaluations"]["count_words_test.v1"]["summary"].endswith("target words")
+
+
+class KeepLongest(bitextforge.Weighter):
+    """Test weighter: only the variant with the longest target, with weight 2."""
+
+    name = "keep_longest_test.v1"
+
+    def weight(self, group):
+        best = max(range(len(group)), key=lambda i: len(group[i]["tgt"]))
+        return [(best, 2.0)]
+
+
+def test_third_party_weighter(echo_plugin, bitextforge_plugin, pair_files, tmp_path):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_weighters(register):
+        register(KeepLongest)
+
+    mod.register_weighters = register_weighters
+    bitextforge_plugin(mod, name="longest")
+    s, t = pair_files(["eins", "zwei"], ["one", "two"])
+    steps = "  - paraphrase: echo_test.v1\n    side: tgt\n  - weight: keep_longest_test.v1\n"
+    out = tmp_path / "k"
+    run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"))
+    assert (out / "corpus.tgt").read_text().splitlines() == ["one !", "two !"]
+    assert (out / "corpus.weights").read_text().split() == ["2", "2"]
