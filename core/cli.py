@@ -186,14 +186,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _add_extra_commands(sub) -> None:
-    """Subcommands contributed by built-in modules (training commands) via register_command."""
-    from importlib import import_module
+    """Subcommands (train-nmt, train-lm, ...) that built-in plugin packages declare in a ``cli``
+    module with :func:`register_command`; imported only to add their arguments."""
+    import importlib
+    import importlib.util
+    import pkgutil
 
-    try:
-        import_module("bitextforge.commands")
-    except ModuleNotFoundError as exc:
-        if exc.name != "bitextforge.commands":
-            raise
+    import bitextforge.plugins as builtin
+
+    for info in pkgutil.iter_modules(builtin.__path__):
+        name = f"bitextforge.plugins.{info.name}.cli"
+        if info.ispkg and importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
     for name, help_, fn in _EXTRA_COMMANDS:
         sp = sub.add_parser(name, help=help_)
         sp.set_defaults(func=fn(sp))
