@@ -369,7 +369,10 @@ class CorpusView:
             conv = NUMERIC_BASE[name]
             return [conv(v) for v in values]
         if name in self.numeric:
-            return [float(v) if v else float("nan") for v in values]
+            try:
+                return [float(v) if v else float("nan") for v in values]
+            except ValueError:
+                pass  # a text column carried from a TSV input (labels, URLs): keep it as text
         return [unescape(v) for v in values]
 
     def iter_batches(self, batch_size: int = 10000) -> Iterator[Batch]:

@@ -14,12 +14,15 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+log=$(mktemp)
+# pip is run quietly; its full output is shown only when it fails
+quiet() { "$@" >"$log" 2>&1 || { grep -v '^WARNING: Location' "$log" | tail -40; return 1; }; }
 
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "[setup] installing torch (CPU, pinned) and dependencies"
   # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build
-  "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
-  "${PIP[@]}" install -c constraints.txt -e ".[full,test]"
+  quiet "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
+  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,test]"
   echo "$want" > "$STAMP"
 fi
 
@@ -41,8 +44,8 @@ if [ ! -x "$VENV/bin/lmplz" ] || [ ! -x "$VENV/bin/build_binary" ]; then
     fi
   fi
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  "${PIP[@]}" download --no-deps --no-binary kenlm "kenlm==$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("kenlm"))')" -d "$work"
+  trap 'rm -rf "$work" "$log"' EXIT
+  quiet "${PIP[@]}" download --no-deps --no-binary kenlm "kenlm==$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("kenlm"))')" -d "$work"
   tar xzf "$work"/kenlm-*.tar.gz -C "$work"
   src=$(ls -d "$work"/kenlm-*/)
   cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 \
