@@ -20,7 +20,14 @@ def _cmd_run(args) -> int:
     from .recipe import load_recipe
     from .run import run_recipe
 
-    recipe = load_recipe(args.recipe, args.set)
+    overrides = list(args.set)
+    if args.runner:
+        overrides.append(f"runner={args.runner}")
+    if args.address:
+        import os
+
+        os.environ["RAY_ADDRESS"] = args.address  # ray.init() reads it
+    recipe = load_recipe(args.recipe, overrides)
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output)
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
@@ -124,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a recipe value, e.g. steps[1].keep.max=2.5 (repeatable)")
     r.add_argument("-o", "--output", help="output directory (overrides output.dir)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--runner", choices=["local", "ray"], help="execution backend (overrides runner)")
+    r.add_argument("--address", help="Ray cluster address for --runner ray (default: start a "
+                   "local cluster)")
     r.set_defaults(func=_cmd_run)
 
     v = sub.add_parser("validate", help="validate a recipe without running it")

@@ -108,6 +108,16 @@ class OutputSpec(BaseModel):
                          "step (needs matplotlib; skipped with a note otherwise).")
 
 
+class Resources(BaseModel):
+    """What one worker of a step needs under the Ray runner (ignored by the local runner)."""
+
+    model_config = _Strict
+    num_cpus: float = Field(0.5, gt=0, description="CPUs per worker (below 1 leaves room for "
+                            "read tasks on small clusters).")
+    num_gpus: float = Field(0, ge=0, description="GPUs per worker.")
+    concurrency: int = Field(2, ge=1, description="Workers (actors) for this step.")
+
+
 class ParaphraseStep(BaseModel):
     """Expand rows with paraphrases of one side."""
 
@@ -122,6 +132,8 @@ class ParaphraseStep(BaseModel):
                             "(default: <component>_score).")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with",
                                   description="The component's configuration.")
+    resources: Resources | None = Field(None, description="Worker resources under the Ray "
+                                        "runner.")
 
 
 class FilterStep(BaseModel):
@@ -136,6 +148,8 @@ class FilterStep(BaseModel):
                             "component name without its version).")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with",
                                   description="The component's configuration.")
+    resources: Resources | None = Field(None, description="Worker resources under the Ray "
+                                        "runner.")
 
 
 class WeightStep(BaseModel):
@@ -145,6 +159,8 @@ class WeightStep(BaseModel):
     weight: str = Field(description="Registered Weighter name, e.g. distributed.v1.")
     with_: dict[str, Any] = Field(default_factory=dict, alias="with",
                                   description="The component's configuration.")
+    resources: Resources | None = Field(None, description="Worker resources under the Ray "
+                                        "runner.")
 
 
 class EvaluateStep(BaseModel):
@@ -172,7 +188,8 @@ class Recipe(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     evaluate: list[EvaluateStep] = Field(default_factory=list)
     output: OutputSpec
-    runner: Literal["local"] = Field("local", description="Execution backend.")
+    runner: Literal["local", "ray"] = Field("local", description="Execution backend: local "
+                                            "(streaming, in-process) or ray (Ray Data).")
     seed: int = Field(1234, description="Seed for every random choice (sampling, shuffles).")
     batch_size: int = Field(5000, gt=0, description="Rows per columnar batch.")
     progress: bool = Field(True, description="Show a progress bar with rows per second.")

@@ -27,7 +27,7 @@ from .corpus import (AtomicFile, Batch, CorpusView, Reader, TsvWriter, batch_len
 from .errors import BitextforgeError, ComponentError
 from .recipe import FilterStep, ParaphraseStep, Recipe, WeightStep, dump_yaml
 from .registry import Registry, get_registry
-from .runners.local import build_stream
+from .runners import get_runner
 from .steps import FilterExec, ParaphraseExec, WeightExec
 
 KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
@@ -215,7 +215,8 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
 
         show = recipe.progress if progress is None else progress
         source = _with_progress(reader.batches(), show, recipe.input.limit)
-        for batch in build_stream(source, executors):
+        runner = get_runner(recipe.runner)
+        for batch in runner.build_stream(source, executors, recipe):
             outputs.write(batch)
         written = outputs.commit()
     except BaseException as exc:

@@ -22,7 +22,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "[setup] installing torch (CPU, pinned) and dependencies"
   # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build
   quiet "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
-  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,test]"
+  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,ray,test]"
   echo "$want" > "$STAMP"
 fi
 

@@ -1,1 +1,22 @@
-"""Execution backends. ``local`` streams batches through the steps in this process."""
+"""Execution backends. ``local`` streams batches through the steps in this process; a runner is a
+module with ``build_stream(source, executors, recipe) -> Iterator[Batch]`` that yields the output
+batches in input order (see :mod:`bitextforge.runners.local`)."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import RecipeError
+
+RUNNERS = {"local": "bitextforge.runners.local", "ray": "bitextforge.runners.ray"}
+
+
+def get_runner(name: str):
+    """The runner module called ``name``; a clear error when its library is not installed."""
+    if name not in RUNNERS:
+        raise RecipeError(f"runner: unknown runner {name!r}; available: {', '.join(RUNNERS)}")
+    try:
+        return importlib.import_module(RUNNERS[name])
+    except ImportError as exc:
+        raise RecipeError(f"runner: {name} needs a library that is not installed ({exc.name}); "
+                          f"pip install 'bitextforge[{name}]'") from None

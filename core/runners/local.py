@@ -13,7 +13,7 @@ from ..corpus import Batch
 from ..steps import FilterExec
 
 
-def build_stream(source: Iterable[Batch], executors: list) -> Iterator[Batch]:
+def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Iterator[Batch]:
     """Chain ``executors`` over ``source``; empty batches are dropped between steps."""
     stream: Iterator[Batch] = iter(source)
     for ex in executors:
