@@ -74,6 +74,10 @@ class Filter(Component):
 
     kind: ClassVar[str] = "filter"
     default_keep: ClassVar[dict[str, Any] | None] = None
+    #: cache scores by default (expensive, pure filters: models, LMs); a step's ``cache`` overrides
+    cache_scores: ClassVar[bool] = False
+    #: the score of a row depends on earlier rows (e.g. duplicates): never cached
+    stateful: ClassVar[bool] = False
 
     class Config(ComponentConfig):
         """Filters take no common options."""

@@ -142,6 +142,8 @@ class FilterStep(BaseModel):
     model_config = _Strict
     filter: str = Field(description="Registered Filter name, e.g. length_ratio.v1.")
     keep: KeepSpec | None = Field(None, description="The decision; the filter's default if omitted.")
+    cache: bool | None = Field(None, description="Cache scores by row content and component "
+                               "config (default: the component's choice; model filters cache).")
     apply_to: Literal["all", "originals", "paraphrases"] = Field(
         "all", description="Rows the decision applies to; others pass with an empty score.")
     as_: str | None = Field(None, alias="as", description="Score column name (default: the "
@@ -385,6 +387,10 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
             continue
         cfg = _validate_component(registry, kind, getattr(step, kinds[0]), step.with_, source,
                                   f"{where}", errors)
+        if cfg is not None and isinstance(step, FilterStep) and step.cache and \
+                registry.get(kind, step.filter).stateful:
+            errors.append(f"{source}: {where}.cache: {step.filter} scores depend on earlier rows "
+                          f"and cannot be cached")
         if cfg is not None and isinstance(step, FilterStep) and step.keep is None:
             cls = registry.get(kind, step.filter)
             if cls.default_keep is None:

@@ -222,13 +222,11 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     except BaseException as exc:
         if outputs is not None:
             outputs.discard()
-        for comp in components:
-            comp.close()
+        _close(executors, components)
         if isinstance(exc, OSError) and not isinstance(exc, BitextforgeError):
             raise BitextforgeError(f"{out_dir}: writing output failed: {exc.strerror or exc}") from exc
         raise
-    for comp in components:
-        comp.close()
+    _close(executors, components)
 
     signature = recipe.signature(__version__)
     filter_stats = [ex for ex in executors if isinstance(ex, FilterExec)]
@@ -266,6 +264,14 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return RunResult(out_dir, reader.stats.rows, outputs.rows, outputs.rejected_rows, signature,
                      manifest, reports)
+
+
+def _close(executors: list, components: list[Component]) -> None:
+    for ex in executors:
+        if hasattr(ex, "close"):
+            ex.close()
+    for comp in components:
+        comp.close()
 
 
 def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,

@@ -63,6 +63,9 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
     except OSError as exc:
         raise BitextforgeError(f"{output}: {exc.strerror or exc}") from exc
     finally:
+        for ex in execs:
+            if hasattr(ex, "close"):
+                ex.close()
         for c in comps:
             c.close()
     return ScoreResult(writer.rows, path)

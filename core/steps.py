@@ -35,6 +35,7 @@ class StepStats:
         self.rows_in = 0
         self.rows_out = 0
         self.seconds = 0.0
+        self.extra: dict[str, Any] = {}
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest entry."""
@@ -42,7 +43,7 @@ class StepStats:
         d = {"index": self.index, "kind": self.kind, "component": c.name,
              "config": c.config.model_dump(mode="json"), "rows_in": self.rows_in,
              "rows_out": self.rows_out, "seconds": round(self.seconds, 3)}
-        info = c.manifest_info()
+        info = {**c.manifest_info(), **self.extra}
         if info:
             d["info"] = info
         return d
@@ -172,6 +173,25 @@ class FilterExec:
         self.label = f"steps[{index}]:{comp.name}"
         self.sample = Reservoir(50_000, seed=index)
         self.rejected = 0
+        use_cache = comp.cache_scores if step.cache is None else step.cache
+        self.cache = None
+        if use_cache and not comp.stateful:
+            from .cache import ScoreCache
+
+            self.cache = ScoreCache(comp, self.col)
+
+    def close(self) -> None:
+        """Close the score cache; its hit counts go to the manifest."""
+        if self.cache is not None:
+            self.stats.extra["score_cache"] = {"file": str(self.cache.path), "hits": self.cache.hits,
+                                               "computed": self.cache.misses}
+            self.cache.close()
+            self.cache = None
+
+    def _score(self, batch: Batch):
+        if self.cache is not None:
+            return self.cache.score(batch, self.comp.score)
+        return self.comp.score(batch)
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
@@ -190,14 +210,14 @@ class FilterExec:
         n = batch_len(batch)
         scope = self._scope(batch)
         if scope is None:
-            raw = self.comp.score(batch) if n else []
+            raw = self._score(batch) if n else []
             if len(raw) != n:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
             out: list = [float(s) for s in raw]
         else:
             sub = take_rows(batch, scope)
-            raw = self.comp.score(sub) if scope else []
+            raw = self._score(sub) if scope else []
             if len(raw) != len(scope):
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{len(scope)} rows")

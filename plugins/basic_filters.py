@@ -88,6 +88,7 @@ class DedupeFilter(Filter):
 
     name = "dedupe.v1"
     default_keep = {"min": 1}
+    stateful = True
 
     class Config(Filter.Config):
         """Options of dedupe.v1."""

@@ -35,6 +35,12 @@ def read_lines(path: Path, n: int | None = None) -> list[str]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def _private_score_cache(tmp_path_factory, monkeypatch):
+    """Tests never read or write the user's score cache."""
+    monkeypatch.setenv("BITEXTFORGE_CACHE", str(tmp_path_factory.mktemp("score-cache")))
+
+
 @pytest.fixture
 def pair_files(tmp_path):
     """Write two line-aligned files and return their paths: ``pair_files(src_lines, tgt_lines)``."""

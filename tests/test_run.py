@@ -238,3 +238,48 @@ def test_third_party_weighter(echo_plugin, bitextforge_plugin, pair_files, tmp_p
     run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"))
     assert (out / "corpus.tgt").read_text().splitlines() == ["one !", "two !"]
     assert (out / "corpus.weights").read_text().split() == ["2", "2"]
+
+
+class CountingFilter(Filter):
+    """Test filter that counts the rows it really scores (an expensive, pure filter)."""
+
+    name = "counting_test.v1"
+    cache_scores = True
+    scored = 0
+
+    def score(self, batch):
+        CountingFilter.scored += len(batch["src"])
+        return [float(len(t)) for t in batch["tgt"]]
+
+
+def test_score_cache_skips_recomputation(bitextforge_plugin, pair_files, tmp_path):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_filters(register):
+        register(CountingFilter)
+
+    mod.register_filters = register_filters
+    bitextforge_plugin(mod, name="counting")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    steps = "  - filter: counting_test.v1\n    keep: {max: 40}\n"
+    CountingFilter.scored = 0
+    first = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "c1", steps), "r.yaml"))
+    assert CountingFilter.scored == 8
+    second = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "c2", steps.replace("40", "30")),
+                                     "r.yaml"))
+    assert CountingFilter.scored == 8  # nothing rescored
+    assert first.rows_out == 6 and second.rows_out == 3
+    info = second.manifest["steps"][0]["info"]["score_cache"]
+    assert info["hits"] == 8 and info["computed"] == 0
+    # the cache is keyed by the row's content: a changed row is scored again
+    s2, t2 = pair_files(SMALL_DE, SMALL_EN[:-1] + ["She has three cats."], name="changed")
+    run_recipe(parse_recipe(recipe_text(s2, t2, tmp_path / "c3", steps), "r.yaml"))
+    assert CountingFilter.scored == 9
+
+
+def test_stateful_filter_cannot_be_cached(pair_files, tmp_path):
+    from bitextforge import RecipeError
+
+    with pytest.raises(RecipeError, match=r"steps\[0\].cache: dedupe.v1 scores depend on earlier"):
+        parse_recipe(recipe_text("a", "b", tmp_path, "  - filter: dedupe.v1\n    cache: true\n"), "r.yaml")

@@ -1,0 +1,413 @@
+"""The Ray runner: the recipe's steps on Ray Data, with output identical to the local runner's.
+
+Implements the "Ray runner" of issue 7 (design in ``docs/ray.md``); the papers' components run
+unchanged, this module only decides where each step executes.
+
+* The driver keeps reading (the :class:`~bitextforge.corpus.Reader` with all its input checks and
+  statistics) and feeds the batches, through a bounded queue, to a Ray Data read task. One Ray row
+  is one reader batch, pickled whole: the batch keeps its ``id`` groups (weighters and paraphrase
+  expansion see whole groups), its exact Python values (ints, ``None`` scores of out-of-scope rows)
+  and travels with the events it produced (rejected rows, step counters, score samples).
+* Every streaming step is a ``map_batches`` over an autoscaling actor pool; each actor builds the
+  component ONCE from its class and config (not its registered name: the registry is
+  process-local), with ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
+* Steps that need a global view run in the driver: ``keep: {top, words}`` (the local runner's two
+  passes: score all, select by the threshold of all scores) and stateful filters such as
+  ``dedupe.v1`` whose result depends on every earlier batch. A recipe therefore becomes segments
+  of Ray steps separated by driver steps.
+* Rejected rows and counters are not written where they arise: they ride with their batch and the
+  driver replays them in input order, so ``rejected.tsv``, the manifest counts and the score
+  report's sample are the ones the local runner produces, byte for byte.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import pickle
+import queue as _queue
+import sys
+import threading
+from typing import Any, Iterable, Iterator
+
+from ..corpus import Batch
+from ..errors import BitextforgeError, RecipeError
+from ..recipe import Resources
+from ..steps import FilterExec, ParaphraseExec, WeightExec
+
+#: Components whose scores depend on earlier batches; they always run in the driver. A plugin can
+#: mark its own component the same way with the class attribute ``ray_in_driver = True``.
+DRIVER_COMPONENTS = {"dedupe.v1"}
+
+# A packet is (batch, events, dropped): ``events`` are what the steps did to this batch, in the
+# order the local runner would have done it; ``dropped`` marks a batch a streaming step emptied
+# (the local runner drops those) that still carries its events to the driver.
+Packet = tuple[Batch, list, bool]
+
+_QUEUE_SIZE = 8
+_END = b""
+
+
+def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Iterator[Batch]:
+    """Run ``executors`` over ``source`` on Ray; yield output batches in input order."""
+    import ray
+
+    started_here = False
+    if not ray.is_initialized():
+        # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts
+        ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
+                 log_to_driver=False, logging_level="ERROR")
+        started_here = True
+    try:
+        _configure_data_context(recipe)
+        seed = recipe.seed if recipe is not None else 0
+        _check_resources(recipe, executors, ray.cluster_resources().get("CPU", 0.0))
+        packets: Iterator[Packet] = ((b, [], False) for b in source)
+        pending: list = []
+        for ex in executors:
+            if _in_driver(ex):
+                if pending:
+                    packets = _ray_segment(packets, pending, recipe, seed)
+                    pending = []
+                if isinstance(ex, FilterExec) and ex.keep.is_global:
+                    packets = _driver_global(ex, packets)
+                else:
+                    packets = _driver_stream(ex, packets)
+            else:
+                pending.append(ex)
+        if pending:
+            packets = _ray_segment(packets, pending, recipe, seed)
+        by_index = {ex.stats.index: ex for ex in executors}
+        for batch, events, dropped in packets:
+            _replay(events, by_index)
+            if not dropped:
+                yield batch
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _in_driver(ex) -> bool:
+    if isinstance(ex, FilterExec) and ex.keep.is_global:
+        return True
+    return ex.comp.name in DRIVER_COMPONENTS or bool(getattr(type(ex.comp), "ray_in_driver", False))
+
+
+def _configure_data_context(recipe) -> None:
+    from ray.data import DataContext
+
+    ctx = DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    show = bool(getattr(recipe, "progress", False))
+    ctx.enable_progress_bars = show
+    ctx.print_on_execution_start = show
+
+
+def _check_resources(recipe, executors: list, cpus: float) -> None:
+    """Fail before starting when the actors' minimum (one per step) cannot be scheduled."""
+    ray_steps = [ex for ex in executors if not _in_driver(ex)]
+    need = sum(_step_resources(recipe, ex).num_cpus for ex in ray_steps)
+    if ray_steps and need > cpus:
+        raise RecipeError(f"resources: the Ray steps need {need:g} CPUs for one actor each but the "
+                          f"cluster has {cpus:g}; lower steps[*].resources.num_cpus (e.g. 0.25)")
+
+
+def _step(recipe, ex):
+    """The recipe step of an executor (WeightExec keeps no reference to it)."""
+    if recipe is not None:
+        return recipe.steps[ex.stats.index]
+    return getattr(ex, "step", None)
+
+
+def _step_resources(recipe, ex) -> Resources:
+    return getattr(_step(recipe, ex), "resources", None) or Resources()
+
+
+# ---------------------------------------------------------------- events
+
+
+def _replay(events: list, by_index: dict) -> None:
+    """Apply events in order: rejections go to the run's sink, counters to the driver's stats."""
+    for ev in events:
+        kind = ev[0]
+        if kind == "reject":
+            _, index, batch, why, scores = ev
+            ex = by_index[index]
+            ex.rejected += len(batch["id"])
+            ex.reject(batch, why, scores)
+        elif kind == "sample":
+            by_index[ev[1]].sample.extend(ev[2])
+        else:  # "stats"
+            _, index, rows_in, rows_out, seconds = ev
+            st = by_index[index].stats
+            st.rows_in += rows_in
+            st.rows_out += rows_out
+            st.seconds += seconds
+
+
+class _Collect:
+    """Stands in for an executor's reject sink or score sample and records events instead."""
+
+    def __init__(self, events: list, ex):
+        self.events = events
+        self.ex = ex
+        self.index = ex.stats.index
+
+    def reject(self, batch: Batch, why: str, scores: list) -> None:
+        # FilterExec counted these already; the replay counts them once, in the driver
+        self.ex.rejected -= len(batch["id"])
+        self.events.append(("reject", self.index, batch, why, scores))
+
+    def extend(self, values) -> None:
+        self.events.append(("sample", self.index, list(values)))
+
+
+# ---------------------------------------------------------------- driver steps
+
+
+def _driver_stream(ex, packets: Iterator[Packet]) -> Iterator[Packet]:
+    """A streaming step that must see every batch in order (a stateful filter), in the driver."""
+    real_reject, real_sample = getattr(ex, "reject", None), getattr(ex, "sample", None)
+    try:
+        for batch, events, dropped in packets:
+            if dropped or not batch["id"]:
+                yield batch, events, True
+                continue
+            _attach(ex, events)
+            out = ex(batch)
+            yield out, events, not out["id"]
+    finally:
+        _detach(ex, real_reject, real_sample)
+
+
+def _driver_global(ex: FilterExec, packets: Iterator[Packet]) -> Iterator[Packet]:
+    """``keep: top/words`` in the driver: the local runner's two passes over a spill file.
+
+    Pass 1 consumes every upstream packet; their events and this step's min/max rejections are
+    queued in arrival order and leave with the first selected batch, exactly where the local runner
+    writes them.
+    """
+    real_reject, real_sample = ex.reject, ex.sample
+    pending: list = []
+    _attach(ex, pending)
+
+    def feed() -> Iterator[Batch]:
+        for batch, events, dropped in packets:
+            pending.extend(events)
+            if not dropped:
+                yield batch
+
+    try:
+        for out in ex.apply_global(feed()):
+            events = pending[:]
+            pending.clear()
+            yield out, events, False
+        if pending:
+            yield {"id": []}, pending[:], True
+    finally:
+        _detach(ex, real_reject, real_sample)
+
+
+def _attach(ex, events: list) -> None:
+    if isinstance(ex, FilterExec):
+        c = _Collect(events, ex)
+        ex.reject = c.reject
+        # the sample is filled on replay, so it sees scores in the same order as the local runner
+        ex.sample = c
+
+
+def _detach(ex, reject, sample) -> None:
+    if isinstance(ex, FilterExec):
+        ex.reject, ex.sample = reject, sample
+
+
+# ---------------------------------------------------------------- Ray steps
+
+
+class _StepActor:
+    """One worker of one step: builds the component once from (class, config) and runs batches."""
+
+    def __init__(self, kind: str, index: int, step, cls, config, seed: int):
+        """Seed like the driver does, then build the component and its executor."""
+        from ..run import seed_everything
+
+        seed_everything(seed)
+        self.comp = cls(config)
+        if kind == "paraphrase":
+            self.ex: Any = ParaphraseExec(index, step, self.comp)
+        elif kind == "filter":
+            self.ex = FilterExec(index, step, self.comp, lambda *a: None)
+        else:
+            self.ex = WeightExec(index, step, self.comp)
+        self.index = index
+
+    def __call__(self, table):
+        """Run the step on each pickled reader batch of a Ray batch."""
+        import pyarrow as pa
+
+        out = []
+        for blob in table.column("blob").to_pylist():
+            batch, events, dropped = pickle.loads(blob)
+            if not (dropped or not batch["id"]):
+                batch, empty = self._run(batch, events)
+                dropped = empty
+            else:
+                dropped = True
+            out.append(pickle.dumps((batch, events, dropped), protocol=pickle.HIGHEST_PROTOCOL))
+        return pa.table({"blob": pa.array(out, type=pa.large_binary())})
+
+    def _run(self, batch: Batch, events: list) -> tuple[Batch, bool]:
+        ex = self.ex
+        st = ex.stats
+        st.rows_in = st.rows_out = 0
+        st.seconds = 0.0
+        _attach(ex, events)
+        out = ex(batch)
+        events.append(("stats", self.index, st.rows_in, st.rows_out, st.seconds))
+        return out, not out["id"]
+
+    def __del__(self):
+        comp = getattr(self, "comp", None)
+        if comp is not None:
+            comp.close()
+
+
+def _step_kind(ex) -> str:
+    if isinstance(ex, ParaphraseExec):
+        return "paraphrase"
+    if isinstance(ex, FilterExec):
+        return "filter"
+    return "weight"
+
+
+def _ship_class(cls) -> None:
+    """Let workers unpickle a class that only this process can import (a script's or a test's)."""
+    top = cls.__module__.split(".")[0]
+    if top in importlib.metadata.packages_distributions() or top == "bitextforge":
+        return
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[cls.__module__])
+
+
+def _ray_segment(packets: Iterator[Packet], executors: list, recipe,
+                 seed: int) -> Iterator[Packet]:
+    """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per step."""
+    import ray
+    import ray.data
+    from ray.util.queue import Queue
+
+    q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0})
+    feeder = _Feeder(packets, q)
+    ds = ray.data.read_datasource(_QueueDatasource(q), override_num_blocks=1,
+                                  ray_remote_args={"num_cpus": 0})
+    for ex in executors:
+        res = _step_resources(recipe, ex)
+        cls = type(ex.comp)
+        _ship_class(cls)
+        ds = ds.map_batches(
+            _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
+            fn_constructor_args=(_step_kind(ex), ex.stats.index, _step(recipe, ex), cls,
+                                 ex.comp.config, seed),
+            concurrency=(1, res.concurrency) if res.concurrency > 1 else 1,
+            num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
+    feeder.start()
+    try:
+        for row in ds.iter_rows():
+            yield pickle.loads(row["blob"])
+    except Exception as exc:  # noqa: BLE001 - unwrap a component's own one-line error
+        inner = _user_error(exc)
+        if inner is not None:
+            raise inner from None
+        raise
+    finally:
+        feeder.stop()
+        feeder.join(timeout=5)
+    if feeder.error is not None:
+        raise feeder.error
+    ray.kill(q.actor)
+
+
+def _user_error(exc: BaseException) -> BaseException | None:
+    """The BitextforgeError a worker raised, found inside Ray's wrappers."""
+    seen = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, BitextforgeError):
+            return cur
+        cause = getattr(cur, "cause", None)
+        if isinstance(cause, BaseException):
+            cur = cause
+            continue
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+class _Feeder(threading.Thread):
+    """Pulls packets from the driver's iterator (the Reader, or a driver step) into the queue."""
+
+    def __init__(self, packets: Iterator[Packet], q):
+        super().__init__(name="bitextforge-ray-feeder", daemon=True)
+        self.packets = packets
+        self.q = q
+        self.error: BaseException | None = None
+        self._stop_flag = threading.Event()
+
+    def stop(self) -> None:
+        self._stop_flag.set()
+
+    def _put(self, item: bytes) -> bool:
+        while not self._stop_flag.is_set():
+            try:
+                self.q.put(item, timeout=0.5)
+                return True
+            except _queue.Full:
+                continue
+            except Exception:  # noqa: BLE001 - the queue actor is gone: the run is ending
+                return False
+        return False
+
+    def run(self) -> None:
+        try:
+            for packet in self.packets:
+                if not self._put(pickle.dumps(packet, protocol=pickle.HIGHEST_PROTOCOL)):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's main thread
+            self.error = exc
+        self._put(_END)
+
+
+def _queue_blocks(q) -> Iterator:
+    import pyarrow as pa
+
+    while True:
+        item = q.get()
+        if item == _END:
+            return
+        yield pa.table({"blob": pa.array([item], type=pa.large_binary())})
+
+
+def _make_datasource(q):
+    from ray.data import Datasource, ReadTask
+    from ray.data.block import BlockMetadata
+
+    class QueueDatasource(Datasource):
+        """One read task that yields one block per reader batch, as the driver queues them."""
+
+        def estimate_inmemory_data_size(self):
+            return None
+
+        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+            meta = BlockMetadata(num_rows=None, size_bytes=None, exec_stats=None,
+                                 input_files=None)
+            return [ReadTask(lambda: _queue_blocks(q), meta)]
+
+    return QueueDatasource()
+
+
+def _QueueDatasource(q):  # noqa: N802 - reads like the class it builds
+    return _make_datasource(q)
+
+
+__all__ = ["build_stream", "DRIVER_COMPONENTS"]
