@@ -28,7 +28,8 @@ def _cmd_run(args) -> int:
 
         os.environ["RAY_ADDRESS"] = args.address  # ray.init() reads it
     recipe = load_recipe(args.recipe, overrides)
-    res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output)
+    res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
+                     restart=args.restart)
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
     for name, rep in res.reports.items():
@@ -131,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a recipe value, e.g. steps[1].keep.max=2.5 (repeatable)")
     r.add_argument("-o", "--output", help="output directory (overrides output.dir)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--restart", action="store_true", help="discard an unfinished run of a "
+                   "different recipe in the output directory instead of refusing")
     r.add_argument("--runner", choices=["local", "ray"], help="execution backend (overrides runner)")
     r.add_argument("--address", help="Ray cluster address for --runner ray (default: start a "
                    "local cluster)")

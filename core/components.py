@@ -34,6 +34,14 @@ class Component:
     def close(self) -> None:
         """Release models, processes or files. Called once when the run ends."""
 
+    def get_state(self) -> Any:
+        """State that later batches depend on (e.g. pairs seen so far), saved with each finished
+        shard so a resumed run continues exactly; None for stateless components."""
+        return None
+
+    def set_state(self, state: Any) -> None:
+        """Restore what :meth:`get_state` returned."""
+
     def manifest_info(self) -> dict[str, Any]:
         """Extra facts for the run manifest (counts, model versions). Empty by default."""
         return {}

@@ -104,6 +104,9 @@ class OutputSpec(BaseModel):
         description="plain: corpus.src/corpus.tgt; tsv: corpus.tsv with every column; jsonl.")
     write_rejected: bool = Field(True, description="Write rejected.tsv: each rejected row with "
                                  "the step and score that rejected it.")
+    shard_size: int | None = Field(100_000, ge=1, description="Input rows per shard: each finished "
+                                   "shard is recorded so a killed run resumes after it (empty: "
+                                   "one pass). Runs with keep top/words are never sharded.")
     report: bool = Field(True, description="Write report.html with a score histogram per filter "
                          "step (needs matplotlib; skipped with a note otherwise).")
 

@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from .errors import BitextforgeError, ComponentError
 from .recipe import FilterStep, ParaphraseStep, Recipe, WeightStep, dump_yaml
 from .registry import Registry, get_registry
 from .runners import get_runner
+from .shards import ShardStore, input_fingerprint, split_shards
 from .steps import FilterExec, ParaphraseExec, WeightExec
 
 KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
@@ -88,8 +90,9 @@ class _Outputs:
     """The run's output files, all written under temporary names until :meth:`commit`."""
 
     def __init__(self, out_dir: Path, formats: list[str], columns: list[str],
-                 write_rejected: bool, reject_columns: list[str]):
+                 write_rejected: bool, reject_columns: list[str], keep_weights: bool = False):
         self.dir = out_dir
+        self.keep_weights = keep_weights
         self.files: list[AtomicFile] = []
         self.tsv = TsvWriter(out_dir / "corpus.tsv", columns) if "tsv" in formats else None
         self.plain = None
@@ -142,7 +145,7 @@ class _Outputs:
     def commit(self) -> list[str]:
         names = []
         for f in self.files:
-            if f is self.weights and self.all_one:
+            if f is self.weights and self.all_one and not self.keep_weights:
                 f.discard()
                 continue
             if f is (self.tsv.file if self.tsv else None) and self.tsv.columns is None:
@@ -168,8 +171,12 @@ def _check_writable(out_dir: Path) -> None:
 
 
 def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool | None = None,
-               output_dir: str | None = None) -> RunResult:
-    """Run ``recipe`` with the local runner and return what it produced."""
+               output_dir: str | None = None, restart: bool = False) -> RunResult:
+    """Run ``recipe`` and return what it produced.
+
+    A run into a directory that holds an unfinished run of the same recipe and inputs resumes after
+    its last finished shard; ``restart`` discards an unfinished run of a different recipe.
+    """
     registry = registry or get_registry()
     started = time.time()
     seed_everything(recipe.seed)
@@ -209,16 +216,55 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
         formats = list(recipe.output.formats)
         if recipe.evaluate and "tsv" not in formats:
             formats.append("tsv")  # evaluators read the corpus back from corpus.tsv
-        outputs = _Outputs(out_dir, formats, columns, recipe.output.write_rejected,
-                           columns + ["rejected_by", "rejected_score"])
-        sink_holder.append(outputs)
-
+        reject_cols = columns + ["rejected_by", "rejected_score"]
         show = recipe.progress if progress is None else progress
         source = _with_progress(reader.batches(), show, recipe.input.limit)
         runner = get_runner(recipe.runner)
-        for batch in runner.build_stream(source, executors, recipe):
-            outputs.write(batch)
-        written = outputs.commit()
+        shard_size = recipe.output.shard_size
+        resumable = bool(shard_size) and not any(
+            isinstance(ex, FilterExec) and ex.keep.is_global for ex in executors)
+        if not resumable:
+            outputs = _Outputs(out_dir, formats, columns, recipe.output.write_rejected, reject_cols)
+            sink_holder.append(outputs)
+            for batch in runner.build_stream(source, executors, recipe):
+                outputs.write(batch)
+            written = outputs.commit()
+            totals = (outputs.rows, outputs.rejected_rows)
+        else:
+            store = ShardStore(out_dir, input_fingerprint(recipe), restart)
+            done = store.finished()
+            if done:
+                _restore(store.state(done - 1), components, executors, reader)
+            per = max(1, -(-shard_size // recipe.batch_size))
+            sink_holder.append(None)  # type: ignore[arg-type]
+            names: list[str] = []
+            for k, shard in enumerate(split_shards(source, per)):
+                if k < done:
+                    for _ in shard:  # already processed: read past its lines
+                        pass
+                    continue
+                outputs = _Outputs(store.begin(k), formats, columns, recipe.output.write_rejected,
+                                   reject_cols, keep_weights=True)
+                sink_holder[0] = outputs
+                for batch in runner.build_stream(shard, executors, recipe):
+                    outputs.write(batch)
+                names = outputs.commit()
+                store.finish(k, _snapshot(outputs, components, executors, reader, k))
+                outputs = None
+            n_shards = store.finished()
+            shard_states = [store.state(k) for k in range(n_shards)]
+            if n_shards:
+                names = sorted(shard_states[0]["files"])
+                weights_needed = not all(st["all_one"] for st in shard_states)
+                written = store.merge(out_dir, n_shards, names, weights_needed)
+            else:  # empty input: no shard was started; write the header-only files
+                outputs = _Outputs(out_dir, formats, columns, recipe.output.write_rejected,
+                                   reject_cols)
+                written = outputs.commit()
+                shutil.rmtree(store.dir)
+            totals = (sum(st["rows"] for st in shard_states),
+                      sum(st["rejected_rows"] for st in shard_states))
+            outputs = None
     except BaseException as exc:
         if outputs is not None:
             outputs.discard()
@@ -252,8 +298,8 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
         "input": {"files": reader.stats.files, "rows": reader.stats.rows,
                   "replaced_invalid_utf8": reader.stats.replaced_invalid_utf8},
         "steps": [ex.stats.to_dict() for ex in executors],
-        "output": {"dir": str(out_dir), "rows": outputs.rows, "rejected": outputs.rejected_rows,
-                   "files": written, "columns": columns},
+        "output": {"dir": str(out_dir), "rows": totals[0], "rejected": totals[1],
+                   "files": written, "columns": columns, "resumable": resumable},
         "evaluations": {k: v for k, v in eval_results.items()},
         "plugins": sorted({f"{reg.package} {reg.package_version}".strip()
                            for _, reg in registry.registrations()}),
@@ -262,8 +308,36 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     write_atomic(out_dir / "recipe.filled.yaml", dump_yaml(recipe.filled()))
     write_atomic(out_dir / "signature.txt", signature + "\n")
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    return RunResult(out_dir, reader.stats.rows, outputs.rows, outputs.rejected_rows, signature,
-                     manifest, reports)
+    return RunResult(out_dir, reader.stats.rows, totals[0], totals[1], signature, manifest, reports)
+
+
+def _snapshot(outputs: _Outputs, components: list[Component], executors: list, reader: Reader,
+              k: int) -> dict[str, Any]:
+    """What a finished shard records: its counts and files, and the cumulative state to resume."""
+    return {
+        "shard": k,
+        "rows": outputs.rows,
+        "rejected_rows": outputs.rejected_rows,
+        "all_one": outputs.all_one,
+        "files": [f.path.name for f in outputs.files],
+        "components": [c.get_state() for c in components],
+        "stats": [(ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds,
+                   getattr(ex, "rejected", 0)) for ex in executors],
+        "replaced_invalid_utf8": reader.stats.replaced_invalid_utf8,
+    }
+
+
+def _restore(state: dict[str, Any], components: list[Component], executors: list,
+             reader: Reader) -> None:
+    """Put components and counters back as they were after the last finished shard."""
+    for comp, st in zip(components, state["components"]):
+        if st is not None:
+            comp.set_state(st)
+    for ex, (rin, rout, secs, rej) in zip(executors, state["stats"]):
+        ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds = rin, rout, secs
+        if hasattr(ex, "rejected"):
+            ex.rejected = rej
+    reader.stats.replaced_invalid_utf8 = state["replaced_invalid_utf8"]
 
 
 def _close(executors: list, components: list[Component]) -> None:

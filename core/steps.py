@@ -97,8 +97,14 @@ class ParaphraseExec:
         V = batch["variant"]
         targets = range(n) if self.step.of == "all" else [i for i in range(n) if V[i] == 0]
         col = batch[self.read]
+        S = batch[self.side]
         texts = [col[i] for i in targets]
-        results = self.comp.paraphrase(texts) if texts else []
+        if texts and getattr(self.comp, "reads_side", False):
+            # The component also wants the current text of the side it replaces (backtranslate.v1
+            # drops candidates equal to that reference).
+            results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
+        else:
+            results = self.comp.paraphrase(texts) if texts else []
         if len(results) != len(texts):
             raise ComponentError(f"{self.comp.name}: paraphrase() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")

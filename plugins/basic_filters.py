@@ -7,6 +7,7 @@ runs first. Lengths count whitespace tokens (``unit: tokens``) or characters (``
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from typing import Literal
@@ -74,6 +75,12 @@ class LengthRatioFilter(Filter):
                 for x, y in zip(a, b)]
 
 
+def _stable_hash(text: str) -> int:
+    """64-bit hash that is the same in every process (str hash() is salted per process, and a
+    resumed run must recognise keys saved by the killed one)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
 _NONWORD = re.compile(r"[\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
@@ -121,9 +128,10 @@ class DedupeFilter(Filter):
         """First occurrence 1.0, duplicate 0.0."""
         on = self.config.on
         if on == "pair":
-            keys = [hash(k) for k in zip(self._norm(batch["src"]), self._norm(batch["tgt"]))]
+            keys = [_stable_hash(a + "\x1f" + b)
+                    for a, b in zip(self._norm(batch["src"]), self._norm(batch["tgt"]))]
         else:
-            keys = [hash(k) for k in self._norm(batch[on])]
+            keys = [_stable_hash(k) for k in self._norm(batch[on])]
         seen = self.seen
         out = []
         add = seen.add
@@ -134,6 +142,14 @@ class DedupeFilter(Filter):
                 add(k)
                 out.append(1.0)
         return out
+
+    def get_state(self):
+        """The keys seen so far (a resumed run must still recognise earlier pairs)."""
+        return self.seen
+
+    def set_state(self, state):
+        """Restore the keys seen before the resumed shard."""
+        self.seen = set(state)
 
     def manifest_info(self):
         """Number of distinct keys seen."""

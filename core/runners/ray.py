@@ -12,8 +12,8 @@ unchanged, this module only decides where each step executes.
   component ONCE from its class and config (not its registered name: the registry is
   process-local), with ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
 * Steps that need a global view run in the driver: ``keep: {top, words}`` (the local runner's two
-  passes: score all, select by the threshold of all scores) and stateful filters such as
-  ``dedupe.v1`` whose result depends on every earlier batch. A recipe therefore becomes segments
+  passes: score all, select by the threshold of all scores) and stateful components
+  (``Component.stateful``, e.g. ``dedupe.v1``) whose result depends on every earlier batch. A recipe therefore becomes segments
   of Ray steps separated by driver steps.
 * Rejected rows and counters are not written where they arise: they ride with their batch and the
   driver replays them in input order, so ``rejected.tsv``, the manifest counts and the score
@@ -34,10 +34,6 @@ from ..corpus import Batch
 from ..errors import BitextforgeError, RecipeError
 from ..recipe import Resources
 from ..steps import FilterExec, ParaphraseExec, WeightExec
-
-#: Components whose scores depend on earlier batches; they always run in the driver. A plugin can
-#: mark its own component the same way with the class attribute ``ray_in_driver = True``.
-DRIVER_COMPONENTS = {"dedupe.v1"}
 
 # A packet is (batch, events, dropped): ``events`` are what the steps did to this batch, in the
 # order the local runner would have done it; ``dropped`` marks a batch a streaming step emptied
@@ -90,7 +86,8 @@ def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Itera
 def _in_driver(ex) -> bool:
     if isinstance(ex, FilterExec) and ex.keep.is_global:
         return True
-    return ex.comp.name in DRIVER_COMPONENTS or bool(getattr(type(ex.comp), "ray_in_driver", False))
+    # a stateful component's result depends on every earlier batch (Component.stateful)
+    return bool(getattr(ex.comp, "stateful", False))
 
 
 def _configure_data_context(recipe) -> None:
@@ -106,7 +103,7 @@ def _configure_data_context(recipe) -> None:
 def _check_resources(recipe, executors: list, cpus: float) -> None:
     """Fail before starting when the actors' minimum (one per step) cannot be scheduled."""
     ray_steps = [ex for ex in executors if not _in_driver(ex)]
-    need = sum(_step_resources(recipe, ex).num_cpus for ex in ray_steps)
+    need = sum(_step_resources(recipe, g[0]).num_cpus for g in _fuse(ray_steps, recipe))
     if ray_steps and need > cpus:
         raise RecipeError(f"resources: the Ray steps need {need:g} CPUs for one actor each but the "
                           f"cluster has {cpus:g}; lower steps[*].resources.num_cpus (e.g. 0.25)")
@@ -138,11 +135,16 @@ def _replay(events: list, by_index: dict) -> None:
         elif kind == "sample":
             by_index[ev[1]].sample.extend(ev[2])
         else:  # "stats"
-            _, index, rows_in, rows_out, seconds = ev
-            st = by_index[index].stats
+            _, index, rows_in, rows_out, seconds, hits, misses = ev
+            ex = by_index[index]
+            st = ex.stats
             st.rows_in += rows_in
             st.rows_out += rows_out
             st.seconds += seconds
+            cache = getattr(ex, "cache", None)
+            if cache is not None:  # the workers' lookups, reported when the driver closes it
+                cache.hits += hits
+                cache.misses += misses
 
 
 class _Collect:
@@ -225,51 +227,62 @@ def _detach(ex, reject, sample) -> None:
 
 
 class _StepActor:
-    """One worker of one step: builds the component once from (class, config) and runs batches."""
+    """One worker of one or more consecutive steps with equal resources: builds each component
+    once from (class, config) and runs pickled reader batches through the steps in order."""
 
-    def __init__(self, kind: str, index: int, step, cls, config, seed: int):
-        """Seed like the driver does, then build the component and its executor."""
+    def __init__(self, specs: list, seed: int):
+        """Seed like the driver does, then build each ``(kind, index, step, cls, config)``."""
         from ..run import seed_everything
 
         seed_everything(seed)
-        self.comp = cls(config)
-        if kind == "paraphrase":
-            self.ex: Any = ParaphraseExec(index, step, self.comp)
-        elif kind == "filter":
-            self.ex = FilterExec(index, step, self.comp, lambda *a: None)
-        else:
-            self.ex = WeightExec(index, step, self.comp)
-        self.index = index
+        self.execs: list = []
+        for kind, index, step, cls, config in specs:
+            comp = cls(config)
+            if kind == "paraphrase":
+                ex: Any = ParaphraseExec(index, step, comp)
+            elif kind == "filter":
+                ex = FilterExec(index, step, comp, lambda *a: None)
+            else:
+                ex = WeightExec(index, step, comp)
+            self.execs.append(ex)
 
     def __call__(self, table):
-        """Run the step on each pickled reader batch of a Ray batch."""
+        """Run the steps on each pickled reader batch of a Ray batch."""
         import pyarrow as pa
 
         out = []
         for blob in table.column("blob").to_pylist():
             batch, events, dropped = pickle.loads(blob)
-            if not (dropped or not batch["id"]):
-                batch, empty = self._run(batch, events)
-                dropped = empty
+            for ex in self.execs:
+                if dropped or not batch["id"]:
+                    dropped = True  # the local runner drops an emptied batch between steps
+                    break
+                batch = self._run(ex, batch, events)
             else:
-                dropped = True
+                dropped = dropped or not batch["id"]
             out.append(pickle.dumps((batch, events, dropped), protocol=pickle.HIGHEST_PROTOCOL))
         return pa.table({"blob": pa.array(out, type=pa.large_binary())})
 
-    def _run(self, batch: Batch, events: list) -> tuple[Batch, bool]:
-        ex = self.ex
+    @staticmethod
+    def _run(ex, batch: Batch, events: list) -> Batch:
         st = ex.stats
         st.rows_in = st.rows_out = 0
         st.seconds = 0.0
+        cache = getattr(ex, "cache", None)
+        h0, m0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
         _attach(ex, events)
         out = ex(batch)
-        events.append(("stats", self.index, st.rows_in, st.rows_out, st.seconds))
-        return out, not out["id"]
+        h1, m1 = (cache.hits, cache.misses) if cache is not None else (0, 0)
+        events.append(("stats", st.index, st.rows_in, st.rows_out, st.seconds, h1 - h0,
+                       m1 - m0))
+        return out
 
     def __del__(self):
-        comp = getattr(self, "comp", None)
-        if comp is not None:
-            comp.close()
+        """Release the models and score caches when Ray ends the actor."""
+        for ex in getattr(self, "execs", ()):
+            if hasattr(ex, "close"):
+                ex.close()
+            ex.comp.close()
 
 
 def _step_kind(ex) -> str:
@@ -290,26 +303,44 @@ def _ship_class(cls) -> None:
     cloudpickle.register_pickle_by_value(sys.modules[cls.__module__])
 
 
+def _fuse(executors: list, recipe) -> list[list]:
+    """Consecutive steps with equal resources share one actor pool (fewer processes, one
+    transfer per batch); steps with their own resources keep their own pool."""
+    groups: list[list] = []
+    last = None
+    for ex in executors:
+        res = _step_resources(recipe, ex)
+        if groups and res == last:
+            groups[-1].append(ex)
+        else:
+            groups.append([ex])
+        last = res
+    return groups
+
+
 def _ray_segment(packets: Iterator[Packet], executors: list, recipe,
                  seed: int) -> Iterator[Packet]:
-    """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per step."""
+    """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per group of
+    steps with equal resources."""
     import ray
     import ray.data
     from ray.util.queue import Queue
 
     q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0})
     feeder = _Feeder(packets, q)
-    ds = ray.data.read_datasource(_QueueDatasource(q), override_num_blocks=1,
-                                  ray_remote_args={"num_cpus": 0})
-    for ex in executors:
-        res = _step_resources(recipe, ex)
-        cls = type(ex.comp)
-        _ship_class(cls)
+    # the read task only waits on the queue: it must not hold a CPU the actors need
+    ds = ray.data.read_datasource(_QueueDatasource(q), override_num_blocks=1, num_cpus=0)
+    for group in _fuse(executors, recipe):
+        res = _step_resources(recipe, group[0])
+        specs = []
+        for ex in group:
+            cls = type(ex.comp)
+            _ship_class(cls)
+            specs.append((_step_kind(ex), ex.stats.index, _step(recipe, ex), cls, ex.comp.config))
         ds = ds.map_batches(
             _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
-            fn_constructor_args=(_step_kind(ex), ex.stats.index, _step(recipe, ex), cls,
-                                 ex.comp.config, seed),
-            concurrency=(1, res.concurrency) if res.concurrency > 1 else 1,
+            fn_constructor_args=(specs, seed),
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
             num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
     feeder.start()
     try:
@@ -410,4 +441,4 @@ def _QueueDatasource(q):  # noqa: N802 - reads like the class it builds
     return _make_datasource(q)
 
 
-__all__ = ["build_stream", "DRIVER_COMPONENTS"]
+__all__ = ["build_stream"]

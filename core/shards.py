@@ -1,0 +1,144 @@
+"""Sharded, resumable runs: the input is processed in shards of ``output.shard_size`` rows; each
+finished shard's outputs and the state of every component are written atomically under
+``<run dir>/.shards/NNNNN/`` with a ``DONE`` marker last. A rerun of the same recipe on the same
+inputs into the same directory skips the finished shards (restoring component state such as
+``dedupe.v1``'s seen pairs) and resumes with the next; when all shards are done they are merged into
+the final files and the shard folder is removed. A directory holding an unfinished run of a
+different recipe or input is refused.
+
+Runs whose decisions need the whole corpus (``keep: top`` / ``words``) are not sharded: they stream
+in one pass as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+from itertools import islice
+from pathlib import Path
+from typing import Any, Iterator
+
+from .corpus import AtomicFile, Batch, write_atomic
+from .errors import BitextforgeError, InputError
+
+SHARD_DIR = ".shards"
+
+
+def input_fingerprint(recipe) -> str:
+    """Hash of the filled recipe and each input file's path, size and modification time."""
+    spec = recipe.input
+    files = [spec.src, spec.tgt] if spec.format == "plain" else [spec.path]
+    parts = [json.dumps(recipe.filled(), sort_keys=True, default=str)]
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError as exc:
+            raise InputError(f"{f}: {exc.strerror.lower() if exc.strerror else exc}") from None
+        parts.append(f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+class ShardStore:
+    """The ``.shards`` folder of one run directory."""
+
+    def __init__(self, out_dir: Path, fingerprint: str, restart: bool = False):
+        """Open the folder, refusing one that belongs to a different unfinished run."""
+        self.dir = out_dir / SHARD_DIR
+        meta = self.dir / "run.json"
+        if self.dir.exists():
+            try:
+                old = json.loads(meta.read_text())["fingerprint"]
+            except (OSError, ValueError, KeyError):
+                old = None
+            if old != fingerprint:
+                if not restart:
+                    raise BitextforgeError(
+                        f"{out_dir}: holds an unfinished run of a different recipe or input; "
+                        f"rerun with --restart to discard it, or choose another output directory")
+                shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not meta.exists():
+            write_atomic(meta, json.dumps({"fingerprint": fingerprint}) + "\n")
+
+    def shard_dir(self, k: int) -> Path:
+        """Folder of shard ``k``."""
+        return self.dir / f"{k:05d}"
+
+    def finished(self) -> int:
+        """Number of leading shards with a DONE marker."""
+        k = 0
+        while (self.shard_dir(k) / "DONE").exists():
+            k += 1
+        return k
+
+    def begin(self, k: int) -> Path:
+        """An empty folder for shard ``k`` (a partial one from a killed run is discarded)."""
+        d = self.shard_dir(k)
+        if d.exists():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        return d
+
+    def finish(self, k: int, state: dict[str, Any]) -> None:
+        """Record shard ``k``'s state, then its DONE marker (last, so a crash leaves it unfinished)."""
+        d = self.shard_dir(k)
+        f = AtomicFile(d / "state.pkl")
+        f.fh.close()
+        with open(f.tmp, "wb") as fh:
+            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(f.tmp, f.path)
+        write_atomic(d / "DONE", "")
+
+    def state(self, k: int) -> dict[str, Any]:
+        """The state saved with shard ``k``."""
+        with open(self.shard_dir(k) / "state.pkl", "rb") as fh:
+            return pickle.load(fh)
+
+    def merge(self, out_dir: Path, n: int, names: list[str], weights_needed: bool) -> list[str]:
+        """Concatenate every shard's files into the final files (TSV headers once); remove shards."""
+        written = []
+        finals: list[AtomicFile] = []
+        try:
+            for name in names:
+                if name == "corpus.weights" and not weights_needed:
+                    continue
+                final = AtomicFile(out_dir / name)
+                finals.append(final)
+                final.fh.close()
+                with open(final.tmp, "wb") as dst:
+                    for k in range(n):
+                        with open(self.shard_dir(k) / name, "rb") as src:
+                            if name.endswith(".tsv") and k > 0:
+                                src.readline()
+                            shutil.copyfileobj(src, dst, 1 << 20)
+                    dst.flush()
+                    os.fsync(dst.fileno())
+            for final in finals:
+                os.replace(final.tmp, final.path)
+                written.append(final.path.name)
+        except BaseException:
+            for final in finals:
+                final.tmp.unlink(missing_ok=True)
+            raise
+        shutil.rmtree(self.dir)
+        return written
+
+
+def split_shards(batches: Iterator[Batch], batches_per_shard: int) -> Iterator[Iterator[Batch]]:
+    """Group a stream of batches into consecutive shards of ``batches_per_shard`` batches."""
+    it = iter(batches)
+    while True:
+        first = next(it, None)
+        if first is None:
+            return
+        yield _chain_first(first, islice(it, batches_per_shard - 1))
+
+
+def _chain_first(first: Batch, rest: Iterator[Batch]) -> Iterator[Batch]:
+    yield first
+    yield from rest
