@@ -8,7 +8,7 @@ import inspect
 from pydantic import BaseModel
 
 from .recipe import (EvaluateStep, FilterStep, InputSpec, KeepSpec, OutputSpec, ParaphraseStep,
-                     Recipe, WeightStep)
+                     Recipe, SplitStep, WeightStep)
 from .registry import Registry, config_fields
 
 KIND_TITLES = {"paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
@@ -62,6 +62,7 @@ def render_reference(registry: Registry) -> str:
         "## Recipe", "", fields_table(Recipe), "",
         "### `input`", "", fields_table(InputSpec), "",
         "### `output`", "", fields_table(OutputSpec), "",
+        "### Split step", "", fields_table(SplitStep), "",
         "### Paraphrase step", "", fields_table(ParaphraseStep), "",
         "### Filter step", "", fields_table(FilterStep), "",
         "### `keep` (the decision of a filter step)", "", fields_table(KeepSpec), "",

@@ -121,6 +121,18 @@ class Resources(BaseModel):
     concurrency: int = Field(2, ge=1, description="Workers (actors) for this step.")
 
 
+class SplitStep(BaseModel):
+    """Replace each row by the sentence pairs a splitting component returns (nichols_split.v1)."""
+
+    model_config = _Strict
+    split: str = Field(description="Registered component with a split() method, e.g. "
+                       "nichols_split.v1.")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The component's configuration.")
+    resources: Resources | None = Field(None, description="Worker resources under the Ray "
+                                        "runner.")
+
+
 class ParaphraseStep(BaseModel):
     """Expand rows with paraphrases of one side."""
 
@@ -177,8 +189,9 @@ class EvaluateStep(BaseModel):
                                   description="The component's configuration.")
 
 
-Step = Union[ParaphraseStep, FilterStep, WeightStep]
-STEP_KINDS = {"paraphrase": (ParaphraseStep, "paraphraser"),
+Step = Union[SplitStep, ParaphraseStep, FilterStep, WeightStep]
+STEP_KINDS = {"split": (SplitStep, "paraphraser"),
+              "paraphrase": (ParaphraseStep, "paraphraser"),
               "filter": (FilterStep, "filter"),
               "weight": (WeightStep, "weighter")}
 
@@ -223,6 +236,8 @@ class Recipe(BaseModel):
 
 
 def _step_component(step: Step) -> str:
+    if isinstance(step, SplitStep):
+        return step.split
     if isinstance(step, ParaphraseStep):
         return step.paraphrase
     if isinstance(step, FilterStep):
@@ -379,8 +394,8 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         if len(kinds) != 1:
             keys = ", ".join(map(str, raw)) or "nothing"
             hint = "" if kinds else suggest(next(iter(raw), ""), STEP_KINDS)
-            errors.append(f"{source}: {where}: a step names exactly one of paraphrase, filter, "
-                          f"weight (found {keys}){hint}")
+            errors.append(f"{source}: {where}: a step names exactly one of split, paraphrase, "
+                          f"filter, weight (found {keys}){hint}")
             continue
         model, kind = STEP_KINDS[kinds[0]]
         try:
@@ -390,6 +405,16 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
             continue
         cfg = _validate_component(registry, kind, getattr(step, kinds[0]), step.with_, source,
                                   f"{where}", errors)
+        if isinstance(step, SplitStep):
+            if cfg is not None and not callable(getattr(registry.get(kind, step.split), "split",
+                                                        None)):
+                errors.append(f"{source}: {where}.split: {step.split} cannot split rows (it has "
+                              f"no split() method)")
+            later = [j for j, prev in enumerate(steps) if isinstance(prev, (ParaphraseStep,
+                                                                            WeightStep))]
+            if later:
+                errors.append(f"{source}: {where}: split steps must come before paraphrase and "
+                              f"weight steps (steps[{later[0]}] is one)")
         if cfg is not None and isinstance(step, FilterStep) and step.cache and \
                 registry.get(kind, step.filter).stateful:
             errors.append(f"{source}: {where}.cache: {step.filter} scores depend on earlier rows "

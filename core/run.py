@@ -26,11 +26,11 @@ from .components import Component
 from .corpus import (AtomicFile, Batch, CorpusView, Reader, TsvWriter, batch_len, format_value,
                      order_columns, write_atomic)
 from .errors import BitextforgeError, ComponentError
-from .recipe import FilterStep, ParaphraseStep, Recipe, WeightStep, dump_yaml
+from .recipe import FilterStep, ParaphraseStep, Recipe, SplitStep, WeightStep, dump_yaml
 from .registry import Registry, get_registry
 from .runners import get_runner
 from .shards import ShardStore, input_fingerprint, split_shards
-from .steps import FilterExec, ParaphraseExec, WeightExec
+from .steps import FilterExec, ParaphraseExec, SplitExec, WeightExec
 
 KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
                  "torch", "transformers", "sentence-transformers", "ctranslate2", "kenlm",
@@ -191,7 +191,9 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     try:
         # build every component before reading a line: a missing model fails fast
         for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs)):
-            if isinstance(step, ParaphraseStep):
+            if isinstance(step, SplitStep):
+                comp = build_component(registry, "paraphraser", step.split, cfg)
+            elif isinstance(step, ParaphraseStep):
                 comp = build_component(registry, "paraphraser", step.paraphrase, cfg)
             elif isinstance(step, FilterStep):
                 comp = build_component(registry, "filter", step.filter, cfg)
@@ -204,8 +206,10 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
             sink_holder[0].reject(batch, why, scores)
 
         for i, (step, comp) in enumerate(zip(recipe.steps, components)):
-            if isinstance(step, ParaphraseStep):
-                ex: Any = ParaphraseExec(i, step, comp)  # type: ignore[arg-type]
+            if isinstance(step, SplitStep):
+                ex: Any = SplitExec(i, step, comp)
+            elif isinstance(step, ParaphraseStep):
+                ex = ParaphraseExec(i, step, comp)  # type: ignore[arg-type]
             elif isinstance(step, FilterStep):
                 ex = FilterExec(i, step, comp, reject)  # type: ignore[arg-type]
             else:
@@ -321,6 +325,7 @@ def _snapshot(outputs: _Outputs, components: list[Component], executors: list, r
         "all_one": outputs.all_one,
         "files": [f.path.name for f in outputs.files],
         "components": [c.get_state() for c in components],
+        "executors": [ex.get_state() if hasattr(ex, "get_state") else None for ex in executors],
         "stats": [(ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds,
                    getattr(ex, "rejected", 0)) for ex in executors],
         "replaced_invalid_utf8": reader.stats.replaced_invalid_utf8,
@@ -333,6 +338,9 @@ def _restore(state: dict[str, Any], components: list[Component], executors: list
     for comp, st in zip(components, state["components"]):
         if st is not None:
             comp.set_state(st)
+    for ex, st in zip(executors, state["executors"]):
+        if st is not None:
+            ex.set_state(st)
     for ex, (rin, rout, secs, rej) in zip(executors, state["stats"]):
         ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds = rin, rout, secs
         if hasattr(ex, "rejected"):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from .corpus import Reader, TsvWriter, order_columns
 from .errors import BitextforgeError
-from .recipe import FilterStep, ParaphraseStep, load_recipe
+from .recipe import FilterStep, ParaphraseStep, SplitStep, load_recipe
 from .registry import get_registry
 from .run import _with_progress, build_component, seed_everything
-from .steps import FilterExec, ParaphraseExec
+from .steps import FilterExec, ParaphraseExec, SplitExec
 
 
 @dataclass
@@ -34,7 +34,10 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
     comps = []
     try:
         for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs)):
-            if isinstance(step, ParaphraseStep):
+            if isinstance(step, SplitStep):
+                comp = build_component(registry, "paraphraser", step.split, cfg)
+                execs.append(SplitExec(i, step, comp))
+            elif isinstance(step, ParaphraseStep):
                 comp = build_component(registry, "paraphraser", step.paraphrase, cfg)
                 execs.append(ParaphraseExec(i, step, comp))
             elif isinstance(step, FilterStep):

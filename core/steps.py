@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 from .components import Component, Filter, Paraphraser, Weighter
 from .corpus import Batch, batch_len, take_rows
 from .errors import ComponentError
-from .recipe import FilterStep, KeepSpec, ParaphraseStep, WeightStep, score_column
+from .recipe import FilterStep, KeepSpec, ParaphraseStep, SplitStep, WeightStep, score_column
 
 RejectSink = Callable[[Batch, str, list], None]
 NAN = float("nan")
@@ -65,6 +65,64 @@ def group_bounds(ids: list) -> list[tuple[int, int]]:
             prev = cur
     bounds.append((start, n))
     return bounds
+
+
+class SplitExec:
+    """Replaces each row by the ``(src, tgt)`` pieces a component's ``split(batch)`` returns.
+
+    Every output row gets a fresh ``id`` (pieces are separate originals for later weighting); the
+    input row's id is kept in ``source_id``. A row that stays whole keeps its ``origin``.
+    """
+
+    def __init__(self, index: int, step: SplitStep, comp):
+        """Bind a built component that has a ``split`` method."""
+        self.comp = comp
+        self.stats = StepStats(index, "split", comp)
+        self.next_id = 0
+
+    def columns(self) -> list[str]:
+        """Columns this step adds."""
+        return ["source_id"]
+
+    def get_state(self) -> int:
+        """The next fresh id (saved with each shard so a resumed run numbers rows the same)."""
+        return self.next_id
+
+    def set_state(self, state: int) -> None:
+        """Restore the next fresh id."""
+        self.next_id = state
+
+    def __call__(self, batch: Batch) -> Batch:
+        """Split one batch."""
+        t0 = time.perf_counter()
+        n = batch_len(batch)
+        self.stats.rows_in += n
+        pieces = self.comp.split(batch) if n else []
+        if len(pieces) != n:
+            raise ComponentError(f"{self.comp.name}: split() returned {len(pieces)} lists for "
+                                 f"{n} rows")
+        idx: list[int] = []
+        src: list[str] = []
+        tgt: list[str] = []
+        origin: list[str] = []
+        S, T, O = batch["src"], batch["tgt"], batch["origin"]
+        for i, ps in enumerate(pieces):
+            if not ps:
+                ps = [(S[i], T[i])]
+            whole = len(ps) == 1
+            for s, t in ps:
+                idx.append(i)
+                src.append(s)
+                tgt.append(t)
+                origin.append(O[i] if whole else self.comp.name)
+        out = take_rows(batch, idx)
+        out["source_id"] = out["id"]
+        out["id"] = list(range(self.next_id, self.next_id + len(idx)))
+        self.next_id += len(idx)
+        out["src"], out["tgt"], out["origin"] = src, tgt, origin
+        self.stats.rows_out += len(idx)
+        self.stats.seconds += time.perf_counter() - t0
+        return out
 
 
 class ParaphraseExec:

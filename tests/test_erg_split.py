@@ -71,3 +71,49 @@ def test_tanaka_is_mostly_split_already():
     ja = read_lines(shared("small_parallel_enja", "train.ja"), 2000)
     split = sum(len(split_pair(j, e)) > 1 for j, e in zip(ja, en))
     assert split < 0.05 * len(en)
+
+
+def test_split_step_in_a_recipe(tmp_path):
+    """The core's split: step replaces rows by their pieces, with fresh ids and source_id."""
+    from bitextforge.recipe import parse_recipe
+    from bitextforge.run import run_recipe
+
+    (tmp_path / "a.ja").write_text("雨が降った。寒かった。\n一文だけ。\n犬だ。\n", encoding="utf-8")
+    (tmp_path / "a.en").write_text("It rained. It was cold.\nOne sentence. Two here.\n"
+                                   "A dog.\n", encoding="utf-8")
+    text = f"""name: split
+input: {{src: '{tmp_path}/a.ja', tgt: '{tmp_path}/a.en'}}
+output: '{tmp_path}/out'
+progress: false
+steps:
+  - split: nichols_split.v1
+  - filter: length.v1
+    keep: {{max: 3}}
+"""
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    rows = [ln.split("\t") for ln in (tmp_path / "out" / "corpus.tsv").read_text(
+        encoding="utf-8").splitlines()]
+    head = rows[0]
+    got = [dict(zip(head, r)) for r in rows[1:]]
+    assert [(r["id"], r["source_id"], r["origin"], r["tgt"]) for r in got] == [
+        ("0", "0", "nichols_split.v1", "It rained."), ("1", "0", "nichols_split.v1", "It was cold."),
+        ("3", "2", "input", "A dog.")]
+    assert res.rejected == 1  # "One sentence. Two here." stayed whole and is too long
+
+
+def test_split_step_must_come_first():
+    from bitextforge import RecipeError
+    from bitextforge.recipe import parse_recipe
+
+    text = """name: s
+input: {src: a, tgt: b}
+output: o
+steps:
+  - weight: distributed.v1
+  - split: nichols_split.v1
+"""
+    with pytest.raises(RecipeError, match=r"steps\[1\]: split steps must come before"):
+        parse_recipe(text, "r.yaml")
+    with pytest.raises(RecipeError, match=r"steps\[0\].split: erg.v1 cannot split rows"):
+        parse_recipe(text.replace("  - weight: distributed.v1\n", "").replace(
+            "nichols_split.v1", "erg.v1"), "r.yaml")

@@ -22,6 +22,7 @@ unchanged, this module only decides where each step executes.
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import os
 import pickle
@@ -31,7 +32,7 @@ import threading
 from typing import Any, Iterable, Iterator
 
 from ..corpus import Batch
-from ..errors import BitextforgeError, RecipeError
+from ..errors import BitextforgeError, ComponentError, RecipeError
 from ..recipe import Resources
 from ..steps import FilterExec, ParaphraseExec, WeightExec
 
@@ -48,39 +49,35 @@ def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Itera
     """Run ``executors`` over ``source`` on Ray; yield output batches in input order."""
     import ray
 
-    started_here = False
     if not ray.is_initialized():
-        # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts
+        # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts. It
+        # stays up for the process: a sharded run calls build_stream once per shard.
         ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
                  log_to_driver=False, logging_level="ERROR")
-        started_here = True
-    try:
-        _configure_data_context(recipe)
-        seed = recipe.seed if recipe is not None else 0
-        _check_resources(recipe, executors, ray.cluster_resources().get("CPU", 0.0))
-        packets: Iterator[Packet] = ((b, [], False) for b in source)
-        pending: list = []
-        for ex in executors:
-            if _in_driver(ex):
-                if pending:
-                    packets = _ray_segment(packets, pending, recipe, seed)
-                    pending = []
-                if isinstance(ex, FilterExec) and ex.keep.is_global:
-                    packets = _driver_global(ex, packets)
-                else:
-                    packets = _driver_stream(ex, packets)
+        atexit.register(ray.shutdown)
+    _configure_data_context(recipe)
+    seed = recipe.seed if recipe is not None else 0
+    _check_resources(recipe, executors, ray.cluster_resources().get("CPU", 0.0))
+    packets: Iterator[Packet] = ((b, [], False) for b in source)
+    pending: list = []
+    for ex in executors:
+        if _in_driver(ex):
+            if pending:
+                packets = _ray_segment(packets, pending, recipe, seed)
+                pending = []
+            if isinstance(ex, FilterExec) and ex.keep.is_global:
+                packets = _driver_global(ex, packets)
             else:
-                pending.append(ex)
-        if pending:
-            packets = _ray_segment(packets, pending, recipe, seed)
-        by_index = {ex.stats.index: ex for ex in executors}
-        for batch, events, dropped in packets:
-            _replay(events, by_index)
-            if not dropped:
-                yield batch
-    finally:
-        if started_here:
-            ray.shutdown()
+                packets = _driver_stream(ex, packets)
+        else:
+            pending.append(ex)
+    if pending:
+        packets = _ray_segment(packets, pending, recipe, seed)
+    by_index = {ex.stats.index: ex for ex in executors}
+    for batch, events, dropped in packets:
+        _replay(events, by_index)
+        if not dropped:
+            yield batch
 
 
 def _in_driver(ex) -> bool:
@@ -98,13 +95,23 @@ def _configure_data_context(recipe) -> None:
     show = bool(getattr(recipe, "progress", False))
     ctx.enable_progress_bars = show
     ctx.print_on_execution_start = show
+    if not show:
+        import logging
+
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
 def _check_resources(recipe, executors: list, cpus: float) -> None:
     """Fail before starting when the actors' minimum (one per step) cannot be scheduled."""
-    ray_steps = [ex for ex in executors if not _in_driver(ex)]
-    need = sum(_step_resources(recipe, g[0]).num_cpus for g in _fuse(ray_steps, recipe))
-    if ray_steps and need > cpus:
+    need = 0.0
+    segment: list = []
+    for ex in [*executors, None]:
+        if ex is not None and not _in_driver(ex):
+            segment.append(ex)
+            continue
+        need += sum(_step_resources(recipe, g[0]).num_cpus for g in _fuse(segment, recipe))
+        segment = []
+    if need > cpus:
         raise RecipeError(f"resources: the Ray steps need {need:g} CPUs for one actor each but the "
                           f"cluster has {cpus:g}; lower steps[*].resources.num_cpus (e.g. 0.25)")
 
@@ -127,6 +134,8 @@ def _replay(events: list, by_index: dict) -> None:
     """Apply events in order: rejections go to the run's sink, counters to the driver's stats."""
     for ev in events:
         kind = ev[0]
+        if kind == "error":
+            raise ev[1]
         if kind == "reject":
             _, index, batch, why, scores = ev
             ex = by_index[index]
@@ -145,6 +154,13 @@ def _replay(events: list, by_index: dict) -> None:
             if cache is not None:  # the workers' lookups, reported when the driver closes it
                 cache.hits += hits
                 cache.misses += misses
+
+
+def _raise_errors(events: list) -> None:
+    """Raise a worker's BitextforgeError in the driver as soon as its batch arrives."""
+    for ev in events:
+        if ev[0] == "error":
+            raise ev[1]
 
 
 class _Collect:
@@ -172,6 +188,7 @@ def _driver_stream(ex, packets: Iterator[Packet]) -> Iterator[Packet]:
     real_reject, real_sample = getattr(ex, "reject", None), getattr(ex, "sample", None)
     try:
         for batch, events, dropped in packets:
+            _raise_errors(events)
             if dropped or not batch["id"]:
                 yield batch, events, True
                 continue
@@ -195,6 +212,7 @@ def _driver_global(ex: FilterExec, packets: Iterator[Packet]) -> Iterator[Packet
 
     def feed() -> Iterator[Batch]:
         for batch, events, dropped in packets:
+            _raise_errors(events)
             pending.extend(events)
             if not dropped:
                 yield batch
@@ -231,20 +249,35 @@ class _StepActor:
     once from (class, config) and runs pickled reader batches through the steps in order."""
 
     def __init__(self, specs: list, seed: int):
-        """Seed like the driver does, then build each ``(kind, index, step, cls, config)``."""
+        """Seed like the driver does, then build each ``(kind, index, step, cls, config)``.
+
+        The config arrives as a plain dict and is validated again here, against the class this
+        worker imported; a start-up failure is kept and reported with the first batch, as the
+        one-line error the driver would have given.
+        """
         from ..run import seed_everything
 
         seed_everything(seed)
         self.execs: list = []
-        for kind, index, step, cls, config in specs:
-            comp = cls(config)
-            if kind == "paraphrase":
-                ex: Any = ParaphraseExec(index, step, comp)
-            elif kind == "filter":
-                ex = FilterExec(index, step, comp, lambda *a: None)
-            else:
-                ex = WeightExec(index, step, comp)
-            self.execs.append(ex)
+        self.error: BaseException | None = None
+        try:
+            for kind, index, step, cls, config in specs:
+                try:
+                    comp = cls(cls.Config.model_validate(config))
+                except BitextforgeError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - becomes the driver's one-line error
+                    raise ComponentError(f"{cls.name}: cannot start on a Ray worker: "
+                                         f"{type(exc).__name__}: {exc}") from None
+                if kind == "paraphrase":
+                    ex: Any = ParaphraseExec(index, step, comp)
+                elif kind == "filter":
+                    ex = FilterExec(index, step, comp, lambda *a: None)
+                else:
+                    ex = WeightExec(index, step, comp)
+                self.execs.append(ex)
+        except BitextforgeError as exc:
+            self.error = exc
 
     def __call__(self, table):
         """Run the steps on each pickled reader batch of a Ray batch."""
@@ -253,11 +286,21 @@ class _StepActor:
         out = []
         for blob in table.column("blob").to_pylist():
             batch, events, dropped = pickle.loads(blob)
+            if self.error is not None:
+                events.append(("error", self.error))
+                dropped = True
             for ex in self.execs:
                 if dropped or not batch["id"]:
                     dropped = True  # the local runner drops an emptied batch between steps
                     break
-                batch = self._run(ex, batch, events)
+                try:
+                    batch = self._run(ex, batch, events)
+                except BitextforgeError as exc:
+                    # as data, not as a Ray task failure: Ray would wrap the one-line message
+                    # in its own traceback
+                    events.append(("error", exc))
+                    dropped = True
+                    break
             else:
                 dropped = dropped or not batch["id"]
             out.append(pickle.dumps((batch, events, dropped), protocol=pickle.HIGHEST_PROTOCOL))
@@ -336,7 +379,8 @@ def _ray_segment(packets: Iterator[Packet], executors: list, recipe,
         for ex in group:
             cls = type(ex.comp)
             _ship_class(cls)
-            specs.append((_step_kind(ex), ex.stats.index, _step(recipe, ex), cls, ex.comp.config))
+            specs.append((_step_kind(ex), ex.stats.index, _step(recipe, ex), cls,
+                          ex.comp.config.model_dump(mode="python", by_alias=True)))
         ds = ds.map_batches(
             _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
             fn_constructor_args=(specs, seed),
@@ -354,9 +398,12 @@ def _ray_segment(packets: Iterator[Packet], executors: list, recipe,
     finally:
         feeder.stop()
         feeder.join(timeout=5)
+        try:
+            ray.kill(q.actor)
+        except Exception:  # noqa: BLE001 - already gone with the cluster
+            pass
     if feeder.error is not None:
         raise feeder.error
-    ray.kill(q.actor)
 
 
 def _user_error(exc: BaseException) -> BaseException | None:

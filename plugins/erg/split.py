@@ -5,9 +5,8 @@ For each sentence pair: split each side on sentence-final punctuation (.?!, and 
 pair by its pieces only when both sides have the same number of sentences; otherwise keep the pair
 whole. HPSG parsers do best on single sentences, so this runs before ``erg.v1``.
 
-The core's step kinds cannot replace one row by several yet, so the component ``nichols_split.v1``
-exposes :meth:`NicholsSplit.split` for a future ``split:`` step, and ``bitextforge nichols-split``
-(:mod:`bitextforge.plugins.erg.cli`) splits a pair of files today.
+In a recipe, ``nichols_split.v1`` is a ``split:`` step (the core calls :meth:`NicholsSplit.split`);
+``bitextforge nichols-split`` (:mod:`bitextforge.plugins.erg.cli`) splits a pair of files.
 """
 
 from __future__ import annotations
@@ -95,10 +94,10 @@ class NicholsSplit(Paraphraser):
     """Nichols et al.'s bitext sentence splitting (section 5.2): a pair becomes its sentence pairs
     when both sides have the same number of sentences, else it stays whole.
 
-    Splitting replaces a row by several, which no step kind of the current core can do (a
-    paraphrase step only adds variants, and sees one side). Use ``bitextforge nichols-split`` on
-    the input files before a recipe; :meth:`split` is the batch interface a ``split:`` step would
-    call. As a ``paraphrase:`` step this component refuses to start rather than misalign pairs.
+    Use it as a ``split:`` step (before any paraphrase or weight step): each row is replaced by
+    its sentence pairs, each with a fresh ``id`` and the input's id in ``source_id``. Or split the
+    files beforehand with ``bitextforge nichols-split``. As a ``paraphrase:`` step it refuses to
+    run, since splitting one side alone would misalign the pairs.
     """
 
     name = "nichols_split.v1"
@@ -120,6 +119,6 @@ class NicholsSplit(Paraphraser):
 
     def paraphrase(self, sentences: list[str]) -> list[list[tuple]]:
         """Refused: splitting one side alone would misalign the pairs (see the class docstring)."""
-        raise ComponentError("nichols_split.v1 replaces rows by their sentence pairs, which a "
-                             "paraphrase: step cannot do; split the input first with "
-                             "`bitextforge nichols-split SRC TGT OUT_SRC OUT_TGT`")
+        raise ComponentError("nichols_split.v1 replaces rows by their sentence pairs: use it as a "
+                             "`split:` step, not a paraphrase: step (or split the files first "
+                             "with `bitextforge nichols-split SRC TGT OUT_SRC OUT_TGT`)")
