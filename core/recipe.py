@@ -309,9 +309,22 @@ def format_validation_error(source: str, prefix: str, exc: ValidationError,
     return "\n".join(lines)
 
 
+class _RecipeLoader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans: only true/false, so ``on:``, ``yes``, ``no`` and ``off``
+    stay strings (YAML 1.1 would turn the key ``on`` of dedupe.v1 into True)."""
+
+
+_RecipeLoader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_RecipeLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"))
+
+
 def _yaml_load(text: str, source: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

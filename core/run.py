@@ -211,7 +211,8 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
             elif isinstance(step, ParaphraseStep):
                 ex = ParaphraseExec(i, step, comp)  # type: ignore[arg-type]
             elif isinstance(step, FilterStep):
-                ex = FilterExec(i, step, comp, reject)  # type: ignore[arg-type]
+                ex = FilterExec(i, step, comp, reject,  # type: ignore[arg-type]
+                                sample=recipe.output.report)
             else:
                 ex = WeightExec(i, step, comp)  # type: ignore[arg-type]
             executors.append(ex)

@@ -226,8 +226,10 @@ class ParaphraseExec:
 class FilterExec:
     """Scores rows with a Filter and applies the step's ``keep`` decision."""
 
-    def __init__(self, index: int, step: FilterStep, comp: Filter, reject: RejectSink):
-        """Bind the step's options to a built component and the sink for rejected rows."""
+    def __init__(self, index: int, step: FilterStep, comp: Filter, reject: RejectSink,
+                 sample: bool = True):
+        """Bind the step's options to a built component and the sink for rejected rows;
+        ``sample`` keeps a sample of scores for the report's histograms."""
         self.step = step
         self.comp = comp
         self.keep: KeepSpec = step.keep  # type: ignore[assignment]
@@ -235,7 +237,7 @@ class FilterExec:
         self.reject = reject
         self.stats = StepStats(index, "filter", comp)
         self.label = f"steps[{index}]:{comp.name}"
-        self.sample = Reservoir(50_000, seed=index)
+        self.sample = Reservoir(50_000 if sample else 0, seed=index)
         self.rejected = 0
         use_cache = comp.cache_scores if step.cache is None else step.cache
         self.cache = None
@@ -437,6 +439,8 @@ class Reservoir:
 
     def extend(self, values) -> None:
         """Offer values to the sample."""
+        if not self.size:
+            return
         vals = list(values)
         room = self.size - len(self.values)
         if room > 0:

@@ -7,9 +7,9 @@ runs first. Lengths count whitespace tokens (``unit: tokens``) or characters (``
 
 from __future__ import annotations
 
-import hashlib
+from hashlib import blake2b
 import re
-import unicodedata
+from unicodedata import is_normalized, normalize
 from typing import Literal
 
 from pydantic import Field
@@ -75,14 +75,7 @@ class LengthRatioFilter(Filter):
                 for x, y in zip(a, b)]
 
 
-def _stable_hash(text: str) -> int:
-    """64-bit hash that is the same in every process (str hash() is salted per process, and a
-    resumed run must recognise keys saved by the killed one)."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-
-
 _NONWORD = re.compile(r"[\W_]+", re.UNICODE)
-_SPACE = re.compile(r"\s+")
 
 
 class DedupeFilter(Filter):
@@ -108,30 +101,31 @@ class DedupeFilter(Filter):
     def __init__(self, config=None):
         """Start with an empty set of seen keys."""
         super().__init__(config)
-        self.seen: set[int] = set()
+        # 8-byte blake2b digests: stable across processes (str hash() is salted per process, and a
+        # resumed run must recognise the keys the killed one saved)
+        self.seen: set[bytes] = set()
         self.duplicates = 0
 
     def _norm(self, texts):
         c = self.config
-        out = texts
         if c.letters_only:
-            out = [_NONWORD.sub("", t) for t in out]
+            out = [_NONWORD.sub("", t) for t in texts]
         else:
-            out = [_SPACE.sub(" ", t).strip() for t in out]
+            out = [" ".join(t.split()) for t in texts]
         if c.lowercase:
             out = [t.lower() for t in out]
-        if not all(t.isascii() for t in out):
-            out = [t if t.isascii() else unicodedata.normalize("NFKC", t) for t in out]
-        return out
+        # NFKC only where it changes something (most lines are already normalised)
+        return [t if t.isascii() or is_normalized("NFKC", t) else normalize("NFKC", t)
+                for t in out]
 
     def score(self, batch):
         """First occurrence 1.0, duplicate 0.0."""
         on = self.config.on
         if on == "pair":
-            keys = [_stable_hash(a + "\x1f" + b)
+            keys = [blake2b(f"{a}\x1f{b}".encode(), digest_size=8).digest()
                     for a, b in zip(self._norm(batch["src"]), self._norm(batch["tgt"]))]
         else:
-            keys = [_stable_hash(k) for k in self._norm(batch[on])]
+            keys = [blake2b(k.encode(), digest_size=8).digest() for k in self._norm(batch[on])]
         seen = self.seen
         out = []
         add = seen.add

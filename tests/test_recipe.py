@@ -96,3 +96,10 @@ def test_duplicate_score_columns_need_as():
 def test_input_needs_files():
     with pytest.raises(RecipeError, match="input: .*give src and tgt files"):
         parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "{}"), "r.yaml")
+
+
+def test_yaml_1_2_booleans_keep_on_a_string():
+    """YAML 1.1 reads the key `on` as True; recipes use YAML 1.2 booleans (true/false only)."""
+    r = parse_recipe(BASE + "  - filter: dedupe.v1\n    with: {on: src}\n", "r.yaml")
+    assert r.configs[3].on == "src"
+    assert parse_recipe(BASE.replace("name: t", "name: t\nprogress: false"), "r.yaml").progress is False

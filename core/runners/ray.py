@@ -34,7 +34,7 @@ from typing import Any, Iterable, Iterator
 from ..corpus import Batch
 from ..errors import BitextforgeError, ComponentError, RecipeError
 from ..recipe import Resources
-from ..steps import FilterExec, ParaphraseExec, WeightExec
+from ..steps import FilterExec, ParaphraseExec, SplitExec, WeightExec
 
 # A packet is (batch, events, dropped): ``events`` are what the steps did to this batch, in the
 # order the local runner would have done it; ``dropped`` marks a batch a streaming step emptied
@@ -58,6 +58,11 @@ def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Itera
     _configure_data_context(recipe)
     seed = recipe.seed if recipe is not None else 0
     _check_resources(recipe, executors, ray.cluster_resources().get("CPU", 0.0))
+    by_index = {ex.stats.index: ex for ex in executors}
+    # the real sinks, taken before a driver step swaps in its collector: replay must reach them
+    # even while that step's generator is suspended with the collector attached
+    sinks = {i: (getattr(ex, "reject", None), getattr(ex, "sample", None))
+             for i, ex in by_index.items()}
     packets: Iterator[Packet] = ((b, [], False) for b in source)
     pending: list = []
     for ex in executors:
@@ -73,9 +78,8 @@ def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Itera
             pending.append(ex)
     if pending:
         packets = _ray_segment(packets, pending, recipe, seed)
-    by_index = {ex.stats.index: ex for ex in executors}
     for batch, events, dropped in packets:
-        _replay(events, by_index)
+        _replay(events, by_index, sinks)
         if not dropped:
             yield batch
 
@@ -83,6 +87,8 @@ def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Itera
 def _in_driver(ex) -> bool:
     if isinstance(ex, FilterExec) and ex.keep.is_global:
         return True
+    if isinstance(ex, SplitExec):
+        return True  # it numbers output rows with fresh ids carried from batch to batch
     # a stateful component's result depends on every earlier batch (Component.stateful)
     return bool(getattr(ex.comp, "stateful", False))
 
@@ -130,7 +136,7 @@ def _step_resources(recipe, ex) -> Resources:
 # ---------------------------------------------------------------- events
 
 
-def _replay(events: list, by_index: dict) -> None:
+def _replay(events: list, by_index: dict, sinks: dict) -> None:
     """Apply events in order: rejections go to the run's sink, counters to the driver's stats."""
     for ev in events:
         kind = ev[0]
@@ -138,11 +144,10 @@ def _replay(events: list, by_index: dict) -> None:
             raise ev[1]
         if kind == "reject":
             _, index, batch, why, scores = ev
-            ex = by_index[index]
-            ex.rejected += len(batch["id"])
-            ex.reject(batch, why, scores)
+            by_index[index].rejected += len(batch["id"])
+            sinks[index][0](batch, why, scores)
         elif kind == "sample":
-            by_index[ev[1]].sample.extend(ev[2])
+            sinks[ev[1]][1].extend(ev[2])
         else:  # "stats"
             _, index, rows_in, rows_out, seconds, hits, misses = ev
             ex = by_index[index]
