@@ -1,0 +1,94 @@
+"""Ray runner benchmark (issue 7): throughput of a model-bound recipe (embedding_cosine.v1, the
+packaged all-MiniLM-L6-v2 comparing src with tgt of real Multi30k de-en pairs) under the local
+runner and under the Ray runner with 2 actors, side by side in one invocation (runs interleaved,
+median of ``--runs``), each run a whole ``bitextforge run`` process.
+
+Run from the repository root:
+    nice -n 10 .venv/bin/python tests/bench/bench_ray.py --lines 400 --batch 50 --runs 3
+It needs ../shared/data/multi30k; results go to docs/_bench_ray.md by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data" / "multi30k"
+WORK = Path("/tmp/bitextforge-bench-ray")
+
+RECIPE = """\
+name: bench-ray
+input: {{src: '{src}', tgt: '{tgt}'}}
+output: {{dir: '{out}', formats: [tsv], report: false}}
+progress: false
+batch_size: {batch}
+steps:
+  - filter: embedding_cosine.v1
+    with: {{columns: [src, tgt]}}
+    keep: {{min: -1}}
+    cache: false
+    resources: {{num_cpus: 0.5, concurrency: 2}}
+"""
+
+
+def make_input(lines: int) -> tuple[Path, Path]:
+    """The first ``lines`` pairs of Multi30k train (de, en), as plain files under WORK."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    s, t = WORK / f"m30k{lines}.de", WORK / f"m30k{lines}.en"
+    for lang, path in (("de", s), ("en", t)):
+        with gzip.open(DATA / f"train.{lang}.gz", "rt", encoding="utf-8") as fh:
+            rows = [next(fh) for _ in range(lines)]
+        path.write_text("".join(rows), encoding="utf-8")
+    return s, t
+
+
+def run_once(recipe: Path, runner: str, out: Path) -> tuple[float, float, int]:
+    """Wall seconds of the whole process, the manifest's run seconds, and rows written."""
+    shutil.rmtree(out, ignore_errors=True)  # a fresh directory: no shard of an earlier run resumes
+    t0 = time.perf_counter()
+    subprocess.run([str(ROOT / ".venv" / "bin" / "bitextforge"), "run", str(recipe), "-q",
+                    "--runner", runner, "-o", str(out)], check=True, cwd=ROOT,
+                   stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    m = json.loads((out / "manifest.json").read_text())
+    return wall, m["seconds"], m["output"]["rows"]
+
+
+def main() -> int:
+    """Interleave local and Ray runs; print medians and rows per second."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=250)
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    s, t = make_input(a.lines)
+    recipe = WORK / "bench_ray.yaml"
+    recipe.write_text(RECIPE.format(src=s, tgt=t, out=WORK / "out", batch=a.batch))
+    res: dict[str, list] = {"local": [], "ray": []}
+    for i in range(a.runs):
+        for runner in ("local", "ray"):
+            out = WORK / f"out-{runner}-{i}"
+            res[runner].append(run_once(recipe, runner, out))
+            print(runner, i, res[runner][-1], flush=True)
+    same = (WORK / "out-local-0" / "corpus.tsv").read_bytes() == \
+        (WORK / "out-ray-0" / "corpus.tsv").read_bytes()
+    print(f"\nlines={a.lines} batch={a.batch} runs={a.runs} identical_output={same}")
+    print("| runner | median wall s (process) | median run s (manifest) | rows/s (run) |")
+    print("|---|---|---|---|")
+    for runner, rows in res.items():
+        wall = statistics.median(r[0] for r in rows)
+        run = statistics.median(r[1] for r in rows)
+        print(f"| {runner} | {wall:.1f} | {run:.1f} | {a.lines / run:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
