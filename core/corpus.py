@@ -311,7 +311,8 @@ class TsvWriter:
     """Writes batches as TSV with a header; tabs, newlines and backslashes in text are escaped."""
 
     def __init__(self, path: str | os.PathLike, extra: Iterable[str] = ()):
-        """Create the writer; the header is fixed by the first batch (plus ``extra`` columns)."""
+        """Create the writer with the header ``extra`` (columns a batch lacks are left empty);
+        without it, the header is fixed by the first batch."""
         self.file = AtomicFile(path)
         self.columns: list[str] | None = None
         self.extra = list(extra)
@@ -320,7 +321,10 @@ class TsvWriter:
     def write(self, batch: Batch) -> None:
         """Append a batch's rows."""
         if self.columns is None:
-            self.columns = order_columns(list(batch) + [c for c in self.extra if c not in batch])
+            # a fixed column list (the run knows every column in advance) wins over the order in
+            # which this batch happened to acquire its columns
+            self.columns = self.extra + [c for c in order_columns(list(batch))
+                                         if c not in self.extra]
             self.file.write("\t".join(self.columns) + "\n")
         n = batch_len(batch)
         if not n:
