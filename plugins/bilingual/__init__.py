@@ -1,4 +1,23 @@
-"""Bilingual sentence embeddings with an MLP similarity (Kim, Rosendahl, Rossenbach, Rosendahl, Khadivi & Ney): training, similarity filters, alignment recovery.
+"""Bilingual sentence embeddings with an MLP similarity, after Kim, Rosendahl, Rossenbach,
+Rosendahl, Khadivi & Ney, *Learning Bilingual Sentence Embeddings via Autoencoding and Neural
+Machine Translation*: training (``bitextforge train-bilingual``, ``train-mlp-similarity``), the
+filter ``bilingual_similarity.v1`` and the evaluator ``alignment_recovery.v1``.
 
-This package is being built; it registers its components once they are implemented.
+Registering imports no heavy library; torch, faiss and scikit-learn load when a component is built.
 """
+
+import bitextforge
+
+from .components import AlignmentRecoveryEvaluator, BilingualSimilarityFilter
+
+
+@bitextforge.hookimpl
+def register_filters(register):
+    """Register bilingual_similarity.v1."""
+    register(BilingualSimilarityFilter)
+
+
+@bitextforge.hookimpl
+def register_evaluators(register):
+    """Register alignment_recovery.v1."""
+    register(AlignmentRecoveryEvaluator)

@@ -1,0 +1,200 @@
+"""The filter ``bilingual_similarity.v1`` and the evaluator ``alignment_recovery.v1``: Kim,
+Rosendahl, Rossenbach, Rosendahl, Khadivi & Ney, *Learning Bilingual Sentence Embeddings via
+Autoencoding and Neural Machine Translation* (section 3.3 similarities, section 4.1 alignment
+recovery, section 4.2 corpus filtering with a word budget).
+
+Both load a model directory written by ``bitextforge train-bilingual`` once, when built; torch is
+imported then, not when the plugin registers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from bitextforge import ComponentError, Evaluator, Filter, InputError, Report
+
+MeasureName = Literal["cosine", "euclidean", "csls", "margin", "mlp"]
+
+
+def _load(model: str | None, measure: str, mlp: str | None, name: str):
+    """The embedding model and, for ``measure: mlp``, the MLP similarity, checked together."""
+    from .model import BilingualModel
+    from .similarity import MLPSimilarity
+
+    if not model:
+        raise ComponentError(f"{name}: measure {measure!r} needs `model` (a directory written by "
+                             f"`bitextforge train-bilingual`)")
+    emb = BilingualModel.load(model)
+    clf = None
+    if measure == "mlp":
+        if not mlp:
+            raise ComponentError(f"{name}: measure 'mlp' needs `mlp` (a file written by "
+                                 f"`bitextforge train-mlp-similarity`)")
+        clf = MLPSimilarity.load(mlp)
+        clf.check(emb.cfg.sentence_dim, f"{name}: {mlp}")
+    elif mlp:
+        raise ComponentError(f"{name}: `mlp` is only read with measure 'mlp', not {measure!r}; "
+                             f"remove it or set measure: mlp")
+    return emb, clf
+
+
+def _doctor() -> list[tuple[bool, str, str]]:
+    checks = []
+    for mod, pkg in (("torch", "torch"), ("sentencepiece", "sentencepiece"),
+                     ("faiss", "faiss-cpu"), ("sklearn", "scikit-learn"),
+                     ("rapidfuzz", "rapidfuzz")):
+        ok = importlib.util.find_spec(mod) is not None
+        checks.append((ok, f"Python module {mod}",
+                       f"pip install -c constraints.txt {pkg}  (or the [full] extra)"))
+    return checks
+
+
+class BilingualSimilarityFilter(Filter):
+    """Similarity of each pair's bilingual sentence embeddings (Kim et al., section 3.3).
+
+    The source sentence goes through the model's source encoder, the target through the target
+    encoder; both embeddings are max-pooled encoder states in one space. ``measure``: ``cosine``
+    (eq. 13), ``euclidean`` (negated distance, eq. 14), ``csls`` (eq. 16-18) or ``margin``
+    (Artetxe & Schwenk's ratio margin) with ``k`` nearest neighbours found by faiss among the
+    other pairs of the same batch (raise the recipe's ``batch_size`` for wider neighbourhoods), or
+    ``mlp``, the trained MLP similarity (probability that the pair is parallel). For WMT18-style
+    filtering give the step ``keep: {words: N}``.
+    """
+
+    name = "bilingual_similarity.v1"
+
+    class Config(Filter.Config):
+        """Options of bilingual_similarity.v1."""
+
+        model: str = Field(description="Model directory written by `bitextforge "
+                           "train-bilingual` (source encoder for src, target encoder for tgt).")
+        measure: MeasureName = Field("cosine", description="cosine, euclidean, csls, margin or mlp.")
+        k: int = Field(4, ge=1, description="Nearest neighbours for csls and margin.")
+        mlp: str | None = Field(None, description="MLP similarity file from `bitextforge "
+                                "train-mlp-similarity` (required for measure: mlp).")
+        batch_size: int = Field(256, ge=1, description="Sentences per embedding batch.")
+
+    def __init__(self, config=None):
+        """Load the model directory (and the MLP) once per run."""
+        super().__init__(config)
+        c = self.config
+        self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name)
+        self.info = {"model": str(self.model.path), "sentence_dim": self.model.cfg.sentence_dim}
+
+    def score(self, batch):
+        """One similarity per row of ``batch``."""
+        from .similarity import pair_scores
+
+        c = self.config
+        a = self.model.embed(list(batch["src"]), "src", c.batch_size)
+        b = self.model.embed(list(batch["tgt"]), "tgt", c.batch_size)
+        return pair_scores(a, b, c.measure, c.k, self.mlp).tolist()
+
+    def manifest_info(self):
+        """Model directory and its training facts, for the run manifest."""
+        return self.info
+
+    def close(self):
+        """Drop the network."""
+        self.model = self.mlp = None
+
+    @classmethod
+    def doctor(cls):
+        """The libraries the bilingual components need."""
+        return _doctor()
+
+
+class AlignmentRecoveryEvaluator(Evaluator):
+    """Sentence alignment recovery (Kim et al., section 4.1): shuffle the target side, find each
+    source sentence's partner by the highest similarity, and each target's; report both error
+    rates and their average.
+
+    Measures as in ``bilingual_similarity.v1`` (cosine, euclidean, csls, margin, mlp) plus
+    ``levenshtein``, the character edit distance baseline of the paper's Table 1 (needs no
+    model). Reads the run's final corpus, or the files ``src``/``tgt`` when given. Per-sentence
+    errors are kept as items (1 = wrong) for significance tests.
+    """
+
+    name = "alignment_recovery.v1"
+
+    class Config(Evaluator.Config):
+        """Options of alignment_recovery.v1."""
+
+        model: str | None = Field(None, description="Model directory from `bitextforge "
+                                  "train-bilingual` (not needed for levenshtein).")
+        measure: Literal["cosine", "euclidean", "csls", "margin", "mlp", "levenshtein"] = Field(
+            "cosine", description="Similarity used to pick partners.")
+        k: int = Field(4, ge=1, description="Nearest neighbours for csls and margin.")
+        mlp: str | None = Field(None, description="MLP similarity file (measure: mlp).")
+        src: str | None = Field(None, description="Source test file (plain or .gz) instead of "
+                                "the corpus's src column.")
+        tgt: str | None = Field(None, description="Target test file, line-aligned with src.")
+        limit: int | None = Field(None, ge=1, description="Use only the first this many pairs.")
+        seed: int = Field(1, description="Seed of the shuffle.")
+
+    def __init__(self, config=None):
+        """Load the model (unless the measure is levenshtein)."""
+        super().__init__(config)
+        c = self.config
+        if bool(c.src) != bool(c.tgt):
+            raise ComponentError(f"{self.name}: give both `src` and `tgt`, or neither (then the "
+                                 f"run's corpus is used)")
+        self.model = self.mlp = None
+        if c.measure != "levenshtein":
+            self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name)
+
+    def texts(self, corpus) -> tuple[list[str], list[str]]:
+        """The test pairs: the files of the config, or the corpus columns."""
+        from .train import read_pairs
+
+        c = self.config
+        if c.src:
+            src, tgt = read_pairs([c.src], [c.tgt])
+        else:
+            if corpus is None:
+                raise InputError(f"{self.name}: no corpus and no `src`/`tgt` files to evaluate")
+            src, tgt = corpus.column("src"), corpus.column("tgt")
+        if c.limit:
+            src, tgt = src[:c.limit], tgt[:c.limit]
+        return src, tgt
+
+    def evaluate(self, corpus) -> Report:
+        """Error rates (fractions) of recovering the shuffled alignment."""
+        from .similarity import alignment_errors, levenshtein_errors
+
+        c = self.config
+        src, tgt = self.texts(corpus)
+        t0 = time.perf_counter()
+        if c.measure == "levenshtein":
+            res = levenshtein_errors(src, tgt, c.seed)
+            embed_s = 0.0
+        else:
+            a = self.model.embed(src, "src")
+            b = self.model.embed(tgt, "tgt")
+            embed_s = time.perf_counter() - t0
+            res = alignment_errors(a, b, c.measure, c.k, self.mlp, c.seed)
+        align_s = time.perf_counter() - t0 - embed_s
+        numbers = {"src2tgt_error": res["src2tgt_error"], "tgt2src_error": res["tgt2src_error"],
+                   "error": res["error"], "sentences": float(len(src)),
+                   "embed_seconds": round(embed_s, 3), "align_seconds": round(align_s, 3)}
+        where = Path(c.src).name if c.src else "corpus"
+        summary = (f"{c.measure} alignment recovery on {len(src)} pairs of {where}: error "
+                   f"{100 * res['error']:.1f}% (src->tgt {100 * res['src2tgt_error']:.1f}%, "
+                   f"tgt->src {100 * res['tgt2src_error']:.1f}%)")
+        return Report(numbers=numbers, items={"src2tgt_wrong": res["src2tgt_wrong"],
+                                              "tgt2src_wrong": res["tgt2src_wrong"]},
+                      summary=summary)
+
+    def close(self):
+        """Drop the network."""
+        self.model = self.mlp = None
+
+    @classmethod
+    def doctor(cls):
+        """The libraries the bilingual components need."""
+        return _doctor()

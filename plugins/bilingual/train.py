@@ -1,0 +1,273 @@
+"""Training of the bilingual sentence embedding model of Kim, Rosendahl, Rossenbach, Rosendahl,
+Khadivi & Ney, *Learning Bilingual Sentence Embeddings via Autoencoding and Neural Machine
+Translation* (section 3.2, equations 7-10).
+
+Each update sums two cross-entropies over a mini-batch holding the two objectives 1:1: NMT from the
+source encoder to the target sentence, and autoencoding from the target encoder to a target
+sentence (monolingual data plus the target side of the parallel data, as in the paper). With
+``direction="reverse"`` the roles swap (target->source NMT, source autoencoding). A joint
+sentencepiece vocabulary is trained on both languages first; word embeddings can be initialised
+from a text file of vectors (the paper uses mapped bilingual skip-gram vectors).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import time
+from pathlib import Path
+from typing import Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bitextforge import InputError
+
+
+class TrainConfig(BaseModel):
+    """Options of ``bitextforge train-bilingual`` (sizes, preprocessing, optimiser, budget)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vocab_size: int = Field(8000, ge=50, description="Joint sentencepiece vocabulary size "
+                            "(smaller when the training text cannot fill it).")
+    embed_dim: int = Field(256, ge=8, description="Word embedding size.")
+    hidden_dim: int = Field(256, ge=8, description="Encoder RNN size per direction; sentence "
+                            "embeddings and the decoder state have twice this size.")
+    rnn: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoders and decoder.")
+    lowercase: bool = Field(True, description="Lowercase all text before the vocabulary.")
+    max_tokens: int = Field(50, ge=2, description="Subword length limit: longer training pairs "
+                            "are skipped, longer sentences to embed are cut.")
+    direction: Literal["forward", "reverse"] = Field("forward", description="forward: source->target "
+                                                     "NMT + target autoencoding (eq. 7-8); reverse: "
+                                                     "target->source NMT + source autoencoding (eq. 9-10).")
+    batch_size: int = Field(64, ge=1, description="Parallel pairs per update; as many "
+                            "autoencoding sentences are added (the paper's 1:1 ratio).")
+    optimizer: Literal["adam", "sgd"] = Field("adam", description="adam, or plain SGD as in the paper.")
+    lr: float = Field(1e-3, gt=0, description="Initial learning rate (the paper: SGD at 1.0).")
+    decay_after: int = Field(0, ge=0, description="Updates before the learning rate starts to "
+                             "decay (0: never decay; the paper: 100k).")
+    decay_every: int = Field(50000, ge=1, description="Multiply the rate by `decay` every this "
+                             "many updates once decaying.")
+    decay: float = Field(0.9, gt=0, le=1, description="Decay factor.")
+    clip: float = Field(1.0, gt=0, description="Gradient norm clipping.")
+    max_steps: int = Field(0, ge=0, description="Stop after this many updates (0: no limit).")
+    max_minutes: float = Field(30.0, ge=0, description="Stop after this much wall time (0: no limit).")
+    epochs: float = Field(0, ge=0, description="Stop after this many passes over the parallel "
+                          "data (0: no limit).")
+    save_minutes: float = Field(5.0, gt=0, description="Write the model directory this often "
+                                "while training, so an interrupted run leaves a usable model.")
+    init_embeddings: str | None = Field(None, description="Text file of vectors ('piece v1 v2 ..', "
+                                        "word2vec text format, header optional) to initialise all "
+                                        "word embeddings of matching subwords.")
+    threads: int = Field(1, ge=1, description="torch CPU threads (1 is fastest on a shared "
+                         "machine: idle OpenMP threads spin and slow everyone down).")
+    seed: int = Field(1, description="Random seed.")
+    src_lang: str = Field("src", description="Name of the source language (for the record).")
+    tgt_lang: str = Field("tgt", description="Name of the target language (for the record).")
+
+
+def read_text(path: str | Path, limit: int | None = None) -> list[str]:
+    """Lines of a plain or gzipped UTF-8 file, without line ends."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    opener = gzip.open if p.suffix == ".gz" else open
+    out = []
+    with opener(p, "rt", encoding="utf-8", newline="\n") as fh:
+        for i, line in enumerate(fh):
+            if limit is not None and i >= limit:
+                break
+            out.append(line.rstrip("\r\n"))
+    return out
+
+
+def read_pairs(src_files: list[str], tgt_files: list[str]) -> tuple[list[str], list[str]]:
+    """Concatenate line-aligned file pairs, refusing pairs of files with different line counts."""
+    if len(src_files) != len(tgt_files):
+        raise InputError(f"{len(src_files)} source files but {len(tgt_files)} target files; give "
+                         f"--src and --tgt once per parallel corpus")
+    src, tgt = [], []
+    for s, t in zip(src_files, tgt_files):
+        a, b = read_text(s), read_text(t)
+        if len(a) != len(b):
+            raise InputError(f"{s} has {len(a)} lines but {t} has {len(b)}; they must be "
+                             f"line-aligned")
+        src += a
+        tgt += b
+    return src, tgt
+
+
+def train_sentencepiece(texts: list[str], vocab_size: int, seed: int) -> bytes:
+    """A joint unigram sentencepiece model over ``texts`` (ids: pad 0, unk 1, bos 2, eos 3)."""
+    import sentencepiece as spm
+
+    buf = io.BytesIO()
+    rng = random.Random(seed)
+    sample = texts if len(texts) <= 400_000 else rng.sample(texts, 400_000)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(t for t in sample if t.strip()), model_writer=buf,
+        vocab_size=vocab_size, model_type="unigram", character_coverage=1.0,
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3, hard_vocab_limit=False,
+        minloglevel=2, num_threads=1)
+    return buf.getvalue()
+
+
+def load_vectors(path: str, sp, dim: int):
+    """Rows of a vector text file for the subwords of ``sp``: ``(ids, matrix)``."""
+    import torch
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such embedding file (init_embeddings)")
+    ids, rows = [], []
+    with open(p, encoding="utf-8") as fh:
+        for n, line in enumerate(fh):
+            parts = line.rstrip("\n").split(" ")
+            if n == 0 and len(parts) == 2:
+                continue  # word2vec header: count and dimension
+            if len(parts) != dim + 1:
+                raise InputError(f"{p}:{n + 1}: {len(parts) - 1} numbers, but embed_dim is {dim}")
+            pid = sp.piece_to_id(parts[0])
+            if pid != sp.unk_id():
+                ids.append(pid)
+                rows.append([float(v) for v in parts[1:]])
+    return ids, torch.tensor(rows, dtype=torch.float32).reshape(-1, dim)
+
+
+def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: str | Path,
+                    mono: list[str] | None = None, dev: tuple[list[str], list[str]] | None = None,
+                    log: Callable[[str], None] = print) -> Path:
+    """Train on parallel ``src``/``tgt`` (plus monolingual sentences ``mono`` in the decoded
+    language) and write the model directory ``out_dir``. Returns the directory.
+
+    ``dev`` pairs, when given, are used to log the cosine alignment-recovery error at every save.
+    """
+    import sentencepiece as spm
+    import torch
+
+    from .model import BilingualEmbedder, BilingualModel, ModelConfig, pad
+
+    if not src:
+        raise InputError("no parallel training data")
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    rng = random.Random(cfg.seed)
+    t_start = time.perf_counter()
+    mono = list(mono or [])
+    lower = (lambda xs: [x.lower() for x in xs]) if cfg.lowercase else list
+    spm_bytes = train_sentencepiece(lower(src + tgt + mono), cfg.vocab_size, cfg.seed)
+    sp = spm.SentencePieceProcessor(model_proto=spm_bytes)
+    mcfg = ModelConfig(vocab_size=sp.get_piece_size(), embed_dim=cfg.embed_dim,
+                       hidden_dim=cfg.hidden_dim, rnn=cfg.rnn, lowercase=cfg.lowercase,
+                       max_tokens=cfg.max_tokens, direction=cfg.direction,
+                       src_lang=cfg.src_lang, tgt_lang=cfg.tgt_lang)
+    net = BilingualEmbedder(mcfg)
+    model = BilingualModel(mcfg, sp, net)
+    if cfg.init_embeddings:
+        ids, mat = load_vectors(cfg.init_embeddings, sp, cfg.embed_dim)
+        with torch.no_grad():
+            for emb in net.embed.values():
+                emb.weight[ids] = mat
+        log(f"initialised {len(ids)} of {mcfg.vocab_size} subword embeddings from "
+            f"{cfg.init_embeddings}")
+
+    S, T = model.tokenize(src), model.tokenize(tgt)
+    # pairs over the length limit were cut by tokenize(); skip them rather than learn truncations
+    pairs = [(s, t) for s, t in zip(S, T)
+             if len(s) < cfg.max_tokens and len(t) < cfg.max_tokens]
+    if cfg.direction == "forward":
+        nmt_in, dec_side, ae_side = "src", "tgt", "tgt"
+        ae_pool = [t for _, t in pairs]
+    else:
+        nmt_in, dec_side, ae_side = "tgt", "src", "src"
+        pairs = [(t, s) for s, t in pairs]
+        ae_pool = [t for _, t in pairs]
+    ae_pool += [m for m in model.tokenize(mono) if len(m) < cfg.max_tokens]
+    log(f"{len(pairs)} training pairs ({len(S) - len(pairs)} over {cfg.max_tokens} subwords "
+        f"skipped), {len(ae_pool)} autoencoding sentences, vocabulary {mcfg.vocab_size}")
+    if not pairs:
+        raise InputError(f"every training pair is longer than max_tokens={cfg.max_tokens}")
+
+    params = list(net.parameters())
+    if cfg.optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=cfg.lr)
+    else:
+        opt = torch.optim.SGD(params, lr=cfg.lr)
+
+    def lr_at(step: int) -> float:
+        if not cfg.decay_after or step < cfg.decay_after:
+            return cfg.lr
+        return cfg.lr * cfg.decay ** ((step - cfg.decay_after) // cfg.decay_every + 1)
+
+    def batches():
+        """Endless epochs; within a window of 50 batches pairs are sorted by length to limit
+        padding, then the batches are shuffled."""
+        order = list(range(len(pairs)))
+        epoch = 0
+        while True:
+            rng.shuffle(order)
+            window = cfg.batch_size * 50
+            for w in range(0, len(order), window):
+                chunk = sorted(order[w:w + window], key=lambda i: len(pairs[i][0]))
+                bs = [chunk[i:i + cfg.batch_size] for i in range(0, len(chunk), cfg.batch_size)]
+                rng.shuffle(bs)
+                for b in bs:
+                    yield epoch, b
+            epoch += 1
+
+    info: dict = {"train_pairs": len(pairs), "autoencoding_sentences": len(ae_pool),
+                  "config": cfg.model_dump(), "log": []}
+    last_save = time.perf_counter()
+    step = 0
+    tokens = 0
+    loss_sum = 0.0
+    net.train()
+    for epoch, b in batches():
+        if cfg.epochs and epoch >= cfg.epochs:
+            break
+        minutes = (time.perf_counter() - t_start) / 60
+        if (cfg.max_steps and step >= cfg.max_steps) or (cfg.max_minutes and
+                                                         minutes >= cfg.max_minutes):
+            break
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        x, xl = pad([pairs[i][0] for i in b], mcfg.pad_id)
+        y, _ = pad([pairs[i][1] for i in b], mcfg.pad_id)
+        ae = [ae_pool[rng.randrange(len(ae_pool))] for _ in b]
+        a, al = pad(ae, mcfg.pad_id)
+        ntok = int((y != mcfg.pad_id).sum() + (a != mcfg.pad_id).sum())
+        loss = (net.decode_loss(net.encode(nmt_in, x, xl), y)
+                + net.decode_loss(net.encode(ae_side, a, al), a)) / ntok
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, cfg.clip)
+        opt.step()
+        step += 1
+        tokens += ntok
+        loss_sum += float(loss.detach()) * ntok
+        if time.perf_counter() - last_save >= cfg.save_minutes * 60:
+            _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, t_start,
+                        dev, log)
+            net.train()
+            tokens, loss_sum = 0, 0.0
+            last_save = time.perf_counter()
+    _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, t_start, dev, log)
+    return Path(out_dir)
+
+
+def _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, t_start, dev, log):
+    entry = {"step": step, "epoch": epoch, "minutes": round((time.perf_counter() - t_start) / 60, 2),
+             "loss_per_token": round(loss_sum / tokens, 4) if tokens else None}
+    if dev is not None:
+        from .similarity import alignment_errors
+
+        a = model.embed(dev[0], "src")
+        b = model.embed(dev[1], "tgt")
+        entry["dev_cosine_error"] = round(alignment_errors(a, b, "cosine")["error"], 4)
+    info["log"].append(entry)
+    model.save(out_dir, spm_bytes, info)
+    log(json.dumps(entry))
+
+

@@ -1,0 +1,164 @@
+"""Training, saving, loading and using a tiny bilingual embedding model (Kim et al.) trained in
+seconds on pairs written for this test, through the CLI, the filter and the evaluator."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bitextforge import ComponentError, InputError
+from bitextforge.cli import main
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+DE = ["der hund schläft", "die katze schläft", "der hund läuft", "die katze läuft",
+      "ein mann isst brot", "eine frau isst brot", "ein mann trinkt wasser",
+      "eine frau trinkt wasser", "das kind spielt im garten", "das kind schläft im haus",
+      "der vogel singt", "der vogel fliegt", "zwei männer spielen fußball",
+      "zwei frauen lesen bücher", "ein roter ball", "ein blaues auto"]
+EN = ["the dog sleeps", "the cat sleeps", "the dog runs", "the cat runs",
+      "a man eats bread", "a woman eats bread", "a man drinks water", "a woman drinks water",
+      "the child plays in the garden", "the child sleeps in the house", "the bird sings",
+      "the bird flies", "two men play soccer", "two women read books", "a red ball",
+      "a blue car"]
+TINY = ["--vocab-size", "90", "--embed-dim", "16", "--hidden-dim", "16", "--batch-size", "8",
+        "--max-steps", "100", "--lr", "0.02", "--save-minutes", "100"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny model trained through `bitextforge train-bilingual` on the 16 pairs above."""
+    d = tmp_path_factory.mktemp("bil")
+    (d / "t.de").write_text("\n".join(DE) + "\n", encoding="utf-8")
+    (d / "t.en").write_text("\n".join(EN) + "\n", encoding="utf-8")
+    out = d / "model"
+    rc = main(["train-bilingual", "--src", str(d / "t.de"), "--tgt", str(d / "t.en"),
+               "--dev-src", str(d / "t.de"), "--dev-tgt", str(d / "t.en"), "-o", str(out), *TINY])
+    assert rc == 0
+    return d, out
+
+
+def test_model_directory_and_training_log(tiny):
+    d, out = tiny
+    meta = json.loads((out / "config.json").read_text())
+    assert {p.name for p in out.iterdir()} >= {"config.json", "spm.model", "model.pt"}
+    assert meta["model"]["hidden_dim"] == 16 and meta["model"]["lowercase"] is True
+    log = meta["info"]["log"][-1]
+    assert log["step"] == 100
+    # a random 90-subword model starts near ln(90) = 4.5 nats per token; training must go lower
+    assert log["loss_per_token"] < 2.5
+    # on its own training pairs the embedding space must align better than chance (15/16 wrong)
+    assert log["dev_cosine_error"] < 0.5
+
+
+def test_embeddings_are_deterministic_and_batched(tiny):
+    from bitextforge.plugins.bilingual.model import BilingualModel
+
+    _, out = tiny
+    m = BilingualModel.load(out)
+    one = m.embed(DE, "src", batch_size=3)
+    two = m.embed(DE, "src", batch_size=64)
+    assert one.shape == (16, 32) and np.allclose(one, two, atol=1e-5)
+    assert not np.allclose(m.embed(DE[:2], "tgt"), one[:2])  # two different encoders
+    assert m.embed([""], "src").shape == (1, 32)  # empty line still embeds
+    with pytest.raises(ValueError):
+        m.embed(DE, "de")
+
+
+def test_filter_and_evaluator_in_a_recipe(tiny, tmp_path):
+    from bitextforge.plugins.bilingual.model import BilingualModel
+    from bitextforge.plugins.bilingual.similarity import pair_scores
+
+    d, out = tiny
+    # the last four pairs are misaligned: a word budget must drop them first
+    src = DE[:8] + DE[8:12]
+    tgt = EN[:8] + EN[12:16]
+    (tmp_path / "c.de").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (tmp_path / "c.en").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    words = sum(len(s.split()) + len(t.split()) for s, t in zip(src[:8], tgt[:8]))
+    text = (f"name: t\ninput: {{src: '{tmp_path}/c.de', tgt: '{tmp_path}/c.en'}}\n"
+            f"output: {{dir: '{tmp_path}/run'}}\nprogress: false\nbatch_size: 5\nsteps:\n"
+            f"  - filter: bilingual_similarity.v1\n    with: {{model: '{out}'}}\n"
+            f"    keep: {{words: {words}, words_side: both}}\n"
+            f"evaluate:\n  - evaluator: alignment_recovery.v1\n    with: {{model: '{out}', "
+            f"src: '{d}/t.de', tgt: '{d}/t.en', measure: csls}}\n"
+            f"  - evaluator: alignment_recovery.v1\n    with: {{measure: levenshtein}}\n")
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    kept = (tmp_path / "run" / "corpus.src").read_text(encoding="utf-8").splitlines()
+    # a 100-step toy model is no oracle: most of the budget must go to the aligned pairs
+    assert len(set(kept) & set(src[:8])) >= 6 and len(set(kept) & set(src[8:])) <= 1
+    rows = [ln.split("\t") for ln in (tmp_path / "run" / "corpus.tsv").read_text().splitlines()]
+    head = rows[0]
+    m = BilingualModel.load(out)
+    want = pair_scores(m.embed(src, "src"), m.embed(tgt, "tgt"), "cosine")
+    got = {r[head.index("src")]: float(r[head.index("bilingual_similarity")]) for r in rows[1:]}
+    assert got[src[0]] == pytest.approx(want[0], abs=1e-4)
+    assert np.mean(want[:8]) > np.mean(want[8:])
+    reports = list(res.reports.values())
+    csls = reports[0]["numbers"]
+    assert csls["sentences"] == 16 and 0 <= csls["error"] < 0.5
+    assert reports[1]["numbers"]["sentences"] == len(kept)
+
+
+def test_mlp_cli_and_filter(tiny, tmp_path):
+    from bitextforge.plugins.bilingual.components import BilingualSimilarityFilter
+
+    d, out = tiny
+    mlp = tmp_path / "mlp.joblib"
+    rc = main(["train-mlp-similarity", "--model", str(out), "--src", str(d / "t.de"),
+               "--tgt", str(d / "t.en"), "--negatives", "shuffle", "--count", "64",
+               "--hidden", "32,32", "--max-iter", "200", "-o", str(mlp)])
+    assert rc == 0
+    f = BilingualSimilarityFilter(BilingualSimilarityFilter.Config(
+        model=str(out), measure="mlp", mlp=str(mlp)))
+    good = f.score({"src": DE[:8], "tgt": EN[:8]})
+    bad = f.score({"src": DE[:8], "tgt": EN[8:16]})
+    assert all(0 <= s <= 1 for s in good + bad) and np.mean(good) > np.mean(bad)
+
+
+def test_user_errors_are_one_line(tiny, tmp_path):
+    from bitextforge.plugins.bilingual.components import (AlignmentRecoveryEvaluator,
+                                                          BilingualSimilarityFilter)
+
+    _, out = tiny
+    with pytest.raises(ComponentError, match="not a bilingual embedding model directory"):
+        BilingualSimilarityFilter(BilingualSimilarityFilter.Config(model=str(tmp_path)))
+    with pytest.raises(ComponentError, match="needs `mlp`"):
+        BilingualSimilarityFilter(BilingualSimilarityFilter.Config(model=str(out), measure="mlp"))
+    with pytest.raises(ComponentError, match="needs `model`"):
+        AlignmentRecoveryEvaluator(AlignmentRecoveryEvaluator.Config(measure="cosine"))
+    assert main(["train-bilingual", "--src", str(tmp_path / "nope.de"), "--tgt",
+                 str(tmp_path / "nope.en"), "-o", str(tmp_path / "m")]) == 2
+    with pytest.raises(InputError, match="line-aligned"):
+        from bitextforge.plugins.bilingual.train import read_pairs
+        (tmp_path / "a").write_text("x\ny\n")
+        (tmp_path / "b").write_text("x\n")
+        read_pairs([str(tmp_path / "a")], [str(tmp_path / "b")])
+
+
+def test_reverse_direction_trains(tmp_path):
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=20,
+                      direction="reverse", save_minutes=100)
+    out = train_bilingual(cfg, DE, EN, tmp_path / "rev", log=lambda s: None)
+    meta = json.loads((out / "config.json").read_text())
+    assert meta["model"]["direction"] == "reverse" and meta["info"]["log"][-1]["step"] == 20
+
+
+def test_negative_sets_of_section_5_2(tiny):
+    from bitextforge.plugins.bilingual.mlp_training import choose_negatives
+    from bitextforge.plugins.bilingual.model import BilingualModel
+    from bitextforge.plugins.bilingual.similarity import pair_scores
+
+    _, out = tiny
+    m = BilingualModel.load(out)
+    noisy_tgt = EN[:8] + EN[::-1][:8]
+    s, t = choose_negatives(m, DE, EN, "shuffle", None, None, 60, 40, seed=3)
+    assert len(s) == 40 and all(EN[DE.index(a)] != b for a, b in zip(s, t))
+    s, t = choose_negatives(m, DE, EN, "worst", DE, noisy_tgt, 50, 3, seed=3)
+    scores = pair_scores(m.embed(DE, "src"), m.embed(noisy_tgt, "tgt"), "cosine")
+    ranked = [DE[i] for i in np.argsort(-scores, kind="stable")]
+    assert s == ranked[5:8]  # the last 3 lines of the top-50% cut (8 of 16 lines)
+    with pytest.raises(InputError, match="noisy"):
+        choose_negatives(m, DE, EN, "random", None, None, 60, 4, seed=3)
