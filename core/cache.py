@@ -1,8 +1,8 @@
 """Score cache: a filter's scores keyed by the content of the row and the component's name and
 configuration, so rerunning a recipe with a changed threshold does not recompute model scores.
 
-One SQLite file per (component, config) under the cache directory (``BITEXTFORGE_CACHE``, else
-``~/.cache/bitextforge/scores``). A row's key hashes every text and value column it carries except
+One SQLite file per (component, config) under ``$BITEXTFORGE_CACHE/scores`` (default
+``~/.cache/bitextforge/scores``; converted models live beside it). A row's key hashes every text and value column it carries except
 bookkeeping (``id``, ``variant``, ``origin``, ``weight``) and the step's own score column, so a
 filter that reads a paraphraser's extra column (``nll``) is keyed on it too. Only pure filters may
 be cached: a filter whose score depends on earlier rows (``dedupe.v1``) sets ``cache_scores = False``
@@ -26,7 +26,7 @@ def cache_dir() -> Path:
     """Where score caches live."""
     env = os.environ.get("BITEXTFORGE_CACHE")
     if env:
-        return Path(env)
+        return Path(env) / "scores"
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bitextforge" / "scores"
 
 
