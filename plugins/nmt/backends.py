@@ -1,0 +1,401 @@
+"""Seq2seq translation backends for the NMT paraphrasers: transformers ``generate`` and CTranslate2.
+
+Back-translation (Wieting et al. 2017; ParaNMT-50M, Wieting & Gimpel 2018) and BET round trips
+(Corbeil & Abdi Ghavidel) translate whole corpora, so inference speed decides what is practical on
+a CPU. Both backends take any Hugging Face Marian / M2M-100 / NLLB-style model directory (or a hub
+id that is already in the local cache, or downloadable when there is a network), sort each batch by
+length, and return for every sentence its ``k`` best (or ``k`` sampled) translations with the
+average log-probability per output token (``</s>`` included). The CTranslate2 backend converts the
+model once (``ctranslate2.converters.TransformersConverter``) and caches the conversion beside the
+model, keyed by a hash of the model's files; int8 on CPU, float16 on GPU by default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bitextforge import ComponentError
+
+_MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "pytorch_model.bin")
+_MULTILINGUAL_TYPES = {"m2m_100", "mbart", "nllb", "nllb-moe"}
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How to decode: beam search returning ``k`` best, or ``k`` samples (top-k / nucleus)."""
+
+    beam: int = 4
+    k: int = 1
+    sampling: bool = False
+    top_k: int = 0
+    top_p: float = 1.0
+    temperature: float = 1.0
+    seed: int = 1
+    max_length: int = 256
+
+
+def has_network(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
+    """Whether the model hub answers (and the user has not asked for offline mode)."""
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def resolve_model(spec: str, option: str = "model") -> Path:
+    """A local model directory for ``spec``: a directory, or a hub id from the cache / network.
+
+    Raises a one-line :class:`ComponentError` naming the option and what to do.
+    """
+    p = Path(spec).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise ComponentError(f"{option}: {spec} is a file; pass the model directory that "
+                                 f"holds config.json")
+        if not (p / "config.json").is_file():
+            raise ComponentError(f"{option}: {spec} has no config.json; pass a Hugging Face model "
+                                 f"directory (bitextforge train-nmt writes one)")
+        return p
+    parts = spec.split("/")
+    if spec.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+        raise ComponentError(f"{option}: model directory {spec} does not exist; train one with "
+                             f"`bitextforge train-nmt ... --output {spec}` or fix the path")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(spec, local_files_only=True))
+    except Exception:  # noqa: BLE001 - any cache miss means we must look at the network
+        pass
+    if not has_network():
+        raise ComponentError(f"{option}: {spec} is neither a local directory nor in the Hugging "
+                             f"Face cache, and this machine has no network; pass a local model "
+                             f"directory (e.g. one written by `bitextforge train-nmt`)")
+    try:
+        return Path(snapshot_download(spec))
+    except Exception as exc:  # noqa: BLE001 - hub errors come in many classes
+        raise ComponentError(f"{option}: cannot download {spec} from the Hugging Face hub "
+                             f"({type(exc).__name__}); check the model id") from None
+
+
+def load_tokenizer(model_dir: Path, option: str = "model"):
+    """The model's tokenizer, or a one-line error when its files are missing."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(model_dir))
+    except Exception as exc:  # noqa: BLE001 - transformers raises OSError, ValueError, TypeError
+        raise ComponentError(f"{option}: no usable tokenizer in {model_dir} "
+                             f"({type(exc).__name__}); a Marian model needs source.spm, "
+                             f"target.spm and vocab.json beside config.json") from None
+
+
+def model_hash(model_dir: Path) -> str:
+    """A short hash of the files that define the model (weights, config, vocabulary)."""
+    h = hashlib.sha256()
+    for f in sorted(model_dir.iterdir()):
+        if f.is_file() and (f.name in _MODEL_FILES or f.suffix in (".spm", ".json", ".model")):
+            h.update(f.name.encode())
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+class Languages:
+    """Source/target language handling of multilingual models (M2M-100, NLLB, mBART, multi-target
+    Marian); a no-op for bilingual Marian models."""
+
+    def __init__(self, tok, model_type: str, src_lang: str | None, tgt_lang: str | None,
+                 option: str):
+        """Check the languages against the tokenizer; raise a one-line error if unsupported."""
+        self.prefix_source = ""
+        self.target_token: str | None = None
+        codes = list(getattr(tok, "supported_language_codes", []) or [])
+        if codes:  # multi-target Marian: the target language is a >>xx<< token on the source
+            if tgt_lang is None:
+                raise ComponentError(f"{option}: this Marian model translates into several "
+                                     f"languages; set tgt_lang (one of {', '.join(codes[:8])}...)")
+            code = tgt_lang if tgt_lang.startswith(">>") else f">>{tgt_lang}<<"
+            if code not in codes:
+                raise ComponentError(f"{option}: language {tgt_lang!r} is not supported by this "
+                                     f"model; it knows {', '.join(codes[:12])}")
+            self.prefix_source = code + " "
+            return
+        if model_type not in _MULTILINGUAL_TYPES:
+            return
+        if not src_lang or not tgt_lang:
+            raise ComponentError(f"{option}: a multilingual {model_type} model needs src_lang and "
+                                 f"tgt_lang (e.g. deu_Latn / eng_Latn for NLLB, de / en for M2M-100)")
+        vocab = tok.get_vocab()
+        for lang in (src_lang, tgt_lang):
+            token = tok.get_lang_token(lang) if hasattr(tok, "get_lang_token") else lang
+            if token not in vocab:
+                raise ComponentError(f"{option}: language {lang!r} is not supported by this "
+                                     f"{model_type} model (no {token!r} token)")
+        tok.src_lang = src_lang
+        self.target_token = tok.get_lang_token(tgt_lang) if hasattr(tok, "get_lang_token") \
+            else tgt_lang
+
+
+class Backend:
+    """Common interface: ``translate(texts, decoding) -> [[(text, avg log-prob per token)]]``."""
+
+    name = ""
+
+    def __init__(self, model: str, src_lang: str | None = None, tgt_lang: str | None = None,
+                 device: str = "cpu", threads: int = 0, batch_size: int = 32,
+                 option: str = "model"):
+        """Resolve the model directory and load its tokenizer."""
+        self.model_dir = resolve_model(model, option)
+        self.tok = load_tokenizer(self.model_dir, option)
+        from transformers import AutoConfig
+
+        self.hf_config = AutoConfig.from_pretrained(str(self.model_dir))
+        self.langs = Languages(self.tok, self.hf_config.model_type, src_lang, tgt_lang, option)
+        self.device = device
+        self.threads = threads
+        self.batch_size = batch_size
+        self.option = option
+
+    def translate(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
+        """Translate in batches sorted by length; results come back in input order."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[tuple[str, float]]] = [[] for _ in texts]
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b: b + self.batch_size]
+            src = [self.langs.prefix_source + texts[i] for i in idx]
+            for i, cands in zip(idx, self._translate_batch(src, dec)):
+                out[i] = cands
+        return out
+
+    def _translate_batch(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the model."""
+
+    def info(self) -> dict:
+        """Facts for the run manifest."""
+        return {"backend": self.name, "model": str(self.model_dir),
+                "model_hash": model_hash(self.model_dir)}
+
+
+class TransformersBackend(Backend):
+    """transformers ``generate``; candidate scores are rescored by one teacher-forced pass, so
+    they are the model's own log-probabilities whatever the decoding (beam or sampling)."""
+
+    name = "transformers"
+
+    def __init__(self, *args, **kwargs):
+        """Load the model once (in eval mode, on the configured device)."""
+        super().__init__(*args, **kwargs)
+        import torch
+        from transformers import AutoModelForSeq2SeqLM
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        dev = self.device
+        if dev == "auto":
+            dev = "cuda" if torch.cuda.is_available() else "cpu"
+        self.torch_device = dev
+        try:
+            self.model = AutoModelForSeq2SeqLM.from_pretrained(str(self.model_dir)).to(dev).eval()
+        except (OSError, ValueError) as exc:
+            raise ComponentError(f"{self.option}: cannot load a seq2seq model from "
+                                 f"{self.model_dir} ({type(exc).__name__})") from None
+        self.forced_bos = (self.tok.convert_tokens_to_ids(self.langs.target_token)
+                           if self.langs.target_token else None)
+        cfg = self.model.config
+        # Marian decoders start from <pad>; it must never be generated (as in CTranslate2).
+        self.suppress = ([cfg.pad_token_id] if cfg.model_type == "marian"
+                         and cfg.pad_token_id != cfg.eos_token_id else None)
+
+    def _translate_batch(self, texts, dec):
+        import torch
+
+        k = dec.k
+        enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True,
+                       max_length=dec.max_length).to(self.torch_device)
+        kw = dict(max_new_tokens=dec.max_length, num_return_sequences=k)
+        if self.forced_bos is not None:
+            kw["forced_bos_token_id"] = self.forced_bos
+        if self.suppress:
+            kw["suppress_tokens"] = self.suppress
+        if dec.sampling:
+            torch.manual_seed(dec.seed)
+            kw.update(do_sample=True, num_beams=1, top_k=dec.top_k or None,
+                      top_p=dec.top_p, temperature=dec.temperature)
+        else:
+            kw.update(do_sample=False, num_beams=max(dec.beam, k))
+        with torch.inference_mode():
+            seqs = self.model.generate(**enc, **kw)
+            scores = self._rescore(enc, seqs, k)
+        texts_out = self.tok.batch_decode(seqs, skip_special_tokens=True)
+        return [[(texts_out[i * k + j], scores[i * k + j]) for j in range(k)]
+                for i in range(len(texts))]
+
+    def _rescore(self, enc, seqs, k) -> list[float]:
+        """Average log-probability per generated token (up to and including the first </s>)."""
+        import torch
+
+        cfg = self.model.config
+        dec_in, labels = seqs[:, :-1], seqs[:, 1:]
+        # Tokens after the first </s> are padding; count each token up to and including </s>.
+        is_eos = (labels == cfg.eos_token_id).long()
+        mask = ((torch.cumsum(is_eos, dim=1) - is_eos) == 0).float()
+        logits = self.model(input_ids=enc["input_ids"].repeat_interleave(k, 0),
+                            attention_mask=enc["attention_mask"].repeat_interleave(k, 0),
+                            decoder_input_ids=dec_in).logits
+        lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+        lp = lp * mask
+        return (lp.sum(1) / mask.sum(1).clamp(min=1)).tolist()
+
+    def close(self) -> None:
+        """Drop the model."""
+        self.model = None
+
+
+def ct2_cache_dir(model_dir: Path, quantization: str) -> Path:
+    """Where the converted model lives: beside the source if writable, else in the user cache."""
+    key = f"ctranslate2-{quantization}-{model_hash(model_dir)}"
+    if os.access(model_dir, os.W_OK):
+        return model_dir / key
+    root = os.environ.get("BITEXTFORGE_CACHE")
+    base = (Path(root) if root else
+            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bitextforge") / "ct2"
+    return base / f"{model_dir.name}-{key}"
+
+
+def _marian_loader():
+    """A CTranslate2 Marian loader that keeps ``<pad>`` and its embedding as the decoder start.
+
+    CTranslate2's stock Marian loader drops the last vocabulary entry and starts the decoder from
+    a zero vector, which equals transformers only when the ``<pad>`` embedding is zero (true of
+    models trained by Marian itself). A model trained with transformers and tied embeddings
+    updates that row through the output projection, so the stock conversion decodes differently.
+    Keeping the row makes both backends start from the same vector for every Marian model; ``<pad>``
+    is never generated because both backends suppress it.
+    """
+    from ctranslate2.converters import transformers as ct2t
+
+    class MarianKeepStartLoader(ct2t.BartLoader):
+        @property
+        def architecture_name(self):
+            return "MarianMTModel"
+
+        def get_model_spec(self, model):
+            model.config.normalize_before = False
+            model.config.normalize_embedding = False
+            return super().get_model_spec(model)
+
+        def set_config(self, config, model, tokenizer):
+            # Marian has no <s>; the decoder starts from <pad>.
+            config.bos_token = tokenizer.pad_token
+            config.eos_token = tokenizer.eos_token
+            config.unk_token = tokenizer.unk_token
+            config.decoder_start_token = tokenizer.pad_token
+
+    return MarianKeepStartLoader()
+
+
+def convert_ct2(model_dir: Path, quantization: str) -> Path:
+    """Convert once with TransformersConverter; later runs reuse the cached directory."""
+    out = ct2_cache_dir(model_dir, quantization)
+    if (out / "model.bin").is_file():
+        return out
+    from ctranslate2.converters import TransformersConverter
+    from ctranslate2.converters import transformers as ct2t
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".ct2-", dir=out.parent))
+    stock = ct2t._MODEL_LOADERS.get("MarianConfig")
+    try:
+        ct2t._MODEL_LOADERS["MarianConfig"] = _marian_loader()
+        TransformersConverter(str(model_dir)).convert(str(tmp / "m"), quantization=quantization,
+                                                       force=True)
+        # Atomic publish: a concurrent or interrupted conversion never leaves a half directory.
+        os.replace(tmp / "m", out)
+    except OSError:
+        if not (out / "model.bin").is_file():
+            raise
+    finally:
+        ct2t._MODEL_LOADERS["MarianConfig"] = stock
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+class CTranslate2Backend(Backend):
+    """CTranslate2 ``translate_batch`` on a cached conversion (int8 on CPU, float16 on GPU)."""
+
+    name = "ctranslate2"
+
+    def __init__(self, *args, compute_type: str | None = None, **kwargs):
+        """Convert (once) and load the translator."""
+        super().__init__(*args, **kwargs)
+        import ctranslate2
+
+        dev = self.device
+        if dev == "auto":
+            dev = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+        self.compute_type = compute_type or ("int8" if dev == "cpu" else "float16")
+        self.ct2_dir = convert_ct2(self.model_dir, self.compute_type)
+        self.translator = ctranslate2.Translator(str(self.ct2_dir), device=dev,
+                                                 compute_type=self.compute_type,
+                                                 inter_threads=1, intra_threads=self.threads)
+
+    def _translate_batch(self, texts, dec):
+        import ctranslate2
+
+        tok = self.tok
+        src = [tok.convert_ids_to_tokens(ids) for ids in
+               tok(texts, truncation=True, max_length=dec.max_length)["input_ids"]]
+        # transformers spends the last of max_new_tokens on a forced </s> when the model config
+        # asks for one; stop one token earlier so both backends truncate runaway outputs alike.
+        forced = getattr(self.hf_config, "forced_eos_token_id", None) is not None
+        kw = dict(num_hypotheses=dec.k, return_scores=True,
+                  max_decoding_length=dec.max_length - 1 if forced else dec.max_length)
+        if self.langs.target_token:
+            kw["target_prefix"] = [[self.langs.target_token]] * len(texts)
+        if self.hf_config.model_type == "marian":
+            kw["suppress_sequences"] = [[tok.pad_token]]
+        if dec.sampling:
+            ctranslate2.set_random_seed(dec.seed)
+            kw.update(beam_size=1, sampling_topk=dec.top_k or 0, sampling_topp=dec.top_p,
+                      sampling_temperature=dec.temperature)
+        else:
+            kw.update(beam_size=max(dec.beam, dec.k))
+        results = self.translator.translate_batch(src, **kw)
+        out = []
+        for r in results:
+            cands = []
+            for hyp, score in zip(r.hypotheses, r.scores):
+                ids = tok.convert_tokens_to_ids(hyp)
+                # With length_penalty 1 the score is already the log-prob divided by the length.
+                cands.append((tok.decode(ids, skip_special_tokens=True), score))
+            out.append(cands)
+        return out
+
+    def info(self) -> dict:
+        """Facts for the run manifest, including the converted model's directory."""
+        return {**super().info(), "ct2_dir": str(self.ct2_dir), "compute_type": self.compute_type}
+
+    def close(self) -> None:
+        """Unload the translator."""
+        self.translator = None
+
+
+def make_backend(backend: str, model: str, **kwargs) -> Backend:
+    """Build the named backend (``transformers`` or ``ctranslate2``)."""
+    if backend == "ctranslate2":
+        return CTranslate2Backend(model, **kwargs)
+    kwargs.pop("compute_type", None)
+    return TransformersBackend(model, **kwargs)

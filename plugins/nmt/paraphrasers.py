@@ -1,0 +1,228 @@
+"""The NMT paraphrasers: ``backtranslate.v1`` (ParaNMT) and ``roundtrip.v1`` (BET).
+
+``backtranslate.v1`` implements the back-translation of Wieting, Mallinson & Gimpel 2017
+("Learning paraphrastic sentence embeddings from back-translated bitext") and ParaNMT-50M (Wieting &
+Gimpel 2018): translate the non-English side of a bitext into English and pair each translation
+with the English reference, keeping its per-token negative log-likelihood for the
+translation-cost filter. ``roundtrip.v1`` implements BET (Corbeil & Abdi Ghavidel 2020, "BET: A
+Backtranslation Approach for Easy Data Augmentation in Transformer-based Paraphrase Identification
+Context"): English -> pivot -> English through several pivot languages. Translation runs on
+:mod:`bitextforge.plugins.nmt.backends` (transformers or CTranslate2).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bitextforge import Paraphraser
+
+from .backends import Decoding, make_backend
+
+
+class _NMTConfig(Paraphraser.Config):
+    """Decoding and runtime options shared by the NMT paraphrasers."""
+
+    backend: Literal["transformers", "ctranslate2"] = Field(
+        "ctranslate2", description="Inference engine: transformers generate, or CTranslate2 "
+        "(converted once and cached beside the model, int8 on CPU; several times faster).")
+    beam: int = Field(4, ge=1, description="Beam size (at least k; ignored when sampling).")
+    sampling: bool = Field(False, description="Sample k candidates instead of beam search.")
+    top_k: int = Field(0, ge=0, description="Sampling: keep the k most likely tokens (0: all).")
+    top_p: float = Field(1.0, gt=0, le=1, description="Sampling: nucleus probability mass.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature.")
+    seed: int = Field(1, description="Random seed of sampling (per batch).")
+    batch_size: int = Field(32, ge=1, description="Sentences per model call; batches are sorted "
+                            "by length to limit padding.")
+    max_length: int = Field(256, ge=1, description="Maximum input and output length in tokens.")
+    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="Where to run the model.")
+    compute_type: Optional[str] = Field(None, description="CTranslate2 quantization (default "
+                                        "int8 on CPU, float16 on GPU).")
+    threads: int = Field(0, ge=0, description="CPU threads for the model (0: the library's "
+                         "default).")
+
+    def decoding(self, k: int) -> Decoding:
+        """The decoding settings for ``k`` candidates."""
+        return Decoding(beam=max(self.beam, k), k=k, sampling=self.sampling, top_k=self.top_k,
+                        top_p=self.top_p, temperature=self.temperature, seed=self.seed,
+                        max_length=self.max_length)
+
+    def runtime(self) -> dict:
+        """Keyword arguments of :func:`make_backend` other than the model."""
+        return {"device": self.device, "threads": self.threads, "batch_size": self.batch_size,
+                "compute_type": self.compute_type}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _doctor_checks() -> list[tuple[bool, str, str]]:
+    import importlib.util
+
+    checks = []
+    for mod, fix in (("transformers", "pip install -c constraints.txt -e '.[full]'"),
+                     ("ctranslate2", "pip install -c constraints.txt ctranslate2"),
+                     ("sentencepiece", "pip install -c constraints.txt sentencepiece")):
+        checks.append((importlib.util.find_spec(mod) is not None, f"python package {mod}", fix))
+    return checks
+
+
+class BackTranslateParaphraser(Paraphraser):
+    """Back-translation (Wieting et al. 2017; ParaNMT-50M): translate the non-English column into
+    English and offer the k best (or k sampled) translations as paraphrases of the reference.
+
+    Use it with ``side: tgt`` and ``read: src``. The candidate score is the average log-probability
+    per output token (``</s>`` included); the ``nll`` column is its negation, the per-token
+    negative log-likelihood that ``translation_cost.v1`` reads. ``drop_equal_to_reference`` drops
+    candidates equal to the row's current text on ``side`` after lowercasing.
+    """
+
+    name = "backtranslate.v1"
+    extra_columns = ("nll",)
+    reads_side = True
+
+    class Config(_NMTConfig):
+        """Options of backtranslate.v1."""
+
+        model: str = Field(description="Seq2seq model directory (e.g. one written by "
+                           "`bitextforge train-nmt`) or a Hugging Face hub id (needs the cache "
+                           "or a network).")
+        k: int = Field(1, ge=1, description="Candidates per sentence (n-best or samples).")
+        drop_equal_to_reference: bool = Field(
+            False, description="Drop candidates equal to the reference (the row's text on the "
+            "paraphrased side) after lowercasing and whitespace normalisation.")
+        src_lang: Optional[str] = Field(None, description="Source language code for "
+                                        "multilingual models (NLLB deu_Latn, M2M-100 de).")
+        tgt_lang: Optional[str] = Field(None, description="Target language code for "
+                                        "multilingual models (NLLB eng_Latn, M2M-100 en).")
+
+    def __init__(self, config=None):
+        """Load the model once for the run."""
+        super().__init__(config)
+        c = self.config
+        self.backend = make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
+                                    option=f"{self.name} model", **c.runtime())
+        self.dropped = 0
+
+    @classmethod
+    def doctor(cls) -> list[tuple[bool, str, str]]:
+        """The Python packages the backends need."""
+        return _doctor_checks()
+
+    def paraphrase(self, sentences, side=None):
+        """k candidates per sentence, best first: ``(text, avg log-prob, {"nll": -avg})``.
+
+        ``side`` (the texts of the paraphrased side, passed by the framework when available) is
+        what ``drop_equal_to_reference`` compares against.
+        """
+        c = self.config
+        results = self.backend.translate(list(sentences), c.decoding(c.k))
+        out = []
+        for i, cands in enumerate(results):
+            ref = _norm(side[i]) if (side is not None and c.drop_equal_to_reference) else None
+            seen, keep = set(), []
+            for text, score in sorted(cands, key=lambda x: -x[1]):
+                key = _norm(text)
+                if not key or key in seen:
+                    continue
+                seen.add(key)
+                if ref is not None and key == ref:
+                    self.dropped += 1
+                    continue
+                keep.append((text, score, {"nll": -score}))
+            out.append(keep)
+        return out
+
+    def manifest_info(self):
+        """Backend, model hash and how many candidates equalled their reference."""
+        return {**self.backend.info(), "dropped_equal_to_reference": self.dropped}
+
+    def close(self):
+        """Release the model."""
+        self.backend.close()
+
+
+class Pivot(BaseModel):
+    """One pivot language of a round trip: a forward and a backward model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    lang: str = Field(description="Pivot language code (also its code for multilingual models).")
+    forward: str = Field(description="Model directory (or hub id) translating into the pivot.")
+    backward: str = Field(description="Model directory (or hub id) translating back.")
+    k: Optional[int] = Field(None, ge=1, description="Candidates from this pivot (default: the "
+                             "component's k).")
+
+
+class RoundTripParaphraser(Paraphraser):
+    """BET round trip (Corbeil & Abdi Ghavidel): translate each sentence into every pivot language
+    (best translation) and back (k best), and offer the results as paraphrases.
+
+    Each candidate's provenance is its pivot (``roundtrip.v1:de``) and the ``pivot`` column holds
+    the pivot language, ``pivot_text`` the intermediate translation. The score is the backward
+    leg's average log-probability per token, ``nll`` its negation. Candidates equal to the input
+    (lowercased) or repeated across pivots are dropped; the first pivot in the list wins a tie.
+    """
+
+    name = "roundtrip.v1"
+    extra_columns = ("nll", "pivot", "pivot_text")
+
+    class Config(_NMTConfig):
+        """Options of roundtrip.v1."""
+
+        pivots: list[Pivot] = Field(description="Pivot languages, each with its forward and "
+                                    "backward model (at least one).", min_length=1)
+        k: int = Field(1, ge=1, description="Candidates per pivot (backward n-best).")
+        lang: str = Field("en", description="Language of the input (code for multilingual "
+                          "models).")
+        keep_identical: bool = Field(False, description="Keep candidates identical to the input "
+                                     "after lowercasing.")
+
+    def __init__(self, config=None):
+        """Load every pivot's two models once for the run."""
+        super().__init__(config)
+        c = self.config
+        self.legs = []
+        for j, p in enumerate(c.pivots):
+            fwd = make_backend(c.backend, p.forward, src_lang=c.lang, tgt_lang=p.lang,
+                               option=f"{self.name} pivots[{j}].forward", **c.runtime())
+            bwd = make_backend(c.backend, p.backward, src_lang=p.lang, tgt_lang=c.lang,
+                               option=f"{self.name} pivots[{j}].backward", **c.runtime())
+            self.legs.append((p, fwd, bwd))
+
+    @classmethod
+    def doctor(cls) -> list[tuple[bool, str, str]]:
+        """The Python packages the backends need."""
+        return _doctor_checks()
+
+    def paraphrase(self, sentences):
+        """Candidates of all pivots, in pivot order, each best first."""
+        c = self.config
+        sentences = list(sentences)
+        out = [[] for _ in sentences]
+        seen = [set() if c.keep_identical else {_norm(s)} for s in sentences]
+        for p, fwd, bwd in self.legs:
+            pivot = [cands[0][0] if cands else "" for cands in
+                     fwd.translate(sentences, c.decoding(1))]
+            back = bwd.translate(pivot, c.decoding(p.k or c.k))
+            for i, cands in enumerate(back):
+                for text, score in sorted(cands, key=lambda x: -x[1]):
+                    key = _norm(text)
+                    if not key or key in seen[i]:
+                        continue
+                    seen[i].add(key)
+                    out[i].append((text, score, {"nll": -score, "pivot": p.lang,
+                                                 "pivot_text": pivot[i], "provenance": p.lang}))
+        return out
+
+    def manifest_info(self):
+        """Backend and model of every leg."""
+        return {"pivots": [{"lang": p.lang, "forward": f.info(), "backward": b.info()}
+                           for p, f, b in self.legs]}
+
+    def close(self):
+        """Release every model."""
+        for _, f, b in self.legs:
+            f.close()
+            b.close()

@@ -1,0 +1,365 @@
+"""Offline training of a small Marian translation model on 2 CPU cores (``bitextforge train-nmt``).
+
+The back-translation paraphrasers of Wieting, Mallinson & Gimpel 2017 and ParaNMT-50M (Wieting &
+Gimpel 2018), and the round trips of BET (Corbeil & Abdi Ghavidel), need seq2seq models; on a
+machine without access to a model hub they must be trained here. This module trains a
+Transformer (Vaswani et al. 2017) in the Marian layout of the transformers library from scratch:
+a joint sentencepiece vocabulary, token-bucketed batches, AdamW with an inverse-square-root
+warm-up schedule, label smoothing 0.1, a wall-clock budget and periodic validation. The result is a
+normal Hugging Face model directory (``MarianMTModel.from_pretrained`` and
+``MarianTokenizer.from_pretrained`` load it), evaluated with sacrebleu.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import random
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from bitextforge import InputError
+
+# Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
+# LAST id and starts the decoder from its (zero, never trained) embedding.  CTranslate2's Marian
+# converter relies on exactly that layout: it drops the last row and starts from a zero vector.
+# The sentencepiece ids are used directly as model ids, so vocab.json is the sentencepiece
+# vocabulary plus <pad>.
+EOS_ID, UNK_ID = 0, 1
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """Lines of a plain or gzipped text file, without line ends (a BOM and CR are dropped)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file; pass an existing text file (plain or .gz)")
+    opener = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+        return [line.rstrip("\r\n") for line in fh]
+
+
+def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str]]:
+    """Two line-aligned files; a count mismatch is a user error naming both files."""
+    s, t = read_lines(src), read_lines(tgt)
+    if len(s) != len(t):
+        raise InputError(f"{src} has {len(s)} lines but {tgt} has {len(t)}; they must be "
+                         f"line-aligned translations of each other")
+    return s, t
+
+
+@dataclass
+class TrainOptions:
+    """Everything ``train-nmt`` can be told; the defaults are the documented 2-core setting."""
+
+    src_train: str
+    tgt_train: str
+    src_lang: str
+    tgt_lang: str
+    output: str
+    valid_src: str | None = None
+    valid_tgt: str | None = None
+    tests: list[tuple[str, str]] = field(default_factory=list)
+    minutes: float = 45.0
+    max_steps: int = 0
+    spm_model: str | None = None
+    vocab_size: int = 8000
+    d_model: int = 256
+    layers: int = 3
+    heads: int = 4
+    ffn_dim: int = 1024
+    dropout: float = 0.1
+    batch_tokens: int = 3000
+    lr: float = 1e-3
+    warmup: int = 1000
+    label_smoothing: float = 0.1
+    max_len: int = 128
+    valid_every_minutes: float = 5.0
+    beam: int = 4
+    seed: int = 1
+    threads: int = 2
+    log: Callable[[str], None] = print
+
+
+def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
+    """A joint unigram sentencepiece model over both languages (one vocabulary, shared embeddings)."""
+    import sentencepiece as spm
+
+    rng = random.Random(seed)
+    sample = texts if len(texts) <= 400_000 else rng.sample(texts, 400_000)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sample), model_prefix=str(prefix), vocab_size=vocab_size,
+        model_type="unigram", character_coverage=1.0, eos_id=EOS_ID, unk_id=UNK_ID,
+        pad_id=-1, bos_id=-1, eos_piece="</s>", unk_piece="<unk>",
+        num_threads=2, minloglevel=2, input_sentence_size=0,
+        # A tiny corpus may not support the requested size; take what it can give.
+        hard_vocab_limit=False)
+
+
+def write_tokenizer(out: Path, spm_model: Path, src_lang: str, tgt_lang: str) -> int:
+    """The files MarianTokenizer loads: source.spm, target.spm (the same joint model), vocab.json.
+
+    Returns the model's vocabulary size (sentencepiece pieces plus ``<pad>`` as the last id)."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+    shutil.copyfile(spm_model, out / "source.spm")
+    shutil.copyfile(spm_model, out / "target.spm")
+    vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+    vocab["<pad>"] = len(vocab)
+    (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (out / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "MarianTokenizer", "source_lang": src_lang, "target_lang": tgt_lang,
+        "unk_token": "<unk>", "eos_token": "</s>", "pad_token": "<pad>",
+        "model_max_length": 512, "separate_vocabs": False}, indent=2), encoding="utf-8")
+    return len(vocab)
+
+
+def encode(sp, texts: list[str], max_len: int) -> list[list[int]]:
+    """Sentencepiece ids plus </s>, truncated like MarianTokenizer(truncation=True) would."""
+    return [ids[: max_len - 1] + [EOS_ID] for ids in sp.encode(texts)]
+
+
+def make_batches(src: list[list[int]], tgt: list[list[int]], batch_tokens: int,
+                 rng: random.Random) -> list[list[int]]:
+    """Token-bucketed batches: pairs sorted by length, cut so padded tokens stay near the budget."""
+    order = sorted(range(len(src)), key=lambda i: (len(src[i]), len(tgt[i]), rng.random()))
+    batches, cur, longest = [], [], 0
+    for i in order:
+        longest_new = max(longest, len(src[i]), len(tgt[i]))
+        if cur and longest_new * (len(cur) + 1) > batch_tokens:
+            batches.append(cur)
+            cur, longest_new = [], max(len(src[i]), len(tgt[i]))
+        cur.append(i)
+        longest = longest_new
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def collate(torch, src, tgt, idx, pad):
+    """Padded tensors for one batch; decoder inputs are the labels shifted right after <pad>."""
+    n = len(idx)
+    ls = max(len(src[i]) for i in idx)
+    lt = max(len(tgt[i]) for i in idx)
+    x = torch.full((n, ls), pad, dtype=torch.long)
+    y = torch.full((n, lt), -100, dtype=torch.long)
+    d = torch.full((n, lt), pad, dtype=torch.long)
+    for r, i in enumerate(idx):
+        s, t = src[i], tgt[i]
+        x[r, : len(s)] = torch.tensor(s)
+        y[r, : len(t)] = torch.tensor(t)
+        d[r, 1: len(t)] = torch.tensor(t[:-1])
+    return x, (x != pad).long(), d, y
+
+
+def build_model(opts: TrainOptions, vocab: int):
+    """A MarianMTModel from a MarianConfig of the requested size, with tied embeddings."""
+    from transformers import MarianConfig, MarianMTModel
+
+    pad = vocab - 1
+    cfg = MarianConfig(
+        vocab_size=vocab, decoder_vocab_size=vocab, d_model=opts.d_model,
+        encoder_layers=opts.layers, decoder_layers=opts.layers,
+        encoder_attention_heads=opts.heads, decoder_attention_heads=opts.heads,
+        encoder_ffn_dim=opts.ffn_dim, decoder_ffn_dim=opts.ffn_dim, dropout=opts.dropout,
+        attention_dropout=0.0, activation_dropout=0.0, activation_function="relu",
+        max_position_embeddings=max(256, opts.max_len * 2), scale_embedding=True,
+        pad_token_id=pad, eos_token_id=EOS_ID, decoder_start_token_id=pad,
+        forced_eos_token_id=EOS_ID, share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True, num_beams=opts.beam, max_length=opts.max_len * 2)
+    return MarianMTModel(cfg)
+
+
+def translate(model, tok, texts: list[str], beam: int, batch_size: int = 64,
+              max_len: int = 256) -> list[str]:
+    """Translate with transformers ``generate``, in batches sorted by length, in input order."""
+    import torch
+
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out: list[str] = [""] * len(texts)
+    model.eval()
+    with torch.inference_mode():
+        for b in range(0, len(order), batch_size):
+            idx = order[b: b + batch_size]
+            enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True,
+                      truncation=True, max_length=max_len)
+            gen = model.generate(**enc, num_beams=beam, do_sample=False,
+                                 max_new_tokens=int(enc["input_ids"].shape[1] * 2 + 10))
+            for i, t in zip(idx, tok.batch_decode(gen, skip_special_tokens=True)):
+                out[i] = t
+    return out
+
+
+def evaluate_bleu(model_dir: str | Path, src_file: str, ref_file: str, beam: int,
+                  limit: int | None = None) -> dict:
+    """sacrebleu BLEU of a saved model on a test set, with its signature and timing."""
+    import sacrebleu
+    import torch
+    from transformers import MarianMTModel, MarianTokenizer
+
+    src, ref = read_parallel(src_file, ref_file)
+    if limit:
+        src, ref = src[:limit], ref[:limit]
+    tok = MarianTokenizer.from_pretrained(str(model_dir))
+    model = MarianMTModel.from_pretrained(str(model_dir))
+    torch.manual_seed(0)
+    t0 = time.perf_counter()
+    hyp = translate(model, tok, src, beam)
+    secs = time.perf_counter() - t0
+    metric = sacrebleu.metrics.BLEU()
+    bleu = metric.corpus_score(hyp, [ref])
+    return {"test": str(src_file), "beam": beam, "sentences": len(src), "bleu": round(bleu.score, 2),
+            "signature": str(metric.get_signature()), "seconds": round(secs, 1)}
+
+
+def valid_loss(torch, model, src, tgt, batches, pad) -> float:
+    """Per-token cross-entropy (no smoothing) of the validation set."""
+    model.eval()
+    tot, n = 0.0, 0
+    with torch.inference_mode():
+        for idx in batches:
+            x, m, d, y = collate(torch, src, tgt, idx, pad)
+            logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
+            tot += torch.nn.functional.cross_entropy(
+                logits.view(-1, logits.size(-1)), y.view(-1), ignore_index=-100,
+                reduction="sum").item()
+            n += int((y != -100).sum())
+    model.train()
+    return tot / max(n, 1)
+
+
+def train(opts: TrainOptions) -> dict:
+    """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
+    the facts written to ``train_log.json``."""
+    import sentencepiece as spm
+    import torch
+
+    torch.set_num_threads(opts.threads)
+    torch.manual_seed(opts.seed)
+    rng = random.Random(opts.seed)
+    log = opts.log
+    out = Path(opts.output)
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+
+    src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
+    keep = [i for i in range(len(src_txt)) if src_txt[i].strip() and tgt_txt[i].strip()]
+    src_txt = [src_txt[i] for i in keep]
+    tgt_txt = [tgt_txt[i] for i in keep]
+    if len(src_txt) < 10:
+        raise InputError(f"{opts.src_train}: only {len(src_txt)} non-empty pairs; a model needs "
+                         f"at least a few hundred")
+    spm_prefix = out / "joint"
+    if opts.spm_model:
+        # Reuse a joint vocabulary (e.g. the reverse direction's): same pieces, no retraining.
+        if not Path(opts.spm_model).is_file():
+            raise InputError(f"--spm {opts.spm_model}: no such sentencepiece model file")
+        if Path(opts.spm_model).resolve() != spm_prefix.with_suffix(".model").resolve():
+            shutil.copyfile(opts.spm_model, spm_prefix.with_suffix(".model"))
+    else:
+        train_spm(src_txt + tgt_txt, spm_prefix, opts.vocab_size, opts.seed)
+    vocab = write_tokenizer(out, spm_prefix.with_suffix(".model"), opts.src_lang, opts.tgt_lang)
+    sp = spm.SentencePieceProcessor(model_file=str(spm_prefix.with_suffix(".model")))
+    src = encode(sp, src_txt, opts.max_len)
+    tgt = encode(sp, tgt_txt, opts.max_len)
+    log(f"train-nmt: {len(src)} pairs, vocabulary {vocab}, "
+        f"{sum(map(len, src))} + {sum(map(len, tgt))} tokens")
+
+    vsrc = vtgt = None
+    if opts.valid_src and opts.valid_tgt:
+        vs, vt = read_parallel(opts.valid_src, opts.valid_tgt)
+        vsrc, vtgt = encode(sp, vs, opts.max_len), encode(sp, vt, opts.max_len)
+        vbatches = make_batches(vsrc, vtgt, opts.batch_tokens, random.Random(0))
+
+    model = build_model(opts, vocab)
+    pad = vocab - 1
+    # The decoder starts from the <pad> embedding; Marian (and CTranslate2's conversion) start
+    # from a zero vector.  padding_idx keeps the row's gradient at zero, so zeroing it once keeps
+    # both backends identical.
+    with torch.no_grad():
+        model.get_input_embeddings().weight[pad].zero_()
+    n_params = sum(p.numel() for p in model.parameters())
+    log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters")
+    opt = torch.optim.AdamW(model.parameters(), lr=opts.lr, betas=(0.9, 0.98), eps=1e-9,
+                            weight_decay=1e-4)
+    warm = max(1, opts.warmup)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, math.sqrt(warm / (s + 1))))
+    lossf = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=opts.label_smoothing)
+
+    budget = opts.minutes * 60.0
+    t_train = time.perf_counter()
+    next_valid = opts.valid_every_minutes * 60.0
+    step, epoch, best = 0, 0, math.inf
+    history: list[dict] = []
+    run_loss, run_n = 0.0, 0
+    done = False
+
+    def checkpoint(reason: str) -> None:
+        nonlocal best
+        elapsed = time.perf_counter() - t_train
+        entry = {"step": step, "epoch": epoch, "minutes": round(elapsed / 60, 2),
+                 "train_loss": round(run_loss / max(run_n, 1), 4)}
+        if vsrc is not None:
+            vl = valid_loss(torch, model, vsrc, vtgt, vbatches, pad)
+            entry["valid_loss"] = round(vl, 4)
+            better = vl < best
+        else:
+            vl, better = 0.0, True
+        if better:
+            best = vl
+            model.save_pretrained(out)
+            entry["saved"] = True
+        history.append(entry)
+        log(f"train-nmt: {reason} {json.dumps(entry)}")
+
+    model.train()
+    while not done:
+        epoch += 1
+        batches = make_batches(src, tgt, opts.batch_tokens, rng)
+        rng.shuffle(batches)
+        for idx in batches:
+            x, m, d, y = collate(torch, src, tgt, idx, pad)
+            logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
+            loss = lossf(logits.view(-1, logits.size(-1)), y.view(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            step += 1
+            run_loss += loss.item()
+            run_n += 1
+            elapsed = time.perf_counter() - t_train
+            if step % 100 == 0:
+                log(f"train-nmt: step {step} epoch {epoch} {elapsed / 60:.1f} min "
+                    f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}")
+            if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
+                done = True
+                break
+            if elapsed >= next_valid:
+                checkpoint("validation")
+                run_loss, run_n = 0.0, 0
+                next_valid += opts.valid_every_minutes * 60.0
+    checkpoint("final")
+    train_minutes = (time.perf_counter() - t_train) / 60
+    # A final checkpoint that was worse than an earlier one is not saved; the directory holds the
+    # best model.  generation defaults (beam) travel with it.
+    results = []
+    for ts, tt in opts.tests:
+        for beam in sorted({1, opts.beam}):
+            r = evaluate_bleu(out, ts, tt, beam)
+            log(f"train-nmt: BLEU {r['bleu']} beam {beam} on {ts} ({r['seconds']} s)")
+            results.append(r)
+    info = {"src_lang": opts.src_lang, "tgt_lang": opts.tgt_lang, "pairs": len(src),
+            "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
+            "train_minutes": round(train_minutes, 2),
+            "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
+            "options": {k: v for k, v in vars(opts).items() if k != "log"},
+            "history": history, "tests": results}
+    (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
+    return info

@@ -1,0 +1,78 @@
+"""Benchmark of the two NMT backends (transformers generate vs CTranslate2 int8) on one model.
+
+The back-translation of Wieting et al. 2017 / ParaNMT-50M and the BET round trips translate whole
+corpora; this measures sentences per second of both backends of bitextforge.plugins.nmt on the
+same real sentences, the same beam and the same thread count, side by side in one process, plus the
+greedy-output agreement rate and the BLEU of each backend's output (sacrebleu).
+
+Command used for docs/_bench_nmt.md (from the repository root):
+    nice -n 10 .venv/bin/python tests/bench/bench_nmt.py --model models/de-en \
+        --src ../shared/data/multi30k/test_2016_flickr.de.gz \
+        --ref ../shared/data/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \
+        --threads 2 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+
+def main() -> None:
+    """Time both backends and print one JSON line per (beam, backend) plus a summary."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--ref", required=True)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--beams", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--backends", nargs="+", default=["transformers", "ctranslate2"])
+    args = ap.parse_args()
+
+    import sacrebleu
+
+    from bitextforge.plugins.nmt.backends import Decoding, make_backend
+    from bitextforge.plugins.nmt.train import read_parallel
+
+    src, ref = read_parallel(args.src, args.ref)
+    src, ref = src[: args.n], ref[: args.n]
+    backends = {b: make_backend(b, args.model, threads=args.threads, batch_size=args.batch_size)
+                for b in args.backends}
+    outputs: dict = {}
+    rows = []
+    for beam in args.beams:
+        dec = Decoding(beam=beam, k=1, max_length=256)
+        for name, be in backends.items():
+            be.translate(src[:16], dec)  # warm-up: first-call allocations, thread pools
+            times, hyp = [], None
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                res = be.translate(src, dec)
+                times.append(time.perf_counter() - t0)
+                hyp = [r[0][0] if r else "" for r in res]
+            outputs[(beam, name)] = hyp
+            med = statistics.median(times)
+            row = {"beam": beam, "backend": name, "sentences": len(src), "threads": args.threads,
+                   "seconds": [round(t, 2) for t in times], "median_seconds": round(med, 2),
+                   "sent_per_s": round(len(src) / med, 1),
+                   "bleu": round(sacrebleu.corpus_bleu(hyp, [ref]).score, 2)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    summary = {}
+    for beam in args.beams:
+        if (beam, "transformers") in outputs and (beam, "ctranslate2") in outputs:
+            a, b = outputs[(beam, "transformers")], outputs[(beam, "ctranslate2")]
+            speed = {r["backend"]: r["sent_per_s"] for r in rows if r["beam"] == beam}
+            summary[f"beam{beam}"] = {
+                "speedup": round(speed["ctranslate2"] / speed["transformers"], 2),
+                "identical_outputs": round(sum(x == y for x, y in zip(a, b)) / len(a), 4)}
+    print(json.dumps({"summary": summary, "model": args.model, "src": args.src}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""train-nmt, the two translation backends and the NMT paraphrasers on a tiny model.
+
+The model is trained in seconds on 300 real Multi30k pairs (read from ../shared/data at test time):
+these tests check the pipeline (files, loading, conversion, scores, candidates, recipe rows), not
+translation quality, which docs/_bench_nmt.md measures with the real models.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from bitextforge import ComponentError, InputError
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+from conftest import read_lines, shared
+
+pytest.importorskip("transformers")
+pytest.importorskip("ctranslate2")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A 1+1-layer, 32-wide Marian de->en model trained for a few updates, plus its data."""
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    de = read_lines(shared("multi30k", "train.de.gz"), 300)
+    en = read_lines(shared("multi30k", "train.en.gz"), 300)
+    d = tmp_path_factory.mktemp("nmt")
+    (d / "t.de").write_text("\n".join(de) + "\n", encoding="utf-8")
+    (d / "t.en").write_text("\n".join(en) + "\n", encoding="utf-8")
+    (d / "test.de").write_text("\n".join(de[:8]) + "\n", encoding="utf-8")
+    (d / "test.en").write_text("\n".join(en[:8]) + "\n", encoding="utf-8")
+    opts = TrainOptions(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                        tgt_lang="en", output=str(d / "model"), valid_src=str(d / "test.de"),
+                        valid_tgt=str(d / "test.en"), tests=[(str(d / "test.de"),
+                                                              str(d / "test.en"))],
+                        max_steps=12, vocab_size=400, d_model=32, layers=1, heads=2, ffn_dim=64,
+                        batch_tokens=600, lr=3e-3, warmup=5, beam=2, threads=1,
+                        max_len=24, log=lambda m: None)
+    info = train(opts)
+    return {"dir": d / "model", "info": info, "de": de, "en": en, "data": d}
+
+
+def test_train_writes_a_standard_marian_directory(tiny):
+    from transformers import MarianMTModel, MarianTokenizer
+
+    d, info = tiny["dir"], tiny["info"]
+    assert info["steps"] == 12
+    log = json.loads((d / "train_log.json").read_text())
+    assert [t["beam"] for t in log["tests"]] == [1, 2]
+    assert all(0.0 <= t["bleu"] <= 100.0 and "nrefs:1" in t["signature"] for t in log["tests"])
+    assert log["history"][-1]["valid_loss"] > 0
+    tok = MarianTokenizer.from_pretrained(str(d))
+    model = MarianMTModel.from_pretrained(str(d))
+    vocab = json.loads((d / "vocab.json").read_text())
+    # <pad> is the last id and starts the decoder (Marian's layout, which CTranslate2 expects).
+    assert vocab["<pad>"] == len(vocab) - 1 == model.config.pad_token_id
+    assert model.config.decoder_start_token_id == vocab["<pad>"]
+    assert model.config.vocab_size == len(vocab)
+    ids = tok("Ein Hund läuft.")["input_ids"]
+    assert ids[-1] == vocab["</s>"] and vocab["<pad>"] not in ids
+
+
+def test_train_refuses_misaligned_files(tmp_path):
+    from bitextforge.plugins.nmt.train import read_parallel
+
+    (tmp_path / "a").write_text("x\ny\n", encoding="utf-8")
+    (tmp_path / "b").write_text("x\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line-aligned"):
+        read_parallel(tmp_path / "a", tmp_path / "b")
+
+
+def test_backends_agree_greedy_and_scores(tiny):
+    from bitextforge.plugins.nmt.backends import Decoding, make_backend
+
+    src = tiny["de"][:10]
+    dec = Decoding(beam=1, k=1, max_length=24)
+    hf = make_backend("transformers", str(tiny["dir"]), threads=1, batch_size=4).translate(src, dec)
+    # float32 conversion: outputs must be identical to transformers, scores nearly so.
+    ct = make_backend("ctranslate2", str(tiny["dir"]), threads=1, batch_size=4,
+                      compute_type="float32").translate(src, dec)
+    assert [c[0][0] for c in ct] == [h[0][0] for h in hf]
+    # An untrained model runs to max_length, where transformers scores a forced </s> that
+    # CTranslate2 does not, so the scores agree only roughly here.
+    diffs = [abs(h[0][1] - c[0][1]) for h, c in zip(hf, ct)]
+    assert all(h[0][1] < 0 for h in hf) and sum(diffs) / len(diffs) < 0.5
+
+
+def test_ct2_conversion_is_cached_by_hash(tiny):
+    from bitextforge.plugins.nmt.backends import CTranslate2Backend, model_hash
+
+    a = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="int8")
+    assert a.ct2_dir.parent == tiny["dir"] and model_hash(tiny["dir"]) in a.ct2_dir.name
+    stamp = os.stat(a.ct2_dir / "model.bin").st_mtime_ns
+    b = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="int8")
+    assert b.ct2_dir == a.ct2_dir and os.stat(b.ct2_dir / "model.bin").st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize("backend", ["transformers", "ctranslate2"])
+def test_backtranslate_kbest_nll_and_drop_reference(tiny, backend):
+    from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT
+
+    cfg = BT.Config(model=str(tiny["dir"]), backend=backend, k=3, beam=3, max_length=24,
+                    threads=1)
+    comp = BT(cfg)
+    src = tiny["de"][:4]
+    res = comp.paraphrase(src)
+    assert len(res) == 4
+    for cands in res:
+        assert 1 <= len(cands) <= 3
+        scores = [c[1] for c in cands]
+        assert scores == sorted(scores, reverse=True)
+        assert all(c[2]["nll"] == pytest.approx(-c[1]) for c in cands)
+        assert len({c[0].lower() for c in cands}) == len(cands)
+    drop = BT(cfg.model_copy(update={"drop_equal_to_reference": True}))
+    refs = [("  " + c[0][0].upper()) if c else "x" for c in res]
+    kept = drop.paraphrase(src, side=refs)
+    for before, after in zip(res, kept):
+        assert [c[0] for c in after] == [c[0] for c in before[1:]]
+    assert drop.manifest_info()["dropped_equal_to_reference"] == 4
+    comp.close()
+    drop.close()
+
+
+def test_sampling_is_seeded(tiny):
+    from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT
+
+    cfg = BT.Config(model=str(tiny["dir"]), backend="ctranslate2", k=4, sampling=True,
+                    top_p=0.9, seed=7, max_length=24, threads=1)
+    a = BT(cfg).paraphrase(tiny["de"][:3])
+    b = BT(cfg).paraphrase(tiny["de"][:3])
+    assert a == b and max(len(c) for c in a) > 1
+
+
+def test_recipe_backtranslate_and_roundtrip(tiny, tmp_path):
+    d = tiny["data"]
+    m = str(tiny["dir"])
+    text = f"""\
+name: nmt-test
+input: {{src: '{d / "test.de"}', tgt: '{d / "test.en"}'}}
+output: {{dir: '{tmp_path / "out"}'}}
+progress: false
+steps:
+  - paraphrase: backtranslate.v1
+    side: tgt
+    read: src
+    with: {{model: '{m}', k: 2, max_length: 24, threads: 1}}
+  - paraphrase: roundtrip.v1
+    side: tgt
+    with:
+      k: 1
+      max_length: 24
+      threads: 1
+      keep_identical: true
+      pivots:
+        - {{lang: de, forward: '{m}', backward: '{m}'}}
+"""
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    assert res.rows_in == 8 and res.rows_out > 8
+    lines = (tmp_path / "out" / "corpus.tsv").read_text(encoding="utf-8").splitlines()
+    head = lines[0].split("\t")
+    rows = [dict(zip(head, ln.split("\t"))) for ln in lines[1:]]
+    assert {"nll", "pivot", "pivot_text", "tgt_original"} <= set(head)
+    bt = [r for r in rows if r["origin"] == "backtranslate.v1"]
+    rt = [r for r in rows if r["origin"].startswith("roundtrip.v1:de")]
+    assert bt and rt and all(r["pivot"] == "de" for r in rt)
+    assert all(float(r["nll"]) > 0 for r in bt + rt)
+
+
+def test_missing_model_dir_is_one_clear_line(tmp_path):
+    from bitextforge.plugins.nmt.backends import resolve_model
+
+    with pytest.raises(ComponentError, match="does not exist; train one"):
+        resolve_model(str(tmp_path / "nope"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ComponentError, match="no config.json"):
+        resolve_model(str(tmp_path / "empty"))
+
+
+def test_missing_tokenizer(tiny, tmp_path):
+    from bitextforge.plugins.nmt.backends import TransformersBackend
+
+    d = tmp_path / "m"
+    d.mkdir()
+    for f in ("config.json", "model.safetensors"):
+        (d / f).write_bytes((tiny["dir"] / f).read_bytes())
+    with pytest.raises(ComponentError, match="no usable tokenizer"):
+        TransformersBackend(str(d))
+
+
+def test_hub_id_offline_says_no_network(tmp_path, monkeypatch):
+    from bitextforge.plugins.nmt.backends import resolve_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(ComponentError, match="no network; pass a local model directory"):
+        resolve_model("Helsinki-NLP/opus-mt-de-en")
