@@ -2,7 +2,7 @@
 
 The model is trained in seconds on 300 real Multi30k pairs (read from ../shared/data at test time):
 these tests check the pipeline (files, loading, conversion, scores, candidates, recipe rows), not
-translation quality, which docs/_bench_nmt.md measures with the real models.
+translation quality, which docs/benchmarks.md (NMT) measures with the real models.
 """
 
 from __future__ import annotations

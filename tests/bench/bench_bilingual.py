@@ -1,7 +1,7 @@
 """Benchmarks of the bilingual sentence embedding plugin (Kim, Rosendahl, Rossenbach, Rosendahl,
 Khadivi & Ney): sentence alignment recovery (section 4.1, Table 1) on three de-en test sets,
 speed (embedding, pairs scored per second, 3000 x 3000 alignment, faiss kNN), and ROC-AUC of
-each measure against ParaCrawl's human verdicts. Results go to docs/_bench_bilingual.md.
+each measure against ParaCrawl's human verdicts. Results go to docs/benchmarks.md.
 
 Run from the repository root after the models of tests/bench/bench_bilingual_train.sh exist:
 
@@ -12,7 +12,7 @@ Run from the repository root after the models of tests/bench/bench_bilingual_tra
     nice -n 10 .venv/bin/python tests/bench/bench_bilingual.py paracrawl --lang fr \
         --model models/bilingual-en-fr --mlp models/mlp-en-fr.joblib
 
-The MLP files come from `bitextforge train-mlp-similarity` (commands in docs/_bench_bilingual.md).
+The MLP files come from `bitextforge train-mlp-similarity` (commands in docs/benchmarks.md).
 """
 
 from __future__ import annotations

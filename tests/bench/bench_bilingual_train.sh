@@ -1,5 +1,5 @@
 #!/bin/sh
-# The real training runs behind docs/_bench_bilingual.md (run from the repository root):
+# The real training runs behind docs/benchmarks.md (run from the repository root):
 #   nohup nice -n 10 sh tests/bench/bench_bilingual_train.sh > models/bilingual-train.log 2>&1 &
 # Sized for a 2-core machine shared with other jobs (load ~18): emb 96, hidden 96 (192-dim
 # sentences), joint sentencepiece 2k, GRU, batch 32 + 32 autoencoding, <=32 subwords, Adam 1e-3,

@@ -5,7 +5,7 @@ corpora; this measures sentences per second of both backends of bitextforge.plug
 same real sentences, the same beam and the same thread count, side by side in one process, plus the
 greedy-output agreement rate and the BLEU of each backend's output (sacrebleu).
 
-Command used for docs/_bench_nmt.md (from the repository root):
+Command used for docs/benchmarks.md (from the repository root):
     nice -n 10 .venv/bin/python tests/bench/bench_nmt.py --model models/de-en \
         --src ../shared/data/multi30k/test_2016_flickr.de.gz \
         --ref ../shared/data/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \

@@ -1,7 +1,7 @@
 """Benchmark of embedding_cosine.v1 (BET 3.2 / Wieting et al. 2017 5.7 embedding similarity)
 against raw sentence-transformers fp32 encoding of the same sentences, on real data.
 
-Command (from the project root; results go to docs/_bench_quality.md by hand):
+Command (from the project root; results go to docs/benchmarks.md by hand):
     nice -n 10 .venv/bin/python tests/bench/bench_quality_embedding.py --runs 3 --lines 100 \
         --sts 300
     (add --bf16 to time bf16 autocast too: emulated, hence very slow, on CPUs without native bf16)

@@ -1,6 +1,6 @@
 """Quality of the quality filters against human labels, and language-ID throughput, on real data.
 
-Command (from the project root; results copied into docs/_bench_quality.md):
+Command (from the project root; results copied into docs/benchmarks.md):
     nice -n 10 .venv/bin/python tests/bench/bench_quality_labels.py [--speed]
 
 1. language_id.v1 (heliport, and lingua with 12 candidate languages) on the ParaCrawl human

@@ -5,7 +5,7 @@ median of ``--runs``), each run a whole ``bitextforge run`` process.
 
 Run from the repository root:
     nice -n 10 .venv/bin/python tests/bench/bench_ray.py --lines 400 --batch 50 --runs 3
-It needs ../shared/data/multi30k; results go to docs/_bench_ray.md by hand.
+It needs ../shared/data/multi30k; results go to docs/benchmarks.md by hand.
 """
 
 from __future__ import annotations
