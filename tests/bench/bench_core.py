@@ -24,12 +24,12 @@ DATA = ROOT.parent / "shared" / "data" / "multi30k"
 WORK = Path("/tmp/bitextforge-bench")
 
 
-def make_corpus(lines: int) -> tuple[Path, Path]:
-    """Write the first ``lines`` lines of Multi30k train repeated, de and en."""
+def make_corpus(lines: int, work: Path = WORK) -> tuple[Path, Path]:
+    """Write ``lines`` lines of Multi30k train (de, en), repeated, into ``work``."""
     de = gzip.open(DATA / "train.de.gz", "rt", encoding="utf-8").read().splitlines()
     en = gzip.open(DATA / "train.en.gz", "rt", encoding="utf-8").read().splitlines()
-    WORK.mkdir(parents=True, exist_ok=True)
-    s, t = WORK / f"train{lines}.de", WORK / f"train{lines}.en"
+    work.mkdir(parents=True, exist_ok=True)
+    s, t = work / f"train{lines}.de", work / f"train{lines}.en"
     if not s.exists():
         with open(s, "w", encoding="utf-8") as fs, open(t, "w", encoding="utf-8") as ft:
             for i in range(lines):

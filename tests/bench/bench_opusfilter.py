@@ -18,7 +18,6 @@ Profile the bitextforge side (where the time goes):
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -32,6 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "multi30k"
 WORK = Path("/tmp/bench-opusfilter")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_core  # noqa: E402  (the corpus writer is shared with the core benchmark)
 OPUSFILTER = Path(os.environ.get("OPUSFILTER", "/tmp/opusfilter-venv/bin/opusfilter"))
 BITEXTFORGE = ROOT / ".venv" / "bin" / "bitextforge"
 
@@ -69,16 +71,7 @@ BF_LID = {
 
 def make_corpus(lines: int) -> tuple[Path, Path]:
     """Write Multi30k train (de, en) repeated up to ``lines`` lines into WORK."""
-    de = gzip.open(DATA / "train.de.gz", "rt", encoding="utf-8").read().splitlines()
-    en = gzip.open(DATA / "train.en.gz", "rt", encoding="utf-8").read().splitlines()
-    WORK.mkdir(parents=True, exist_ok=True)
-    s, t = WORK / f"train{lines}.de", WORK / f"train{lines}.en"
-    if not s.exists():
-        with open(s, "w", encoding="utf-8") as fs, open(t, "w", encoding="utf-8") as ft:
-            for i in range(lines):
-                fs.write(de[i % len(de)] + "\n")
-                ft.write(en[i % len(en)] + "\n")
-    return s, t
+    return bench_core.make_corpus(lines, WORK)
 
 
 def opus_config(lid: str, s: Path, t: Path) -> Path:
