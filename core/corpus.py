@@ -335,6 +335,13 @@ class TsvWriter:
         self.rows += n
 
 
+    def finish(self) -> None:
+        """Write the header if no batch came: an empty corpus still gets its header line."""
+        if self.columns is None:
+            self.columns = list(self.extra)
+            self.file.write("\t".join(self.columns) + "\n")
+
+
 def order_columns(cols: list[str]) -> list[str]:
     """Base columns first in their fixed order, then the rest in first-seen order."""
     seen = [c for c in BASE_COLUMNS if c in cols]

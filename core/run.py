@@ -144,14 +144,13 @@ class _Outputs:
 
     def commit(self) -> list[str]:
         names = []
+        for writer in (self.tsv, self.rejected):
+            if writer is not None:
+                writer.finish()
         for f in self.files:
             if f is self.weights and self.all_one and not self.keep_weights:
                 f.discard()
                 continue
-            if f is (self.tsv.file if self.tsv else None) and self.tsv.columns is None:
-                self.tsv.file.write("\t".join(self.columns) + "\n")  # empty corpus: header only
-            if self.rejected and f is self.rejected.file and self.rejected.columns is None:
-                f.write("\t".join(self.rejected.extra) + "\n")
             names.append(f.commit().name)
         return names
 

@@ -57,8 +57,7 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
                     else:
                         batch = ex(batch)
                 writer.write(batch)
-            if writer.columns is None:
-                writer.file.write("\t".join(writer.extra) + "\n")
+            writer.finish()
             path = writer.file.commit()
         except BaseException:
             writer.file.discard()
