@@ -77,28 +77,32 @@ class Resolved:
     source: str
 
 
+def _resolve(option: str | None, option_name: str, env: str, key: str) -> Resolved | None:
+    """The path from the component option, then the environment variable, then erg.toml."""
+    if option:
+        return Resolved(os.path.expanduser(option), f"the '{option_name}' option")
+    if os.environ.get(env):
+        return Resolved(os.path.expanduser(os.environ[env]), f"${env}")
+    cfg = _read_user_config()
+    if cfg.get(key):
+        return Resolved(os.path.expanduser(str(cfg[key])), str(user_config_file()))
+    return None
+
+
 def resolve_ace(option: str | None) -> Resolved:
     """Find the ACE executable: option, ``BITEXTFORGE_ACE``, erg.toml, then ``ace`` on PATH."""
-    if option:
-        return Resolved(os.path.expanduser(option), "the 'ace' option")
-    if os.environ.get(ENV_ACE):
-        return Resolved(os.path.expanduser(os.environ[ENV_ACE]), f"${ENV_ACE}")
-    cfg = _read_user_config()
-    if cfg.get("ace"):
-        return Resolved(os.path.expanduser(str(cfg["ace"])), str(user_config_file()))
-    found = shutil.which("ace")
-    return Resolved(found, "PATH") if found else Resolved(None, "nowhere")
+    found = _resolve(option, "ace", ENV_ACE, "ace")
+    if found:
+        return found
+    on_path = shutil.which("ace")
+    return Resolved(on_path, "PATH") if on_path else Resolved(None, "nowhere")
 
 
 def resolve_grammar(option: str | None) -> Resolved:
     """Find the compiled ERG image: option, ``BITEXTFORGE_ERG``, erg.toml, then the data dir."""
-    if option:
-        return Resolved(os.path.expanduser(option), "the 'grammar' option")
-    if os.environ.get(ENV_ERG):
-        return Resolved(os.path.expanduser(os.environ[ENV_ERG]), f"${ENV_ERG}")
-    cfg = _read_user_config()
-    if cfg.get("grammar"):
-        return Resolved(os.path.expanduser(str(cfg["grammar"])), str(user_config_file()))
+    found = _resolve(option, "grammar", ENV_ERG, "grammar")
+    if found:
+        return found
     default = default_grammar_file()
     return Resolved(str(default), "default location") if default.is_file() else Resolved(None,
                                                                                           "nowhere")

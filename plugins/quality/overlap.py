@@ -75,7 +75,20 @@ class NgramOverlapFilter(Filter):
                 for x, y in zip(column_texts(batch, a), column_texts(batch, b))]
 
 
-class SentenceBleuFilter(Filter):
+class _SentenceMetricFilter(Filter):
+    """Shared scoring of the sacrebleu sentence filters: ``self.metric`` (built once per run by the
+    subclass) of one column against another."""
+
+    metric = None
+
+    def score(self, batch):
+        """The metric's sentence score per row."""
+        a, b = pick_columns(self.name, batch, self.config.columns)
+        f = self.metric.sentence_score
+        return [f(h, [r]).score for h, r in zip(column_texts(batch, a), column_texts(batch, b))]
+
+
+class SentenceBleuFilter(_SentenceMetricFilter):
     """sacrebleu sentence BLEU (0..100) of one column against another, with smoothing.
 
     Wieting et al. 2017, 5.7 (smoothed sentence BLEU between a paraphrase and its reference).
@@ -110,14 +123,8 @@ class SentenceBleuFilter(Filter):
                            smooth_method=c.smooth_method, smooth_value=c.smooth_value,
                            effective_order=c.effective_order)
 
-    def score(self, batch):
-        """Sentence BLEU per row."""
-        a, b = pick_columns(self.name, batch, self.config.columns)
-        f = self.metric.sentence_score
-        return [f(h, [r]).score for h, r in zip(column_texts(batch, a), column_texts(batch, b))]
 
-
-class SentenceChrfFilter(Filter):
+class SentenceChrfFilter(_SentenceMetricFilter):
     """sacrebleu sentence chrF (0..100) of one column against another; chrF++ with word_order 2.
 
     Character n-gram F-score (Popović 2015), a smoother sentence-level measure than BLEU; used
@@ -148,9 +155,3 @@ class SentenceChrfFilter(Filter):
         self.metric = CHRF(char_order=c.char_order, word_order=c.word_order, beta=c.beta,
                            lowercase=c.lowercase, whitespace=c.whitespace,
                            eps_smoothing=c.eps_smoothing)
-
-    def score(self, batch):
-        """Sentence chrF per row."""
-        a, b = pick_columns(self.name, batch, self.config.columns)
-        f = self.metric.sentence_score
-        return [f(h, [r]).score for h, r in zip(column_texts(batch, a), column_texts(batch, b))]
