@@ -280,7 +280,7 @@ class FilterExec:
             if len(raw) != n:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
-            out: list = [float(s) for s in raw]
+            out: list = list(map(float, raw))
         else:
             sub = take_rows(batch, scope)
             raw = self._score(sub) if scope else []

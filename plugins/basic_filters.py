@@ -18,10 +18,27 @@ import bitextforge
 from bitextforge import Filter
 
 
+#: token counts by text, shared by every length.v1 / length_ratio.v1 step of a run: a recipe
+#: bounds both sides from below and above and by ratio in three steps, which would otherwise split
+#: each sentence six times (the text is the key, so a step never sees another text's count)
+_TOKENS: dict[str, int] = {}
+_TOKENS_MAX = 1 << 18
+
+
 def _lengths(texts, unit: str) -> list[int]:
     if unit == "chars":
         return [len(t) for t in texts]
-    return [len(t.split()) for t in texts]
+    memo = _TOKENS
+    get = memo.get
+    out = [get(t, -1) for t in texts]
+    if -1 in out:
+        if len(memo) > _TOKENS_MAX:
+            memo.clear()
+        for i, n in enumerate(out):
+            if n < 0:
+                t = texts[i]
+                out[i] = memo[t] = len(t.split())
+    return out
 
 
 class LengthFilter(Filter):
@@ -111,7 +128,10 @@ class DedupeFilter(Filter):
         if c.letters_only:
             out = [_NONWORD.sub("", t) for t in texts]
         else:
-            out = [" ".join(t.split()) for t in texts]
+            # whitespace is already single spaces in most lines: isprintable() is False for every
+            # separator but the ASCII space, so such a line is its own normal form
+            out = [t if t.isprintable() and "  " not in t and t[:1] != " " and t[-1:] != " "
+                   else " ".join(t.split()) for t in texts]
         if c.lowercase:
             out = [t.lower() for t in out]
         # NFKC only where it changes something (most lines are already normalised)

@@ -99,3 +99,45 @@ def test_missing_file():
 def test_empty_input(pair_files):
     s, t = pair_files([], [])
     assert read({"src": str(s), "tgt": str(t)}) == []
+
+
+def test_block_reader_agrees_with_line_reader_across_block_edges(tmp_path, monkeypatch):
+    """Lines are decoded a block at a time; tiny blocks put every edge case on a block boundary:
+    a line longer than a block, CRLF split between blocks, a last line without a newline (its
+    trailing CR is not a line end), and error line numbers counted across blocks."""
+    from bitextforge import corpus
+
+    monkeypatch.setattr(corpus, "BLOCK_BYTES", 7)
+    raw = "\ufeffeins\r\nzwei drei vier fünf sechs\n\nä\r\nlast\r".encode()
+    p = tmp_path / "x.txt"
+    p.write_bytes(raw)
+    lines = list(corpus.iter_lines(p, "error", corpus.ReadStats()))
+    assert lines == ["eins", "zwei drei vier fünf sechs", "", "ä", "last\r"]
+    monkeypatch.setattr(corpus, "BLOCK_BYTES", 1 << 20)
+    assert list(corpus.iter_lines(p, "error", corpus.ReadStats())) == lines
+
+    monkeypatch.setattr(corpus, "BLOCK_BYTES", 8)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\nfine line\nstill ok\nab\xffcd\n")
+    with pytest.raises(InputError, match=r"bad.txt:4: invalid UTF-8 at byte 2"):
+        list(corpus.iter_lines(bad, "error", corpus.ReadStats()))
+    stats = corpus.ReadStats()
+    assert list(corpus.iter_lines(bad, "replace", stats))[3] == "ab\ufffdcd"
+    assert stats.replaced_invalid_utf8 == 1
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(b"a\nbb\nccc\nd\x00d\n")
+    with pytest.raises(InputError, match=r"nul.txt:4: NUL byte"):
+        list(corpus.iter_lines(nul, "error", corpus.ReadStats()))
+
+
+def test_plain_reader_limit_and_uneven_files_at_batch_edges(pair_files):
+    """The paired fast path: a limit inside a batch, and files that differ by one line exactly at
+    a batch boundary."""
+    s, t = pair_files(list("abcdef"), list("ABCDEF"))
+    assert rows(read({"src": str(s), "tgt": str(t), "limit": 4})) == list(zip("abcd", "ABCD"))
+    s, t = pair_files(list("abcdef"), list("ABCDEFG"), name="u")
+    with pytest.raises(InputError, match="has 6 lines.*has 7"):
+        read({"src": str(s), "tgt": str(t)})
+    s, t = pair_files(list("abcdefg"), list("ABCDEF"), name="v")
+    with pytest.raises(InputError, match="has 7 lines.*has 6"):
+        read({"src": str(s), "tgt": str(t)})
