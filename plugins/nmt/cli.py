@@ -39,7 +39,14 @@ def train_nmt_command(p):
     p.add_argument("--dropout", type=float, default=0.1, help="dropout")
     p.add_argument("--batch-tokens", type=int, default=3000, help="tokens per batch (padded)")
     p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
-    p.add_argument("--warmup", type=int, default=1000, help="warm-up updates (then inverse sqrt)")
+    p.add_argument("--schedule", choices=["budget", "inverse-sqrt"], default="budget",
+                   help="budget: linear warm-up over --warmup-fraction of the time (or step) "
+                        "budget, then linear decay to zero at its end; inverse-sqrt: --warmup "
+                        "updates, then inverse square root decay")
+    p.add_argument("--warmup-fraction", type=float, default=0.08,
+                   help="budget schedule: fraction of the budget spent warming up")
+    p.add_argument("--warmup", type=int, default=1000,
+                   help="inverse-sqrt schedule: warm-up updates")
     p.add_argument("--valid-every", type=float, default=5.0, help="minutes between validations")
     p.add_argument("--beam", type=int, default=4, help="beam for the test BLEU (greedy is also run)")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
@@ -62,7 +69,8 @@ def train_nmt_command(p):
             spm_model=args.spm,
             d_model=args.d_model, layers=args.layers, heads=args.heads, ffn_dim=args.ffn_dim,
             dropout=args.dropout, batch_tokens=args.batch_tokens, lr=args.lr,
-            warmup=args.warmup, valid_every_minutes=args.valid_every, beam=args.beam,
+            warmup=args.warmup, schedule=args.schedule, warmup_fraction=args.warmup_fraction,
+            valid_every_minutes=args.valid_every, beam=args.beam,
             threads=args.threads, seed=args.seed,
             log=lambda m: print(m, flush=True))
         info = train(opts)

@@ -74,6 +74,8 @@ class TrainOptions:
     dropout: float = 0.1
     batch_tokens: int = 3000
     lr: float = 1e-3
+    schedule: str = "budget"
+    warmup_fraction: float = 0.08
     warmup: int = 1000
     label_smoothing: float = 0.1
     max_len: int = 128
@@ -286,12 +288,29 @@ def train(opts: TrainOptions) -> dict:
     log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters")
     opt = torch.optim.AdamW(model.parameters(), lr=opts.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=1e-4)
+    budget = opts.minutes * 60.0
+    t_train = time.perf_counter()
     warm = max(1, opts.warmup)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, math.sqrt(warm / (s + 1))))
+
+    def progress(s: int) -> float:
+        """Fraction of the run done: of the time budget or of --max-steps, whichever is ahead."""
+        frac = (time.perf_counter() - t_train) / budget if budget > 0 else 0.0
+        if opts.max_steps:
+            frac = max(frac, s / opts.max_steps)
+        return min(frac, 1.0)
+
+    def lr_factor(s: int) -> float:
+        if opts.schedule == "inverse-sqrt":
+            return min((s + 1) / warm, math.sqrt(warm / (s + 1)))
+        # "budget": a training run that stops at a fixed time does best with a schedule that
+        # knows where it ends (Li, Yumer & Ramanan 2020, Budgeted Training): linear warm-up over
+        # the first warmup_fraction of the budget, then linear decay to zero at its end
+        frac, w = progress(s), max(opts.warmup_fraction, 1e-6)
+        return max(min(frac / w, (1.0 - frac) / (1.0 - w)), 1e-3)
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
     lossf = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=opts.label_smoothing)
 
-    budget = opts.minutes * 60.0
     t_train = time.perf_counter()
     next_valid = opts.valid_every_minutes * 60.0
     step, epoch, best = 0, 0, math.inf
