@@ -47,6 +47,7 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
                 continue
             comps.append(comp)
             columns.extend(execs[-1].columns())
+        seed_everything(recipe.seed)  # again: seeds what the components loaded
         writer = TsvWriter(output, order_columns(columns))
         try:
             show = recipe.progress and not quiet

@@ -22,7 +22,7 @@ from bitextforge import Filter
 #: bounds both sides from below and above and by ratio in three steps, which would otherwise split
 #: each sentence six times (the text is the key, so a step never sees another text's count)
 _TOKENS: dict[str, int] = {}
-_TOKENS_MAX = 1 << 18
+_TOKENS_MAX = 1 << 15  # two sides of a default batch fit; the texts it holds stay few
 
 
 def _lengths(texts, unit: str) -> list[int]:

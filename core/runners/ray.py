@@ -281,6 +281,7 @@ class _StepActor:
                 else:
                     ex = WeightExec(index, step, comp)
                 self.execs.append(ex)
+            seed_everything(seed)  # again: seeds what the components loaded
         except BitextforgeError as exc:
             self.error = exc
 
