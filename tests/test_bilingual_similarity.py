@@ -49,6 +49,24 @@ def test_knn_mean_cosine_is_exact(vecs):
     assert got == pytest.approx(want, abs=1e-5)
 
 
+def test_knn_mean_cosine_ivf_close_to_exact(monkeypatch):
+    """Above EXACT_MAX base vectors the search is IVF (approximate): on clustered data, as sentence
+    embeddings are, its k-NN means stay within a small tolerance of the exact ones."""
+    from bitextforge.plugins.bilingual import similarity
+
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(50, 32))
+    base = (centres[rng.integers(0, 50, 4000)] + 0.4 * rng.normal(size=(4000, 32))).astype(np.float32)
+    queries = (base[:300] + 0.1 * rng.normal(size=(300, 32))).astype(np.float32)
+    exact = knn_mean_cosine(queries, base, 4)
+    monkeypatch.setattr(similarity, "EXACT_MAX", 1000)
+    index = similarity.knn_index(similarity.normalize(base))
+    assert type(index).__name__ == "IndexIVFFlat"
+    approx = knn_mean_cosine(queries, base, 4)
+    assert np.all(approx <= exact + 1e-5)  # an approximate neighbour is never closer
+    assert np.mean(np.abs(approx - exact)) < 0.01
+
+
 @pytest.mark.parametrize("measure", ["cosine", "euclidean", "csls", "margin"])
 def test_best_matches_against_full_matrix(vecs, measure):
     a, b = vecs

@@ -9,7 +9,7 @@ Command used for docs/benchmarks.md (from the repository root):
     nice -n 10 .venv/bin/python tests/bench/bench_nmt.py --model models/de-en \
         --src ../shared/data/multi30k/test_2016_flickr.de.gz \
         --ref ../shared/data/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \
-        --threads 2 --repeats 3
+        --threads 2 --repeats 3 --compute-types int8 int8_float32 int16 float32
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--backends", nargs="+", default=["transformers", "ctranslate2"])
+    ap.add_argument("--compute-types", nargs="+", default=["int8"],
+                    help="CTranslate2 quantizations to time (each against transformers fp32)")
     args = ap.parse_args()
 
     import sacrebleu
@@ -41,8 +43,16 @@ def main() -> None:
 
     src, ref = read_parallel(args.src, args.ref)
     src, ref = src[: args.n], ref[: args.n]
-    backends = {b: make_backend(b, args.model, threads=args.threads, batch_size=args.batch_size)
-                for b in args.backends}
+    backends = {}
+    for b in args.backends:
+        if b == "ctranslate2":
+            for ct in args.compute_types:
+                backends[f"ctranslate2:{ct}"] = make_backend(
+                    b, args.model, threads=args.threads, batch_size=args.batch_size,
+                    compute_type=ct)
+        else:
+            backends[b] = make_backend(b, args.model, threads=args.threads,
+                                       batch_size=args.batch_size)
     outputs: dict = {}
     rows = []
     for beam in args.beams:
@@ -65,11 +75,13 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     summary = {}
     for beam in args.beams:
-        if (beam, "transformers") in outputs and (beam, "ctranslate2") in outputs:
-            a, b = outputs[(beam, "transformers")], outputs[(beam, "ctranslate2")]
-            speed = {r["backend"]: r["sent_per_s"] for r in rows if r["beam"] == beam}
-            summary[f"beam{beam}"] = {
-                "speedup": round(speed["ctranslate2"] / speed["transformers"], 2),
+        speed = {r["backend"]: r["sent_per_s"] for r in rows if r["beam"] == beam}
+        for name in backends:
+            if name == "transformers" or (beam, "transformers") not in outputs:
+                continue
+            a, b = outputs[(beam, "transformers")], outputs[(beam, name)]
+            summary[f"beam{beam} {name}"] = {
+                "speedup": round(speed[name] / speed["transformers"], 2),
                 "identical_outputs": round(sum(x == y for x, y in zip(a, b)) / len(a), 4)}
     print(json.dumps({"summary": summary, "model": args.model, "src": args.src}), flush=True)
 
