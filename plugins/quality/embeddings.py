@@ -162,7 +162,7 @@ class EmbeddingCosineFilter(Filter):
         backend: Literal["torch", "ctranslate2"] = Field(
             "torch", description="torch: sentence-transformers; ctranslate2: the same model "
                                  "converted once to CTranslate2 (mean-pooling models only).")
-        ct2_quantization: Literal["int8", "int8_float32", "float32"] = Field(
+        ct2_quantization: Literal["int8", "int8_float32", "int16", "float32"] = Field(
             "int8", description="ctranslate2 only: weight type of the conversion.")
         ct2_dir: str | None = Field(None, description="ctranslate2 only: where the converted "
                                     "model is kept; empty: ~/.cache/bitextforge/ct2/ "

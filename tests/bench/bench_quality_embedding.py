@@ -3,7 +3,7 @@ against raw sentence-transformers fp32 encoding of the same sentences, on real d
 
 Command (from the project root; results go to docs/benchmarks.md by hand):
     nice -n 10 .venv/bin/python tests/bench/bench_quality_embedding.py --runs 3 --lines 100 \
-        --sts 300
+        --sts 300 --ct2-types int8 int16 float32
     (add --bf16 to time bf16 autocast too: emulated, hence very slow, on CPUs without native bf16)
 
 Two corpora from ../shared/data:
@@ -59,6 +59,8 @@ def main() -> int:
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("--lines", type=int, default=300)
     ap.add_argument("--sts", type=int, default=1000)
+    ap.add_argument("--ct2-types", nargs="+", default=["int8"],
+                    help="CTranslate2 quantizations to time (int8, int8_float32, int16, float32)")
     args = ap.parse_args()
     import numpy as np
     import torch
@@ -68,7 +70,9 @@ def main() -> int:
     fp32 = EmbeddingCosineFilter(EmbeddingCosineFilter.Config(precision="fp32"))
     bf16 = EmbeddingCosineFilter(EmbeddingCosineFilter.Config(precision="bf16")) \
         if args.bf16 else None
-    ct2 = EmbeddingCosineFilter(EmbeddingCosineFilter.Config(backend="ctranslate2"))
+    ct2s = {t: EmbeddingCosineFilter(EmbeddingCosineFilter.Config(backend="ctranslate2",
+                                                                  ct2_quantization=t))
+            for t in args.ct2_types}
     model = fp32.model  # the same weights for the raw baseline
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"cpu capability {torch.backends.cpu.get_cpu_capability()}")
@@ -78,9 +82,9 @@ def main() -> int:
         distinct = len(set(left) | set(right))
         batch = {"src": left, "tgt": right}
         times: dict[str, list[float]] = {"raw fp32": [], "ours fp32": [], "ours bf16": [],
-                                         "ours ct2 int8": []}
+                                         **{f"ours ct2 {t}": [] for t in ct2s}}
         agree = None
-        agree_ct2 = None
+        agree_ct2: dict[str, float] = {}
         for _ in range(args.runs):
             t0 = time.perf_counter()
             with torch.inference_mode():
@@ -98,10 +102,11 @@ def main() -> int:
                 low = bf16.score(batch)
                 times["ours bf16"].append(time.perf_counter() - t0)
                 agree = float(np.corrcoef(ours, low)[0, 1])
-            t0 = time.perf_counter()
-            q = ct2.score(batch)
-            times["ours ct2 int8"].append(time.perf_counter() - t0)
-            agree_ct2 = float(np.corrcoef(ours, q)[0, 1])
+            for t, ct2 in ct2s.items():
+                t0 = time.perf_counter()
+                q = ct2.score(batch)
+                times[f"ours ct2 {t}"].append(time.perf_counter() - t0)
+                agree_ct2[t] = float(np.corrcoef(ours, q)[0, 1])
             assert np.allclose(raw, ours, atol=1e-4)
         print(f"\n{name}: {n} pairs, {2 * n} sentences, {distinct} distinct")
         base = statistics.median(times["raw fp32"])
@@ -109,11 +114,12 @@ def main() -> int:
             if not v:
                 continue
             med = statistics.median(v)
-            print(f"  {k:13s} median {med:7.2f} s  {n / med:8.1f} pairs/s  x{base / med:.2f} "
+            print(f"  {k:20s} median {med:7.2f} s  {n / med:8.1f} pairs/s  x{base / med:.2f} "
                   f"(runs: {', '.join(f'{x:.2f}' for x in v)})")
         if agree is not None:
             print(f"  Pearson(bf16, fp32) = {agree:.5f}")
-        print(f"  Pearson(ct2 int8, fp32) = {agree_ct2:.5f}")
+        for t, r in agree_ct2.items():
+            print(f"  Pearson(ct2 {t}, fp32) = {r:.5f}")
     return 0
 
 
