@@ -65,6 +65,15 @@ def test_train_writes_a_standard_marian_directory(tiny):
     assert ids[-1] == vocab["</s>"] and vocab["<pad>"] not in ids
 
 
+def test_budget_schedule_warms_up_then_decays_to_zero():
+    from bitextforge.plugins.nmt.train import budget_lr_factor as f
+
+    assert f(0.04, 0.08) == pytest.approx(0.5) and f(0.08, 0.08) == pytest.approx(1.0)
+    assert f(0.54, 0.08) == pytest.approx(0.5) and f(0.77, 0.08) == pytest.approx(0.25)
+    assert f(0.0, 0.08) == f(1.0, 0.08) == 1e-3  # the floor: never a zero step
+    assert all(f(x / 100, 0.08) >= f((x + 1) / 100, 0.08) for x in range(8, 99))
+
+
 def test_train_refuses_misaligned_files(tmp_path):
     from bitextforge.plugins.nmt.train import read_parallel
 

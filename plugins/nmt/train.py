@@ -86,6 +86,15 @@ class TrainOptions:
     log: Callable[[str], None] = print
 
 
+def budget_lr_factor(frac: float, warmup_fraction: float) -> float:
+    """Learning-rate multiplier at ``frac`` (0..1) of a fixed budget: linear warm-up over the first
+    ``warmup_fraction``, then linear decay to zero at the end. A run that stops at a fixed time
+    does best with a schedule that knows where it ends (Li, Yumer & Ramanan 2020, *Budgeted
+    Training*); the floor of 1e-3 keeps the first and last updates from being no-ops."""
+    w = min(max(warmup_fraction, 1e-6), 1 - 1e-6)
+    return max(min(frac / w, (1.0 - frac) / (1.0 - w)), 1e-3)
+
+
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
     """A joint unigram sentencepiece model over both languages (one vocabulary, shared embeddings)."""
     import sentencepiece as spm
@@ -302,11 +311,7 @@ def train(opts: TrainOptions) -> dict:
     def lr_factor(s: int) -> float:
         if opts.schedule == "inverse-sqrt":
             return min((s + 1) / warm, math.sqrt(warm / (s + 1)))
-        # "budget": a training run that stops at a fixed time does best with a schedule that
-        # knows where it ends (Li, Yumer & Ramanan 2020, Budgeted Training): linear warm-up over
-        # the first warmup_fraction of the budget, then linear decay to zero at its end
-        frac, w = progress(s), max(opts.warmup_fraction, 1e-6)
-        return max(min(frac / w, (1.0 - frac) / (1.0 - w)), 1e-3)
+        return budget_lr_factor(progress(s), opts.warmup_fraction)
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
     lossf = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=opts.label_smoothing)
