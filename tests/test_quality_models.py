@@ -159,3 +159,19 @@ def test_embedding_cosine_ctranslate2_int8_agrees_with_fp32(minilm):
     distinct = len(set(batch["src"]) | set(batch["tgt"]))  # STS-B repeats some sentences
     assert f.manifest_info() == {"backend": "ctranslate2", "precision": "int8",
                                  "encoded": distinct}
+
+
+def test_language_id_heliport_undetermined_gap_or_neutral(heliport_filter):
+    """A pair OpusFilter's HeliportSimpleFilter keeps and the default rejects: heliport calls one
+    side 'und' (too close to call). 'neutral' scores such a side 0.0, as OpusFilter accepts it."""
+    pair = {"src": ["Ein blond gelocktes Kind weint."], "tgt": ["A child with blond curly hair crying."]}
+    labels = [heliport_filter.ident.identify_with_score(pair[s][0])[0] for s in ("src", "tgt")]
+    assert "und" in labels
+    assert heliport_filter.score(pair)[0] < 0
+    neutral = LanguageIdFilter(LanguageIdFilter.Config(src_lang="de", tgt_lang="en",
+                                                       heliport_undetermined="neutral"))
+    try:
+        assert neutral.score(pair) == [0.0]
+        assert neutral.score({"src": EN[:2], "tgt": EN[:2]})[0] < 0  # a wrong language still fails
+    finally:
+        neutral.close()

@@ -107,6 +107,11 @@ class LanguageIdFilter(Filter):
                               "(the declared ones are added); empty: all 75 (slower to load).")
         lingua_low_accuracy: bool = Field(False, description="lingua only: use its faster "
                                           "low-accuracy mode (trigrams only).")
+        heliport_undetermined: Literal["gap", "neutral"] = Field(
+            "gap", description="heliport only: how a side heliport labels 'und' (too close to "
+                               "call) scores: gap: the signed gap of its top two languages, like "
+                               "any other side; neutral: 0.0, so keep.min 0 accepts it as "
+                               "OpusFilter's HeliportSimpleFilter does.")
 
     def __init__(self, config=None):
         """Load the backend's models once and resolve the declared languages' codes."""
@@ -147,6 +152,8 @@ class LanguageIdFilter(Filter):
             out = [s if lang == code else -s for lang, s in res]
             # heliport says "und" when the gap is below the winner's threshold; the raw top two
             # give the same gap and name the winner, so "und" rows are scored like the others.
+            if self.config.heliport_undetermined == "neutral":
+                return [0.0 if lang == "und" else v for (lang, _), v in zip(res, out)]
             topk = self.ident.identify_topk_with_score
             for i, (lang, _) in enumerate(res):
                 if lang == "und":

@@ -49,11 +49,11 @@ OPUS_FILTERS = {
 BF_LID = {
     "none": "",
     # HeliportSimpleFilter keeps a side identified as the declared language or as 'und'
-    # (heliport's low-confidence label); language_id.v1 scores the signed confidence gap, and
-    # min 0 keeps the sides identified as declared.
+    # (heliport's low-confidence label); language_id.v1 scores the signed confidence gap, 'und'
+    # as 0 with heliport_undetermined: neutral, and min 0 keeps both kinds.
     "heliport": """
   - filter: language_id.v1
-    with: {src_lang: de, tgt_lang: en, backend: heliport}
+    with: {src_lang: de, tgt_lang: en, backend: heliport, heliport_undetermined: neutral}
     keep: {min: 0}
     cache: false               # time the scoring itself, never a score cache of an earlier run
 """,
