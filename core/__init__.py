@@ -1,8 +1,8 @@
 """bitextforge: make machine-translation training data bigger and cleaner.
 
 A parallel corpus goes through a recipe of steps: paraphrase one side, filter pairs by scores,
-weight what remains, evaluate. The four component kinds are plugins registered through pluggy
-hooks (see :mod:`bitextforge.hookspecs`); the methods come from Wieting et al. 2017, Wieting &
+weight what remains, evaluate; trainers build the models those steps load. The component kinds
+are plugins registered through pluggy hooks (see :mod:`bitextforge.hookspecs`); the methods come from Wieting et al. 2017, Wieting &
 Gimpel 2018 (ParaNMT-50M), Nichols et al. (ERG paraphrasing), Kim et al. (bilingual sentence
 embeddings) and Corbeil & Abdi Ghavidel (BET).
 """
@@ -10,13 +10,13 @@ embeddings) and Corbeil & Abdi Ghavidel (BET).
 __version__ = "0.1.0"
 
 from .components import (ComponentConfig, Evaluator, Filter, Paraphraser, Report,  # noqa: E402
-                         Weighter)
+                         Trainer, Weighter)
 from .errors import (BitextforgeError, ComponentError, InputError, RecipeError,  # noqa: E402
                      RegistryError)
 from .hookspecs import hookimpl  # noqa: E402
 
 __all__ = [
-    "__version__", "hookimpl", "Paraphraser", "Filter", "Weighter", "Evaluator", "Report",
+    "__version__", "hookimpl", "Paraphraser", "Filter", "Weighter", "Evaluator", "Trainer", "Report",
     "ComponentConfig", "BitextforgeError", "RecipeError", "InputError", "RegistryError",
     "ComponentError",
 ]

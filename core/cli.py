@@ -48,7 +48,9 @@ def _cmd_validate(args) -> int:
     if args.filled:
         sys.stdout.write(dump_yaml(recipe.filled()))
     else:
-        print(f"{args.recipe}: valid ({len(recipe.steps)} steps, {len(recipe.evaluate)} evaluators)")
+        prep = f"{len(recipe.prepare)} trainers, " if recipe.prepare else ""
+        print(f"{args.recipe}: valid ({prep}{len(recipe.steps)} steps, "
+              f"{len(recipe.evaluate)} evaluators)")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Base classes of the four component kinds: Paraphraser, Filter, Weighter, Evaluator.
+"""Base classes of the component kinds: Paraphraser, Filter, Weighter, Evaluator, and Trainer
+(which builds the models the others load, in a recipe's ``prepare:`` list).
 
 Every component has a stable versioned ``name`` (``"length_ratio.v1"``) independent of its class
 name, and a nested pydantic ``Config`` (``extra="forbid"``, every field described) that subclasses
@@ -9,9 +10,10 @@ builds the component as ``cls(config)``; the component reads ``self.config``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ComponentConfig(BaseModel):
@@ -141,9 +143,38 @@ class Evaluator(Component):
         raise NotImplementedError
 
 
+class Trainer(Component):
+    """Builds a model file or directory that later steps load: an NMT model for
+    ``backtranslate.v1``, a KenLM model for ``kenlm_perplexity.v1``, and so on.
+
+    A recipe lists trainers under ``prepare:``; they run before the first line is read. The
+    framework builds the trainer with ``output`` pointing at a temporary name beside the final one
+    and moves every path of :meth:`outputs` into place only when :meth:`train` returns, so a killed
+    training never leaves something that looks finished. A trainer whose outputs all exist is
+    skipped (``force: true`` retrains), which makes a recipe that trains its own models cheap to
+    run again.
+    """
+
+    kind: ClassVar[str] = "trainer"
+
+    class Config(ComponentConfig):
+        """Every trainer writes to ``output``."""
+
+        output: str = Field(description="Model file or directory to write.")
+
+    def outputs(self) -> list[Path]:
+        """Every path :meth:`train` writes (``output`` by default; add sidecar files)."""
+        return [Path(self.config.output)]
+
+    def train(self) -> dict[str, Any]:
+        """Build the outputs; return facts for the run manifest (sizes, minutes, scores)."""
+        raise NotImplementedError
+
+
 KINDS: dict[str, type[Component]] = {
     "paraphraser": Paraphraser,
     "filter": Filter,
     "weighter": Weighter,
     "evaluator": Evaluator,
+    "trainer": Trainer,
 }

@@ -8,11 +8,11 @@ import inspect
 from pydantic import BaseModel
 
 from .recipe import (EvaluateStep, FilterStep, InputSpec, KeepSpec, OutputSpec, ParaphraseStep,
-                     Recipe, SplitStep, WeightStep)
+                     PrepareStep, Recipe, SplitStep, WeightStep)
 from .registry import Registry, config_fields
 
 KIND_TITLES = {"paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
-               "evaluator": "Evaluators"}
+               "evaluator": "Evaluators", "trainer": "Trainers"}
 
 
 def _cell(v) -> str:
@@ -62,6 +62,7 @@ def render_reference(registry: Registry) -> str:
         "## Recipe", "", fields_table(Recipe), "",
         "### `input`", "", fields_table(InputSpec), "",
         "### `output`", "", fields_table(OutputSpec), "",
+        "### Prepare entry (a trainer)", "", fields_table(PrepareStep), "",
         "### Split step", "", fields_table(SplitStep), "",
         "### Paraphrase step", "", fields_table(ParaphraseStep), "",
         "### Filter step", "", fields_table(FilterStep), "",

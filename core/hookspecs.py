@@ -1,4 +1,4 @@
-"""The four plugin hooks of bitextforge, one per component kind.
+"""The plugin hooks of bitextforge, one per component kind.
 
 A plugin module implements any of them with ``@bitextforge.hookimpl`` and calls ``register(cls)``
 once per component class (the callback style of simonw/llm and datasette).
@@ -30,3 +30,9 @@ def register_weighters(register):
 @hookspec
 def register_evaluators(register):
     """Register Evaluator classes: call ``register(cls)`` for each."""
+
+
+@hookspec
+def register_trainers(register):
+    """Register Trainer classes (model builders for a recipe's ``prepare:``): call
+    ``register(cls)`` for each."""

@@ -189,6 +189,18 @@ class EvaluateStep(BaseModel):
                                   description="The component's configuration.")
 
 
+class PrepareStep(BaseModel):
+    """Build a model the steps load (a Trainer), before the first line is read; skipped when its
+    outputs exist."""
+
+    model_config = _Strict
+    train: str = Field(description="Registered Trainer name, e.g. nmt_model.v1.")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The trainer's configuration (always an `output`).")
+    force: bool = Field(False, description="Train even when the outputs exist (they are replaced "
+                        "only when training succeeds).")
+
+
 Step = Union[SplitStep, ParaphraseStep, FilterStep, WeightStep]
 STEP_KINDS = {"split": (SplitStep, "paraphraser"),
               "paraphrase": (ParaphraseStep, "paraphraser"),
@@ -203,6 +215,8 @@ class Recipe(BaseModel):
     name: str = Field(description="Name of the recipe (used in the signature).")
     description: str = Field("", description="Free text.")
     input: InputSpec
+    prepare: list[PrepareStep] = Field(default_factory=list, description="Trainers run before "
+                                       "the steps, each skipped when its outputs exist.")
     steps: list[Step] = Field(default_factory=list)
     evaluate: list[EvaluateStep] = Field(default_factory=list)
     output: OutputSpec
@@ -216,10 +230,14 @@ class Recipe(BaseModel):
     source: str = Field("<recipe>", exclude=True)
     configs: list[ComponentConfig] = Field(default_factory=list, exclude=True)
     eval_configs: list[ComponentConfig] = Field(default_factory=list, exclude=True)
+    prepare_configs: list[ComponentConfig] = Field(default_factory=list, exclude=True)
 
     def filled(self) -> dict[str, Any]:
         """The recipe with every default written out, component configs included."""
-        data = self.model_dump(by_alias=True, exclude={"source", "configs", "eval_configs"})
+        data = self.model_dump(by_alias=True, exclude={"source", "configs", "eval_configs",
+                                                       "prepare_configs"})
+        for prep, cfg in zip(data["prepare"], self.prepare_configs):
+            prep["with"] = cfg.model_dump(mode="json")
         for step, cfg in zip(data["steps"], self.configs):
             step["with"] = cfg.model_dump(mode="json")
         for ev, cfg in zip(data["evaluate"], self.eval_configs):
@@ -386,16 +404,40 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
     evals_raw = data.get("evaluate") or []
     if not isinstance(evals_raw, list):
         raise RecipeError(f"{source}: evaluate: expected a list")
+    prep_raw = data.get("prepare") or []
+    if not isinstance(prep_raw, list):
+        raise RecipeError(f"{source}: prepare: expected a list of {{train: name, with: ...}}")
     errors: list[str] = []
     registry = registry or get_registry()
 
-    top = {k: v for k, v in data.items() if k not in ("steps", "evaluate")}
-    top["steps"], top["evaluate"] = [], []
+    top = {k: v for k, v in data.items() if k not in ("steps", "evaluate", "prepare")}
+    top["steps"], top["evaluate"], top["prepare"] = [], [], []
     recipe = None
     try:
         recipe = Recipe.model_validate(top)
     except ValidationError as exc:
         errors.append(format_validation_error(source, "", exc, Recipe))
+
+    preps, prep_cfgs = [], []
+    outputs_seen: dict[str, int] = {}
+    for i, raw in enumerate(prep_raw):
+        where = f"prepare[{i}]"
+        try:
+            prep = PrepareStep.model_validate(raw)
+        except ValidationError as exc:
+            errors.append(format_validation_error(source, where, exc, PrepareStep))
+            continue
+        cfg = _validate_component(registry, "trainer", prep.train, prep.with_, source, where,
+                                  errors)
+        if cfg is not None:
+            given = getattr(cfg, "output")
+            out = str(Path(given).resolve())
+            if out in outputs_seen:
+                errors.append(f"{source}: {where}.with.output: {given} is also written by "
+                              f"prepare[{outputs_seen[out]}]")
+            outputs_seen[out] = i
+        preps.append(prep)
+        prep_cfgs.append(cfg)
 
     steps, configs = [], []
     for i, raw in enumerate(steps_raw):
@@ -461,6 +503,8 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         raise RecipeError("\n".join(errors))
     assert recipe is not None  # no errors means the top level validated
     recipe.steps = steps
+    recipe.prepare = preps
+    recipe.prepare_configs = prep_cfgs
     recipe.evaluate = evals
     recipe.configs = configs
     recipe.eval_configs = eval_cfgs
@@ -474,7 +518,7 @@ def _validate_component(registry: Registry, kind: str, name: str, with_: dict, s
     try:
         cls = registry.get(kind, name)
     except RegistryError as exc:
-        key = {"paraphraser": "paraphrase", "weighter": "weight"}.get(kind, kind)
+        key = {"paraphraser": "paraphrase", "weighter": "weight", "trainer": "train"}.get(kind, kind)
         errors.append(f"{source}: {where}.{key}: {exc}")
         return None
     try:

@@ -30,6 +30,7 @@ HOOK_FOR_KIND = {
     "filter": "register_filters",
     "weighter": "register_weighters",
     "evaluator": "register_evaluators",
+    "trainer": "register_trainers",
 }
 
 

@@ -26,6 +26,7 @@ from .components import Component
 from .corpus import (AtomicFile, Batch, CorpusView, Reader, TsvWriter, batch_len, format_value,
                      order_columns, write_atomic)
 from .errors import BitextforgeError, ComponentError
+from .prepare import run_prepare
 from .recipe import FilterStep, ParaphraseStep, Recipe, SplitStep, WeightStep, dump_yaml
 from .registry import Registry, get_registry
 from .runners import get_runner
@@ -179,6 +180,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     seed_everything(recipe.seed)
     out_dir = Path(output_dir or recipe.output.dir)
     _check_writable(out_dir)
+    prepared = run_prepare(recipe, registry) if recipe.prepare else []
 
     reader = Reader(recipe.input, recipe.batch_size)
     columns = ["id", "variant", "origin", "src", "tgt", "weight", *reader.extra_columns()]
@@ -300,6 +302,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
         "seconds": round(time.time() - started, 3),
         "input": {"files": reader.stats.files, "rows": reader.stats.rows,
                   "replaced_invalid_utf8": reader.stats.replaced_invalid_utf8},
+        "prepare": prepared,
         "steps": [ex.stats.to_dict() for ex in executors],
         "output": {"dir": str(out_dir), "rows": totals[0], "rejected": totals[1],
                    "files": written, "columns": columns, "resumable": resumable},

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .corpus import Reader, TsvWriter, order_columns
 from .errors import BitextforgeError
+from .prepare import run_prepare
 from .recipe import FilterStep, ParaphraseStep, SplitStep, load_recipe
 from .registry import get_registry
 from .run import _with_progress, build_component, seed_everything
@@ -28,6 +29,8 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
     recipe = load_recipe(recipe_path, overrides)
     registry = get_registry()
     seed_everything(recipe.seed)
+    if recipe.prepare:
+        run_prepare(recipe, registry)
     reader = Reader(recipe.input, recipe.batch_size)
     columns = ["id", "variant", "origin", "src", "tgt", "weight", *reader.extra_columns()]
     execs: list = []

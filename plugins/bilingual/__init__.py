@@ -21,3 +21,12 @@ def register_filters(register):
 def register_evaluators(register):
     """Register alignment_recovery.v1."""
     register(AlignmentRecoveryEvaluator)
+
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    """Register bilingual_model.v1 and mlp_similarity_model.v1."""
+    from .trainers import BilingualModelTrainer, MlpSimilarityTrainer
+
+    register(BilingualModelTrainer)
+    register(MlpSimilarityTrainer)

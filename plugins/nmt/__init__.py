@@ -16,3 +16,11 @@ def register_paraphrasers(register):
     """Register the NMT paraphrasers."""
     register(BackTranslateParaphraser)
     register(RoundTripParaphraser)
+
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    """Register nmt_model.v1 (the train-nmt training, for a recipe's prepare list)."""
+    from .trainers import NmtModelTrainer
+
+    register(NmtModelTrainer)

@@ -25,3 +25,12 @@ def register_filters(register):
     """Register the scoring filters."""
     for cls in FILTERS:
         register(cls)
+
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    """Register the trainers of the filters' models (KenLM, word vectors, reference classifier)."""
+    from .trainers import TRAINERS
+
+    for cls in TRAINERS:
+        register(cls)

@@ -166,6 +166,7 @@ class KenlmPerplexityFilter(Filter):
         except OSError as exc:
             raise ComponentError(f"kenlm_perplexity.v1: cannot read {path} as a KenLM model "
                                  f"({exc})") from exc
+        self.order = self.model.order  # the manifest asks after close()
 
     def score(self, batch):
         """Per-word perplexity per row."""
@@ -178,7 +179,7 @@ class KenlmPerplexityFilter(Filter):
 
     def manifest_info(self):
         """Model order and tokenisation."""
-        return {"order": self.model.order, **self.settings}
+        return {"order": self.order, **self.settings}
 
     def close(self):
         """Drop the model."""

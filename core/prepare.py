@@ -1,0 +1,93 @@
+"""The ``prepare:`` list of a recipe: trainers that build the models its steps load.
+
+Issues 3, 4 and 6 ask for each training command "also as a recipe step": a recipe such as
+``recipes/bet-roundtrip.yaml`` can then build its own NMT models from ``../shared/data`` the first
+time it runs and reuse them afterwards. A trainer is skipped when every path it writes exists; it
+trains into temporary names beside the final ones, which are moved into place only when training
+succeeds, so an interrupted run never leaves a half-written model that a later run would take for
+a finished one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .components import Trainer
+from .errors import ComponentError
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _partial(path: Path, tag: str) -> Path:
+    return path.with_name(f".{path.name}.partial-{tag}")
+
+
+def run_prepare(recipe, registry, log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Run the recipe's trainers in order; return one manifest entry per trainer."""
+    from .run import build_component
+
+    say = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    done: list[dict[str, Any]] = []
+    for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
+        where = f"prepare[{i}] {prep.train}"
+        done.append(_one(where, prep, cfg, registry, build_component, say))
+    return done
+
+
+def _one(where: str, prep, cfg, registry, build_component, say) -> dict[str, Any]:
+    """Train one step (or skip it), moving its outputs into place atomically."""
+    cls = registry.get("trainer", prep.train)
+    final_out = Path(cfg.output)
+    # the outputs a trainer declares depend only on its config: ask a throwaway instance
+    finals = _declared_outputs(cls, cfg)
+    entry: dict[str, Any] = {"trainer": prep.train, "output": str(final_out),
+                             "outputs": [str(p) for p in finals]}
+    if not prep.force and all(p.exists() for p in finals):
+        say(f"bitextforge: {where}: {final_out} exists, not retrained (force: true retrains)")
+        return {**entry, "status": "exists"}
+    tmp_out = _partial(final_out, str(os.getpid()))
+    tmp_cfg = cfg.model_copy(update={"output": str(tmp_out)})
+    for p in _declared_outputs(cls, tmp_cfg):
+        _remove(p)
+    final_out.parent.mkdir(parents=True, exist_ok=True)
+    say(f"bitextforge: {where}: training {final_out}")
+    t0 = time.perf_counter()
+    trainer: Trainer = build_component(registry, "trainer", prep.train, tmp_cfg)  # type: ignore
+    try:
+        info = trainer.train() or {}
+        temps = trainer.outputs()
+        missing = [str(p) for p in temps if not p.exists()]
+        if missing:
+            raise ComponentError(f"{prep.train}: training finished without writing "
+                                 f"{', '.join(missing)}")
+        for tmp, final in zip(temps, finals):
+            if final.exists() or final.is_symlink():
+                _remove(final)
+            os.replace(tmp, final)
+    except BaseException:
+        for p in trainer.outputs():
+            _remove(p)
+        raise
+    finally:
+        trainer.close()
+    seconds = round(time.perf_counter() - t0, 1)
+    say(f"bitextforge: {where}: wrote {final_out} in {seconds} s")
+    return {**entry, "status": "trained", "seconds": seconds, "info": info}
+
+
+def _declared_outputs(cls: type[Trainer], cfg) -> list[Path]:
+    """``outputs()`` of a trainer with ``cfg``, without running its constructor (which may load
+    libraries or check inputs); the default is just ``output``."""
+    probe = cls.__new__(cls)
+    probe.config = cfg
+    return [Path(p) for p in probe.outputs()]

@@ -1,0 +1,83 @@
+"""Trainers of Kim, Rosendahl, Rossenbach, Rosendahl, Khadivi & Ney's bilingual sentence
+embeddings (section 3.2) and their MLP similarity (section 5.2), for a recipe's ``prepare:`` list:
+the same training as ``bitextforge train-bilingual`` and ``train-mlp-similarity``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Literal
+
+from pydantic import Field
+
+from bitextforge import InputError, Trainer
+
+from .train import TrainConfig
+
+
+class BilingualModelTrainer(Trainer):
+    """Train the bilingual sentence embedding model (two bidirectional RNN encoders, one shared
+    decoder; NMT + autoencoding objectives) and write its model directory. Every option of
+    ``bitextforge train-bilingual`` is a key here (docs/bilingual.md)."""
+
+    name = "bilingual_model.v1"
+
+    class Config(Trainer.Config, TrainConfig):
+        """Options of bilingual_model.v1: the corpora, and the model/training options of
+        train-bilingual."""
+
+        src: list[str] = Field(description="Source sides of parallel corpora (plain or .gz).")
+        tgt: list[str] = Field(description="Target sides, line-aligned with src of the same "
+                               "position.")
+        mono: list[str] = Field(default_factory=list, description="Monolingual text in the "
+                                "decoded language for autoencoding.")
+        dev_src: str | None = Field(None, description="Dev source: logs cosine alignment error.")
+        dev_tgt: str | None = Field(None, description="Dev target, line-aligned with dev_src.")
+
+    def train(self):
+        """Read the corpora and train."""
+        from .train import read_pairs, read_text, train_bilingual
+
+        c = self.config
+        if bool(c.dev_src) != bool(c.dev_tgt):
+            raise InputError("bilingual_model.v1: give both dev_src and dev_tgt, or neither")
+        src, tgt = read_pairs(c.src, c.tgt)
+        mono = [x for f in c.mono for x in read_text(f)]
+        dev = read_pairs([c.dev_src], [c.dev_tgt]) if c.dev_src else None
+        cfg = TrainConfig(**{k: getattr(c, k) for k in TrainConfig.model_fields})
+        train_bilingual(cfg, src, tgt, c.output, mono=mono, dev=dev,
+                        log=lambda s: print(s, file=sys.stderr, flush=True))
+        return {"pairs": len(src), "autoencoding_sentences": len(mono)}
+
+
+class MlpSimilarityTrainer(Trainer):
+    """Train the MLP similarity (equation 15) on embeddings of a bilingual model: positives from
+    clean parallel files, negatives by one of the paper's strategies (section 5.2)."""
+
+    name = "mlp_similarity_model.v1"
+
+    class Config(Trainer.Config):
+        """Options of mlp_similarity_model.v1 (those of train-mlp-similarity)."""
+
+        model: str = Field(description="Bilingual embedding model directory.")
+        src: list[str] = Field(description="Source sides of the positive (clean) pairs.")
+        tgt: list[str] = Field(description="Target sides, line-aligned with src.")
+        negatives: Literal["shuffle", "random", "worst"] = Field(
+            "shuffle", description="shuffle: positives paired at random; random: random lines of "
+                                   "the noisy corpus; worst: its x%-worst slice by cosine.")
+        noisy_src: str | None = Field(None, description="Noisy corpus, source side.")
+        noisy_tgt: str | None = Field(None, description="Noisy corpus, target side.")
+        worst: float = Field(60.0, gt=0, le=100, description="x of the x%-worst negatives.")
+        count: int = Field(0, ge=0, description="Negative pairs (0: as many as positives).")
+        hidden: list[int] = Field(default_factory=lambda: [512, 512],
+                                  description="Hidden layer sizes.")
+        max_iter: int = Field(30, ge=1, description="Training epochs at most.")
+        seed: int = Field(1, description="Random seed.")
+
+    def train(self):
+        """Embed, pick negatives, fit, write."""
+        from .mlp_training import train_mlp_from_files
+
+        c = self.config
+        return train_mlp_from_files(c.model, c.src, c.tgt, c.negatives, c.noisy_src,
+                                    c.noisy_tgt, c.worst, c.count, tuple(c.hidden), c.max_iter,
+                                    c.seed, c.output)

@@ -1,0 +1,112 @@
+"""Trainers for the quality filters' models, for a recipe's ``prepare:`` list: the same training
+as the ``train-lm``, ``train-word-vectors`` and ``train-reference-classifier`` commands.
+
+- ``kenlm_model.v1``: a KenLM model (``lmplz`` + ``build_binary``) for ``kenlm_perplexity.v1``;
+- ``word_vectors.v1``: count-based word vectors for ``paraphrase_score.v1`` (ParaNMT-50M, 5.4);
+- ``reference_classifier_model.v1``: the human-reference vs machine-translation classifier of
+  Wieting et al. 2017, section 5.6.1, for ``reference_classifier.v1``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from bitextforge import Trainer
+
+
+class KenlmTrainer(Trainer):
+    """Train a KenLM n-gram model on a text file with the real ``lmplz`` and ``build_binary``
+    (built at set-up from the kenlm sdist); its tokenisation settings go to ``<output>.json``,
+    which ``kenlm_perplexity.v1`` reads."""
+
+    name = "kenlm_model.v1"
+
+    class Config(Trainer.Config):
+        """Options of kenlm_model.v1."""
+
+        text: str = Field(description="Training text, one sentence per line (.gz ok).")
+        order: int = Field(3, ge=1, description="n-gram order.")
+        lang: str = Field("en", description="sacremoses tokenizer language.")
+        tokenize: bool = Field(True, description="Tokenise with sacremoses before training.")
+        lowercase: bool = Field(False, description="Lowercase before training.")
+        memory: str = Field("20%", description="lmplz -S memory limit.")
+        prune: list[int] | None = Field(None, description="lmplz --prune thresholds per order.")
+
+    def outputs(self):
+        """The binary model and its settings file."""
+        out = Path(self.config.output)
+        return [out, out.with_name(out.name + ".json")]
+
+    def train(self):
+        """Run lmplz and build_binary."""
+        from .lm import train_lm
+
+        c = self.config
+        out = train_lm(c.text, c.output, order=c.order, lang=c.lang, tokenize=c.tokenize,
+                       lowercase=c.lowercase, memory=c.memory, prune=c.prune)
+        return {"bytes": out.stat().st_size, "order": c.order}
+
+
+class WordVectorsTrainer(Trainer):
+    """Train count-based word vectors (PPMI + SVD) in word2vec text format for
+    ``paraphrase_score.v1`` (ParaNMT-50M, section 5.4, averaged word embeddings)."""
+
+    name = "word_vectors.v1"
+
+    class Config(Trainer.Config):
+        """Options of word_vectors.v1."""
+
+        text: str = Field(description="Training text, one sentence per line (.gz ok).")
+        dim: int = Field(100, ge=1, description="Dimensions.")
+        window: int = Field(5, ge=1, description="Context window in tokens.")
+        min_count: int = Field(3, ge=1, description="Ignore rarer words.")
+        lang: str = Field("en", description="sacremoses tokenizer language.")
+        lowercase: bool = Field(True, description="Lowercase the text.")
+
+    def train(self):
+        """Count, weight and factorise."""
+        from .wordvec import train_word_vectors
+
+        c = self.config
+        _, n = train_word_vectors(c.text, c.output, dim=c.dim, window=c.window,
+                                  min_count=c.min_count, lang=c.lang, lowercase=c.lowercase)
+        return {"words": n, "dim": c.dim}
+
+
+class ReferenceClassifierTrainer(Trainer):
+    """Train the human-reference vs machine-translation classifier (Wieting et al. 2017, 5.6.1)
+    from a file of references and a file of translations; writes ``<output>`` (joblib) and
+    ``<output>.json``."""
+
+    name = "reference_classifier_model.v1"
+
+    class Config(Trainer.Config):
+        """Options of reference_classifier_model.v1."""
+
+        references: str = Field(description="Human references, one per line.")
+        translations: str = Field(description="Machine translations, one per line.")
+        C: float = Field(1.0, gt=0, description="Inverse regularisation strength of the "
+                         "logistic regression.")
+        seed: int = Field(0, description="Random seed.")
+
+    def outputs(self):
+        """The model and its facts file."""
+        out = Path(self.config.output)
+        return [out, out.with_name(out.name + ".json")]
+
+    def train(self):
+        """Fit on everything given."""
+        from .classifier import read_text_lines, save_model, train_reference_classifier
+
+        c = self.config
+        refs, mts = read_text_lines(c.references), read_text_lines(c.translations)
+        model = train_reference_classifier(refs, mts, c.C, c.seed)
+        info = {"references": c.references, "translations": c.translations,
+                "n_references": len(refs), "n_translations": len(mts), "C": c.C}
+        save_model(model, c.output, info)
+        return {"n_references": len(refs), "n_translations": len(mts)}
+
+
+TRAINERS = (KenlmTrainer, WordVectorsTrainer, ReferenceClassifierTrainer)

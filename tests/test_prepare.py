@@ -1,0 +1,144 @@
+"""A recipe's ``prepare:`` list: trainers run before the steps, are skipped when their outputs
+exist, write atomically (a failed training leaves nothing under the final names), and are validated
+with the rest of the recipe. The real trainers are exercised on real data: KenLM (the real
+``lmplz``) feeding ``kenlm_perplexity.v1``, and word vectors feeding ``paraphrase_score.v1``."""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import pytest
+from pydantic import Field
+
+import bitextforge
+from bitextforge import ComponentError, RecipeError, Trainer
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+from conftest import SMALL_DE, SMALL_EN, read_lines, shared
+
+CALLS: list[str] = []
+
+
+class CountTrainer(Trainer):
+    """Test trainer: writes a word-count table of a text file, and a sidecar; can fail midway."""
+
+    name = "count_test.v1"
+
+    class Config(Trainer.Config):
+        """Options of count_test.v1."""
+
+        text: str = Field(description="Text file.")
+        fail: bool = Field(False, description="Raise after writing half the outputs.")
+
+    def outputs(self):
+        """The table and its sidecar."""
+        out = Path(self.config.output)
+        return [out, out.with_name(out.name + ".meta")]
+
+    def train(self):
+        """Count words."""
+        CALLS.append(self.config.output)
+        counts: dict[str, int] = {}
+        for line in Path(self.config.text).read_text(encoding="utf-8").splitlines():
+            for w in line.split():
+                counts[w] = counts.get(w, 0) + 1
+        Path(self.config.output).write_text(json.dumps(counts), encoding="utf-8")
+        if self.config.fail:
+            raise ComponentError("count_test.v1: failing on purpose")
+        Path(self.config.output + ".meta").write_text("ok", encoding="utf-8")
+        return {"words": len(counts)}
+
+
+@pytest.fixture
+def trainer_plugin(bitextforge_plugin):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_trainers(register):
+        register(CountTrainer)
+
+    mod.register_trainers = register_trainers
+    return bitextforge_plugin(mod, name="preparetest")
+
+
+def _recipe(tmp_path, prepare: str, steps: str = "  - filter: length.v1\n    keep: {max: 50}\n"):
+    s, t = tmp_path / "in.de", tmp_path / "in.en"
+    s.write_text("\n".join(SMALL_DE) + "\n", encoding="utf-8")
+    t.write_text("\n".join(SMALL_EN) + "\n", encoding="utf-8")
+    return (f"name: prep\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{tmp_path / 'out'}'}}\n"
+            f"progress: false\nprepare:\n{prepare}steps:\n{steps}")
+
+
+def test_prepare_trains_once_then_skips_and_force_retrains(tmp_path, trainer_plugin):
+    CALLS.clear()
+    out = tmp_path / "models" / "counts.json"
+    prep = f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', output: '{out}'}}\n"
+    res = run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
+    assert len(CALLS) == 1 and ".partial-" in CALLS[0]  # trained under a temporary name
+    assert json.loads(out.read_text())["the"] >= 1 and (tmp_path / "models/counts.json.meta").exists()
+    assert not list(out.parent.glob(".*partial*"))
+    entry = res.manifest["prepare"][0]
+    assert entry["status"] == "trained" and entry["info"]["words"] > 5
+    res = run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
+    assert len(CALLS) == 1 and res.manifest["prepare"][0]["status"] == "exists"
+    forced = prep + "    force: true\n"
+    run_recipe(parse_recipe(_recipe(tmp_path, forced), "r.yaml"))
+    assert len(CALLS) == 2
+    # a missing sidecar means unfinished: trained again
+    (tmp_path / "models/counts.json.meta").unlink()
+    run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
+    assert len(CALLS) == 3
+
+
+def test_failed_training_leaves_no_output(tmp_path, trainer_plugin):
+    out = tmp_path / "models" / "c.json"
+    prep = (f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', output: '{out}', "
+            f"fail: true}}\n")
+    with pytest.raises(ComponentError, match="failing on purpose"):
+        run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
+    assert not out.exists() and not list(out.parent.iterdir())
+    assert not (tmp_path / "out" / "corpus.src").exists()
+
+
+def test_prepare_is_validated_with_the_recipe(tmp_path, trainer_plugin):
+    bad = ("  - train: count_tst.v1\n    with: {text: a, output: b}\n"
+           "  - train: count_test.v1\n    with: {txt: a, output: b}\n"
+           "  - train: count_test.v1\n    with: {text: a, output: x}\n"
+           "  - train: count_test.v1\n    with: {text: b, output: x}\n")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(_recipe(tmp_path, bad), "r.yaml")
+    msg = str(err.value)
+    assert "r.yaml: prepare[0].train: unknown trainer 'count_tst.v1'" in msg
+    assert "did you mean count_test.v1" in msg
+    assert "prepare[1].with.txt: unknown field" in msg
+    assert "prepare[3].with.output: x is also written by prepare[2]" in msg
+
+
+def test_kenlm_trainer_feeds_the_perplexity_filter(tmp_path):
+    """The real lmplz trains on Multi30k English in prepare; the filter then loads the model."""
+    from bitextforge.plugins.quality.lm import find_tool
+
+    if not find_tool("lmplz"):
+        pytest.skip("KenLM's lmplz is not built here (run `make env`)")
+    text = tmp_path / "lm.en"
+    text.write_text("\n".join(read_lines(shared("multi30k", "train.en.gz"), 3000)) + "\n",
+                    encoding="utf-8")
+    model = tmp_path / "lm" / "en.bin"
+    prep = (f"  - train: kenlm_model.v1\n    with: {{text: '{text}', output: '{model}', "
+            f"order: 3}}\n  - train: word_vectors.v1\n    with: {{text: '{text}', "
+            f"output: '{tmp_path / 'lm' / 'en.vec'}', dim: 20}}\n")
+    steps = (f"  - filter: kenlm_perplexity.v1\n    with: {{model: '{model}', column: tgt}}\n"
+             f"    keep: {{max: 100000}}\n"
+             f"  - filter: paraphrase_score.v1\n    with: {{vectors: '{tmp_path / 'lm' / 'en.vec'}', "
+             f"columns: [tgt, tgt]}}\n    keep: {{min: 0.99}}\n")
+    res = run_recipe(parse_recipe(_recipe(tmp_path, prep, steps), "r.yaml"))
+    assert [p["status"] for p in res.manifest["prepare"]] == ["trained", "trained"]
+    assert model.exists() and Path(str(model) + ".json").exists()
+    tsv = (tmp_path / "out" / "corpus.tsv").read_text().splitlines()
+    col = tsv[0].split("\t").index("kenlm_perplexity")
+    ppl = [float(r.split("\t")[col]) for r in tsv[1:]]
+    # identical columns score cosine 1, except a sentence without any known word (no vector)
+    assert len(ppl) == res.rows_out >= len(SMALL_EN) - 1 and all(1 < p < 100000 for p in ppl)
