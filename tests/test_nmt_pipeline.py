@@ -208,3 +208,33 @@ def test_hub_id_offline_says_no_network(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     with pytest.raises(ComponentError, match="no network; pass a local model directory"):
         resolve_model("Helsinki-NLP/opus-mt-de-en")
+
+
+def test_recipe_prepare_trains_the_model_it_back_translates_with(tiny, tmp_path):
+    """nmt_model.v1 in prepare: trains a tiny model on first run, the step loads it, a second run
+    reuses it."""
+    d = tiny["data"]
+    model = tmp_path / "models" / "de-en"
+    text = f"""\
+name: nmt-prepare
+input: {{src: '{d / "test.de"}', tgt: '{d / "test.en"}'}}
+output: {{dir: '{tmp_path / "out"}'}}
+progress: false
+prepare:
+  - train: nmt_model.v1
+    with: {{src_train: '{d / "t.de"}', tgt_train: '{d / "t.en"}', src_lang: de, tgt_lang: en,
+           output: '{model}', max_steps: 3, vocab_size: 400, d_model: 32, layers: 1, heads: 2,
+           ffn_dim: 64, batch_tokens: 600, threads: 1}}
+steps:
+  - paraphrase: backtranslate.v1
+    side: tgt
+    read: src
+    with: {{model: '{model}', k: 1, max_length: 12, threads: 1, backend: transformers}}
+"""
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    assert res.manifest["prepare"][0]["status"] == "trained"
+    assert res.manifest["prepare"][0]["info"]["steps"] == 3
+    assert (model / "config.json").exists() and (model / "train_log.json").exists()
+    assert res.rows_out > res.rows_in == 8
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    assert res.manifest["prepare"][0]["status"] == "exists"
