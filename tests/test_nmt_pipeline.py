@@ -238,3 +238,17 @@ steps:
     assert res.rows_out > res.rows_in == 8
     res = run_recipe(parse_recipe(text, "r.yaml"))
     assert res.manifest["prepare"][0]["status"] == "exists"
+
+
+@pytest.mark.parametrize("backend", ["transformers", "ctranslate2"])
+def test_inputs_longer_than_the_position_table_are_truncated(tiny, backend):
+    """A news sentence can be longer than the model's position table (256 here); both backends
+    cut the source and the output to fit instead of failing with an index error."""
+    from bitextforge.plugins.nmt.backends import Decoding, make_backend
+
+    be = make_backend(backend, str(tiny["dir"]), threads=1)
+    assert be.hf_config.max_position_embeddings == 256
+    long = " ".join(["Ein Hund läuft über die Wiese ."] * 60)  # about 400 pieces
+    res = be.translate([long, tiny["de"][0]], Decoding(beam=1, k=1, max_length=1000))
+    assert len(res) == 2 and all(r and isinstance(r[0][0], str) for r in res)
+    assert be.lengths(Decoding(max_length=1000)) == (256, 255)

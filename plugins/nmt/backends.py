@@ -166,6 +166,12 @@ class Backend:
         self.batch_size = batch_size
         self.option = option
 
+    def lengths(self, dec: Decoding) -> tuple[int, int]:
+        """(source tokens kept, output tokens at most): ``dec.max_length`` within the model's
+        position table, so a long input or a runaway output never indexes past it."""
+        table = getattr(self.hf_config, "max_position_embeddings", None) or dec.max_length + 1
+        return min(dec.max_length, table), min(dec.max_length, table - 1)
+
     def translate(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
         """Translate in batches sorted by length; results come back in input order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -223,9 +229,10 @@ class TransformersBackend(Backend):
         import torch
 
         k = dec.k
+        src_max, out_max = self.lengths(dec)
         enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True,
-                       max_length=dec.max_length).to(self.torch_device)
-        kw = dict(max_new_tokens=dec.max_length, num_return_sequences=k)
+                       max_length=src_max).to(self.torch_device)
+        kw = dict(max_new_tokens=out_max, num_return_sequences=k)
         if self.forced_bos is not None:
             kw["forced_bos_token_id"] = self.forced_bos
         if self.suppress:
@@ -356,13 +363,14 @@ class CTranslate2Backend(Backend):
         import ctranslate2
 
         tok = self.tok
+        src_max, out_max = self.lengths(dec)
         src = [tok.convert_ids_to_tokens(ids) for ids in
-               tok(texts, truncation=True, max_length=dec.max_length)["input_ids"]]
+               tok(texts, truncation=True, max_length=src_max)["input_ids"]]
         # transformers spends the last of max_new_tokens on a forced </s> when the model config
         # asks for one; stop one token earlier so both backends truncate runaway outputs alike.
         forced = getattr(self.hf_config, "forced_eos_token_id", None) is not None
         kw = dict(num_hypotheses=dec.k, return_scores=True,
-                  max_decoding_length=dec.max_length - 1 if forced else dec.max_length)
+                  max_decoding_length=out_max - 1 if forced else out_max)
         if self.langs.target_token:
             kw["target_prefix"] = [[self.langs.target_token]] * len(texts)
         if self.hf_config.model_type == "marian":

@@ -79,3 +79,51 @@ def train_nmt_command(p):
         return 0
 
     return handler
+
+
+@register_command("evaluate-nmt", help="BLEU/chrF of a translation model on a test set "
+                  "(either backend)")
+def evaluate_nmt_command(p):
+    """Add the evaluate-nmt arguments and return its handler."""
+    p.add_argument("--model", required=True, help="model directory (e.g. from train-nmt)")
+    p.add_argument("--src", required=True, help="test source (.gz ok)")
+    p.add_argument("--ref", required=True, help="test reference, line-aligned")
+    p.add_argument("--beam", type=int, nargs="+", default=[1, 4], help="beam sizes (default 1 4)")
+    p.add_argument("--backend", choices=["transformers", "ctranslate2"], default="transformers",
+                   help="transformers (the reference) or ctranslate2 (faster; see docs/nmt.md)")
+    p.add_argument("--compute-type", help="ctranslate2 quantization (default int8 on CPU)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--limit", type=int, help="only the first N sentences")
+    p.add_argument("--output", help="write the hypotheses of the largest beam here")
+
+    def handler(args) -> int:
+        import time
+
+        import sacrebleu
+
+        from .backends import Decoding, make_backend
+        from .train import read_parallel
+
+        src, ref = read_parallel(args.src, args.ref)
+        if args.limit:
+            src, ref = src[: args.limit], ref[: args.limit]
+        be = make_backend(args.backend, args.model, threads=args.threads,
+                          compute_type=args.compute_type)
+        hyp: list[str] = []
+        for beam in args.beam:
+            t0 = time.perf_counter()
+            res = be.translate(src, Decoding(beam=beam, k=1))
+            secs = time.perf_counter() - t0
+            hyp = [r[0][0] if r else "" for r in res]
+            bleu = sacrebleu.metrics.BLEU()
+            row = {"test": args.src, "backend": args.backend, "beam": beam, "sentences": len(src),
+                   "bleu": round(bleu.corpus_score(hyp, [ref]).score, 2),
+                   "chrf": round(sacrebleu.corpus_chrf(hyp, [ref]).score, 2),
+                   "signature": str(bleu.get_signature()), "seconds": round(secs, 1)}
+            print(json.dumps(row), flush=True)
+        if args.output:
+            from bitextforge.corpus import write_atomic
+
+            write_atomic(args.output, "".join(h + "\n" for h in hyp))
+        return 0
+    return handler

@@ -192,14 +192,17 @@ def translate(model, tok, texts: list[str], beam: int, batch_size: int = 64,
 
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out: list[str] = [""] * len(texts)
+    # neither the source nor the output may run past the model's position table (news sentences
+    # can be longer than anything in Multi30k)
+    table = getattr(model.config, "max_position_embeddings", None) or max_len + 1
     model.eval()
     with torch.inference_mode():
         for b in range(0, len(order), batch_size):
             idx = order[b: b + batch_size]
             enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True,
-                      truncation=True, max_length=max_len)
-            gen = model.generate(**enc, num_beams=beam, do_sample=False,
-                                 max_new_tokens=int(enc["input_ids"].shape[1] * 2 + 10))
+                      truncation=True, max_length=min(max_len, table))
+            new = min(int(enc["input_ids"].shape[1] * 2 + 10), table - 1)
+            gen = model.generate(**enc, num_beams=beam, do_sample=False, max_new_tokens=new)
             for i, t in zip(idx, tok.batch_decode(gen, skip_special_tokens=True)):
                 out[i] = t
     return out
@@ -373,17 +376,23 @@ def train(opts: TrainOptions) -> dict:
     train_minutes = (time.perf_counter() - t_train) / 60
     # A final checkpoint that was worse than an earlier one is not saved; the directory holds the
     # best model.  generation defaults (beam) travel with it.
-    results = []
+    results: list[dict] = []
+
+    def write_log() -> dict:
+        info = {"src_lang": opts.src_lang, "tgt_lang": opts.tgt_lang, "pairs": len(src),
+                "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
+                "train_minutes": round(train_minutes, 2),
+                "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
+                "options": {k: v for k, v in vars(opts).items() if k != "log"},
+                "history": history, "tests": results}
+        (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
+        return info
+
+    write_log()  # the training is on record even if a test set fails
     for ts, tt in opts.tests:
         for beam in sorted({1, opts.beam}):
             r = evaluate_bleu(out, ts, tt, beam)
             log(f"train-nmt: BLEU {r['bleu']} beam {beam} on {ts} ({r['seconds']} s)")
             results.append(r)
-    info = {"src_lang": opts.src_lang, "tgt_lang": opts.tgt_lang, "pairs": len(src),
-            "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
-            "train_minutes": round(train_minutes, 2),
-            "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
-            "options": {k: v for k, v in vars(opts).items() if k != "log"},
-            "history": history, "tests": results}
-    (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
-    return info
+            write_log()
+    return write_log()
