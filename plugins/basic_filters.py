@@ -66,8 +66,9 @@ class LengthFilter(Filter):
         if c.side != "both":
             return _lengths(batch[c.side], c.unit)
         a, b = _lengths(batch["src"], c.unit), _lengths(batch["tgt"], c.unit)
-        pick = min if c.combine == "shorter" else max
-        return [pick(x, y) for x, y in zip(a, b)]
+        if c.combine == "shorter":
+            return [x if x < y else y for x, y in zip(a, b)]
+        return [x if x > y else y for x, y in zip(a, b)]
 
 
 class LengthRatioFilter(Filter):
