@@ -22,22 +22,20 @@ from bitextforge import Filter
 #: bounds both sides from below and above and by ratio in three steps, which would otherwise split
 #: each sentence six times (the text is the key, so a step never sees another text's count)
 _TOKENS: dict[str, int] = {}
-_TOKENS_MAX = 1 << 15  # two sides of a default batch fit; the texts it holds stay few
+_TOKENS_MAX = 1 << 14  # the current batch stays (both sides of 5,000 rows); few texts held
 
 
 def _lengths(texts, unit: str) -> list[int]:
     if unit == "chars":
         return [len(t) for t in texts]
     memo = _TOKENS
-    get = memo.get
-    out = [get(t, -1) for t in texts]
-    if -1 in out:
-        if len(memo) > _TOKENS_MAX:
-            memo.clear()
-        for i, n in enumerate(out):
-            if n < 0:
-                t = texts[i]
-                out[i] = memo[t] = len(t.split())
+    got = [memo.get(t, -1) for t in texts]
+    if -1 not in got:
+        return got
+    out = [n if n >= 0 else len(t.split()) for n, t in zip(got, texts)]
+    if len(memo) > _TOKENS_MAX:
+        memo.clear()
+    memo.update(zip(texts, out))
     return out
 
 
@@ -96,6 +94,16 @@ class LengthRatioFilter(Filter):
 _NONWORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
+def _single_spaced(texts) -> bool:
+    """Whether every text's only whitespace is single interior ASCII spaces (a few scans of the
+    joined batch in C instead of a Python test per line)."""
+    if not texts:
+        return True
+    joined = "\n".join(texts)
+    return ("  " not in joined and " \n" not in joined and "\n " not in joined
+            and joined[:1] != " " and joined[-1:] != " " and "a".join(texts).isprintable())
+
+
 class DedupeFilter(Filter):
     """1.0 for the first occurrence of a (normalised) sentence or pair, 0.0 for later duplicates.
 
@@ -128,14 +136,19 @@ class DedupeFilter(Filter):
         c = self.config
         if c.letters_only:
             out = [_NONWORD.sub("", t) for t in texts]
+        elif _single_spaced(texts):
+            out = list(texts)
         else:
-            # whitespace is already single spaces in most lines: isprintable() is False for every
-            # separator but the ASCII space, so such a line is its own normal form
+            # isprintable() is False for every separator but the ASCII space, so a printable
+            # line without double, leading or trailing spaces is its own normal form
             out = [t if t.isprintable() and "  " not in t and t[:1] != " " and t[-1:] != " "
                    else " ".join(t.split()) for t in texts]
         if c.lowercase:
             out = [t.lower() for t in out]
-        # NFKC only where it changes something (most lines are already normalised)
+        # NFKC only where it changes something: one check of the whole batch (a newline never
+        # composes with its neighbours, so the joined text is normalised iff every line is)
+        if is_normalized("NFKC", "\n".join(out)):
+            return out
         return [t if t.isascii() or is_normalized("NFKC", t) else normalize("NFKC", t)
                 for t in out]
 
