@@ -252,3 +252,17 @@ def test_inputs_longer_than_the_position_table_are_truncated(tiny, backend):
     res = be.translate([long, tiny["de"][0]], Decoding(beam=1, k=1, max_length=1000))
     assert len(res) == 2 and all(r and isinstance(r[0][0], str) for r in res)
     assert be.lengths(Decoding(max_length=1000)) == (256, 255)
+
+
+def test_compute_type_the_cpu_lacks_is_one_clear_line(tiny):
+    import ctranslate2
+
+    from bitextforge.plugins.nmt.backends import make_backend
+
+    have = ctranslate2.get_supported_compute_types("cpu")
+    lacking = [t for t in ("int16", "bfloat16", "float16", "int8_float16") if t not in have]
+    if not lacking:
+        pytest.skip("this CPU supports every CTranslate2 compute type")
+    with pytest.raises(ComponentError, match=f"compute_type {lacking[0]} is not supported on "
+                                             f"this cpu; choose one of"):
+        make_backend("ctranslate2", str(tiny["dir"]), compute_type=lacking[0])

@@ -354,6 +354,11 @@ class CTranslate2Backend(Backend):
         if dev == "auto":
             dev = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
         self.compute_type = compute_type or ("int8" if dev == "cpu" else "float16")
+        supported = ctranslate2.get_supported_compute_types(dev)
+        if self.compute_type not in supported:
+            raise ComponentError(f"{self.option}: compute_type {self.compute_type} is not "
+                                 f"supported on this {dev}; choose one of "
+                                 f"{', '.join(sorted(supported))}")
         self.ct2_dir = convert_ct2(self.model_dir, self.compute_type)
         self.translator = ctranslate2.Translator(str(self.ct2_dir), device=dev,
                                                  compute_type=self.compute_type,

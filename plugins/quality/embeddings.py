@@ -96,6 +96,11 @@ class Ct2MeanPoolEncoder:
                 "pooling_mode_mean_tokens"):
             raise ComponentError(f"embedding_cosine.v1: backend ctranslate2 needs a local "
                                  f"sentence-transformers model with mean pooling; {src} has none")
+        supported = ctranslate2.get_supported_compute_types("cpu")
+        if quantization not in supported:
+            raise ComponentError(f"embedding_cosine.v1: ct2_quantization {quantization} is not "
+                                 f"supported on this CPU; choose one of "
+                                 f"{', '.join(sorted(supported))}")
         out = Path(output_dir) if output_dir else ct2_cache_dir(model_path, quantization)
         if not (out / "model.bin").exists():
             from ctranslate2.converters import TransformersConverter
