@@ -9,6 +9,7 @@ Run from the repository root after the models of tests/bench/bench_bilingual_tra
         --mlp models/mlp-de-en.joblib
     nice -n 10 .venv/bin/python tests/bench/bench_bilingual.py speed --model models/bilingual-de-en \
         --mlp models/mlp-de-en.joblib
+    .venv/bin/python tests/bench/bench_bilingual.py knn --model models/bilingual-de-en
     nice -n 10 .venv/bin/python tests/bench/bench_bilingual.py paracrawl --lang fr \
         --model models/bilingual-en-fr --mlp models/mlp-en-fr.joblib
 
@@ -96,8 +97,7 @@ def align(args) -> dict:
 def speed(args) -> dict:
     """Embedding throughput, pairs scored per second, 3000 x 3000 alignment, faiss kNN."""
     from bitextforge.plugins.bilingual.model import BilingualModel
-    from bitextforge.plugins.bilingual.similarity import (MLPSimilarity, best_matches,
-                                                          knn_mean_cosine, pair_scores)
+    from bitextforge.plugins.bilingual.similarity import MLPSimilarity, best_matches, pair_scores
 
     m = BilingualModel.load(args.model)
     mlp = MLPSimilarity.load(args.mlp) if args.mlp else None
@@ -127,6 +127,25 @@ def speed(args) -> dict:
         sec, _ = median_time(lambda: best_matches(a, b, "mlp", 4, mlp), 1)
         res["align3000_mlp"] = {"seconds_one_run": round(sec, 2)}
         print("mlp 3000x3000", round(sec, 2), flush=True)
+    res.update(knn_timing(A, args.knn_queries))
+    return res
+
+
+def knn(args) -> dict:
+    """Only the 100k x 100k kNN timing (embeddings of --embed-n Tatoeba sentences, tiled)."""
+    from bitextforge.plugins.bilingual.model import BilingualModel
+
+    emb = BilingualModel.load(args.model).embed(
+        lines(D / "tatoeba-test-v2021-08-07/deu-eng.eng", args.embed_n), "tgt")
+    A = np.tile(emb, (-(-100_000 // len(emb)), 1))[:100_000]
+    return knn_timing(A, args.knn_queries)
+
+
+def knn_timing(A: np.ndarray, q: int) -> dict:
+    """IVF (the default above 20k) against exact faiss search for CSLS/margin's k-NN means."""
+    from bitextforge.plugins.bilingual.similarity import knn_mean_cosine
+
+    res: dict = {}
     # kNN for CSLS/margin over 100k x 100k: the tiled embeddings get a little noise so the base
     # holds 100k distinct vectors; IVF (the default above 20k) against exact search on a slice
     rng = np.random.default_rng(0)
@@ -135,7 +154,6 @@ def speed(args) -> dict:
     res["faiss_knn_ivf"] = {"queries": len(A), "base": len(base), "seconds_one_run": round(sec, 2),
                             "dim": int(A.shape[1])}
     print(f"knn ivf {len(A)} x {len(base)}", round(sec, 2), flush=True)
-    q = args.knn_queries
     sec, exact = median_time(lambda: knn_mean_cosine(A[:q], base, 4, exact=True), 1)
     res["faiss_knn_exact"] = {"queries": q, "base": len(base), "seconds_one_run": round(sec, 2),
                               "extrapolated_seconds_100k_queries": round(sec * len(A) / q, 1),
@@ -173,7 +191,7 @@ def paracrawl(args) -> dict:
 def main() -> int:
     """Parse the subcommand and print (and optionally save) JSON results."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=["align", "speed", "paracrawl"])
+    p.add_argument("what", choices=["align", "speed", "paracrawl", "knn"])
     p.add_argument("--model", required=True)
     p.add_argument("--mlp")
     p.add_argument("--lang", default="fr")
@@ -185,7 +203,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    res = {"align": align, "speed": speed, "paracrawl": paracrawl}[args.what](args)
+    res = {"align": align, "speed": speed, "paracrawl": paracrawl, "knn": knn}[args.what](args)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
     return 0
