@@ -422,13 +422,11 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
     outputs_seen: dict[str, int] = {}
     for i, raw in enumerate(prep_raw):
         where = f"prepare[{i}]"
-        try:
-            prep = PrepareStep.model_validate(raw)
-        except ValidationError as exc:
-            errors.append(format_validation_error(source, where, exc, PrepareStep))
+        entry = _validate_entry(registry, PrepareStep, "trainer", "train", raw, source, where,
+                                errors)
+        if entry is None:
             continue
-        cfg = _validate_component(registry, "trainer", prep.train, prep.with_, source, where,
-                                  errors)
+        prep, cfg = entry
         if cfg is not None:
             given = getattr(cfg, "output")
             out = str(Path(given).resolve())
@@ -489,13 +487,11 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         where = f"evaluate[{i}]"
         if isinstance(raw, str):
             raw = {"evaluator": raw}
-        try:
-            ev = EvaluateStep.model_validate(raw)
-        except ValidationError as exc:
-            errors.append(format_validation_error(source, where, exc, EvaluateStep))
+        entry = _validate_entry(registry, EvaluateStep, "evaluator", "evaluator", raw, source,
+                                where, errors)
+        if entry is None:
             continue
-        cfg = _validate_component(registry, "evaluator", ev.evaluator, ev.with_, source, where,
-                                  errors)
+        ev, cfg = entry
         evals.append(ev)
         eval_cfgs.append(cfg)
 
@@ -511,6 +507,20 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
     recipe.source = source
     _check_columns(recipe, source)
     return recipe
+
+
+def _validate_entry(registry: Registry, model: type[BaseModel], kind: str, name_key: str, raw: Any,
+                    source: str, where: str, errors: list[str]):
+    """Validate a ``prepare`` or ``evaluate`` entry and its component config: ``(entry, config)``
+    (config None when it is wrong), or None when the entry itself is; errors are collected."""
+    try:
+        entry = model.model_validate(raw)
+    except ValidationError as exc:
+        errors.append(format_validation_error(source, where, exc, model))
+        return None
+    cfg = _validate_component(registry, kind, getattr(entry, name_key), entry.with_, source,
+                              where, errors)
+    return entry, cfg
 
 
 def _validate_component(registry: Registry, kind: str, name: str, with_: dict, source: str,
