@@ -252,6 +252,7 @@ def test_inputs_longer_than_the_position_table_are_truncated(tiny, backend):
     res = be.translate([long, tiny["de"][0]], Decoding(beam=1, k=1, max_length=1000))
     assert len(res) == 2 and all(r and isinstance(r[0][0], str) for r in res)
     assert be.lengths(Decoding(max_length=1000)) == (256, 255)
+    assert be.lengths(Decoding(max_length=1000), 20) == (256, 50)  # 2 x 20 + 10
 
 
 def test_compute_type_the_cpu_lacks_is_one_clear_line(tiny):

@@ -38,6 +38,10 @@ class Decoding:
     temperature: float = 1.0
     seed: int = 1
     max_length: int = 256
+    #: outputs stop at ratio x the longest source of the batch + margin tokens: a runaway output
+    #: (no </s>) would otherwise hold the whole batch for max_length steps
+    length_ratio: float = 2.0
+    length_margin: int = 10
 
 
 def has_network(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
@@ -166,11 +170,15 @@ class Backend:
         self.batch_size = batch_size
         self.option = option
 
-    def lengths(self, dec: Decoding) -> tuple[int, int]:
+    def lengths(self, dec: Decoding, longest: int | None = None) -> tuple[int, int]:
         """(source tokens kept, output tokens at most): ``dec.max_length`` within the model's
-        position table, so a long input or a runaway output never indexes past it."""
+        position table, so a long input or a runaway output never indexes past it; with the
+        batch's ``longest`` source, also at most ``length_ratio * longest + length_margin``."""
         table = getattr(self.hf_config, "max_position_embeddings", None) or dec.max_length + 1
-        return min(dec.max_length, table), min(dec.max_length, table - 1)
+        out = min(dec.max_length, table - 1)
+        if longest is not None:
+            out = min(out, int(dec.length_ratio * longest + dec.length_margin))
+        return min(dec.max_length, table), out
 
     def translate(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
         """Translate in batches sorted by length; results come back in input order."""
@@ -229,9 +237,10 @@ class TransformersBackend(Backend):
         import torch
 
         k = dec.k
-        src_max, out_max = self.lengths(dec)
+        src_max, _ = self.lengths(dec)
         enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True,
                        max_length=src_max).to(self.torch_device)
+        _, out_max = self.lengths(dec, int(enc["input_ids"].shape[1]))
         kw = dict(max_new_tokens=out_max, num_return_sequences=k)
         if self.forced_bos is not None:
             kw["forced_bos_token_id"] = self.forced_bos
@@ -368,9 +377,10 @@ class CTranslate2Backend(Backend):
         import ctranslate2
 
         tok = self.tok
-        src_max, out_max = self.lengths(dec)
+        src_max, _ = self.lengths(dec)
         src = [tok.convert_ids_to_tokens(ids) for ids in
                tok(texts, truncation=True, max_length=src_max)["input_ids"]]
+        _, out_max = self.lengths(dec, max(map(len, src), default=0))
         # transformers spends the last of max_new_tokens on a forced </s> when the model config
         # asks for one; stop one token earlier so both backends truncate runaway outputs alike.
         forced = getattr(self.hf_config, "forced_eos_token_id", None) is not None
