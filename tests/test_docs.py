@@ -45,3 +45,16 @@ def test_every_hook_exercised_by_a_test():
                       if p.name != "test_docs.py")
     for hook in HOOKS:
         assert re.search(rf"def {hook}\(register\)", tests), f"no test implements {hook}"
+
+
+def test_every_shipped_recipe_validates():
+    """Each recipe in recipes/ is a valid recipe for the built-in components (validated, not run:
+    some need ../shared/data or train models first)."""
+    from bitextforge.recipe import load_recipe
+
+    recipes = sorted((ROOT / "recipes").glob("*.yaml"))
+    assert len(recipes) >= 8
+    reg = builtin_registry()
+    for path in recipes:
+        recipe = load_recipe(path, registry=reg)
+        assert recipe.steps, path
