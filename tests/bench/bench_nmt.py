@@ -15,6 +15,7 @@ Command used for docs/benchmarks.md (from the repository root):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
@@ -43,21 +44,22 @@ def main() -> None:
 
     src, ref = read_parallel(args.src, args.ref)
     src, ref = src[: args.n], ref[: args.n]
-    backends = {}
+    # one backend alive at a time: two CTranslate2 translators (or torch and CTranslate2) in one
+    # process compete for the cores with their thread pools and halve each other's speed
+    specs = []
     for b in args.backends:
         if b == "ctranslate2":
-            for ct in args.compute_types:
-                backends[f"ctranslate2:{ct}"] = make_backend(
-                    b, args.model, threads=args.threads, batch_size=args.batch_size,
-                    compute_type=ct)
+            specs += [(f"ctranslate2:{ct}", b, {"compute_type": ct}) for ct in args.compute_types]
         else:
-            backends[b] = make_backend(b, args.model, threads=args.threads,
-                                       batch_size=args.batch_size)
+            specs.append((b, b, {}))
+    backends = {name: None for name, _, _ in specs}
     outputs: dict = {}
     rows = []
-    for beam in args.beams:
-        dec = Decoding(beam=beam, k=1, max_length=256)
-        for name, be in backends.items():
+    for name, kind, extra in specs:
+        be = make_backend(kind, args.model, threads=args.threads, batch_size=args.batch_size,
+                          **extra)
+        for beam in args.beams:
+            dec = Decoding(beam=beam, k=1, max_length=256)
             be.translate(src[:16], dec)  # warm-up: first-call allocations, thread pools
             times, hyp = [], None
             for _ in range(args.repeats):
@@ -73,6 +75,9 @@ def main() -> None:
                    "bleu": round(sacrebleu.corpus_bleu(hyp, [ref]).score, 2)}
             rows.append(row)
             print(json.dumps(row), flush=True)
+        be.close()
+        del be
+        gc.collect()
     summary = {}
     for beam in args.beams:
         speed = {r["backend"]: r["sent_per_s"] for r in rows if r["beam"] == beam}
