@@ -135,6 +135,14 @@ def iter_lines(path: str | os.PathLike, errors: str, stats: ReadStats) -> Iterat
         yield from block
 
 
+def read_lines(path: str | os.PathLike, limit: int | None = None) -> list[str]:
+    """All lines of a text file (``.gz`` ok) as a list, with :func:`iter_lines`' checks (BOM, CRLF,
+    NUL, invalid UTF-8 with file and line); ``limit`` keeps only the first lines. For the model
+    trainers and evaluators that need a whole text file in memory."""
+    lines = iter_lines(path, "error", ReadStats())
+    return list(lines if limit is None else islice(lines, limit))
+
+
 def empty_batch(extra: Iterable[str] = ()) -> Batch:
     """A batch with the base columns (and ``extra``) and no rows."""
     return {c: [] for c in (*BASE_COLUMNS, *extra)}

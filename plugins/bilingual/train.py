@@ -12,7 +12,6 @@ from a text file of vectors (the paper uses mapped bilingual skip-gram vectors).
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import random
@@ -23,6 +22,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
+from bitextforge.corpus import read_lines
 
 
 class TrainConfig(BaseModel):
@@ -69,18 +69,8 @@ class TrainConfig(BaseModel):
 
 
 def read_text(path: str | Path, limit: int | None = None) -> list[str]:
-    """Lines of a plain or gzipped UTF-8 file, without line ends."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
-    opener = gzip.open if p.suffix == ".gz" else open
-    out = []
-    with opener(p, "rt", encoding="utf-8", newline="\n") as fh:
-        for i, line in enumerate(fh):
-            if limit is not None and i >= limit:
-                break
-            out.append(line.rstrip("\r\n"))
-    return out
+    """Lines of a plain or gzipped UTF-8 file, without line ends (the core reader's checks)."""
+    return read_lines(path, limit)
 
 
 def read_pairs(src_files: list[str], tgt_files: list[str]) -> tuple[list[str], list[str]]:

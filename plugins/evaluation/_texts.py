@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bitextforge import InputError
-from bitextforge.corpus import ReadStats, iter_lines
+from bitextforge.corpus import read_lines
 
 
 def read_text_file(path: str, what: str) -> list[str]:
@@ -19,7 +19,7 @@ def read_text_file(path: str, what: str) -> list[str]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{what}: {path}: no such file (give a file path or a corpus column name)")
-    return list(iter_lines(p, "error", ReadStats()))
+    return read_lines(p)
 
 
 def resolve_texts(corpus, spec: str, what: str) -> tuple[list[str], bool]:

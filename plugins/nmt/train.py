@@ -12,7 +12,6 @@ normal Hugging Face model directory (``MarianMTModel.from_pretrained`` and
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import random
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from bitextforge import InputError
+from bitextforge.corpus import read_lines
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
 # LAST id and starts the decoder from its (zero, never trained) embedding.  CTranslate2's Marian
@@ -32,18 +32,11 @@ from bitextforge import InputError
 EOS_ID, UNK_ID = 0, 1
 
 
-def read_lines(path: str | Path) -> list[str]:
-    """Lines of a plain or gzipped text file, without line ends (a BOM and CR are dropped)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file; pass an existing text file (plain or .gz)")
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
-        return [line.rstrip("\r\n") for line in fh]
-
-
 def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str]]:
     """Two line-aligned files; a count mismatch is a user error naming both files."""
+    for p in (src, tgt):
+        if not Path(p).is_file():
+            raise InputError(f"{p}: no such file; pass an existing text file (plain or .gz)")
     s, t = read_lines(src), read_lines(tgt)
     if len(s) != len(t):
         raise InputError(f"{src} has {len(s)} lines but {tgt} has {len(t)}; they must be "

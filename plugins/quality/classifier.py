@@ -12,23 +12,20 @@ references and a file of translations and saves it with joblib; the filter loads
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
+from bitextforge.corpus import read_lines
 
 
 def read_text_lines(path: str | Path) -> list[str]:
-    """Non-empty lines of a (gzipped) text file."""
-    path = Path(path)
-    if not path.exists():
+    """Non-empty lines of a (gzipped) text file, stripped."""
+    if not Path(path).exists():
         raise InputError(f"{path} does not exist")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return [ln.strip() for ln in fh if ln.strip()]
+    return [ln.strip() for ln in read_lines(path) if ln.strip()]
 
 
 def build_pipeline(c: float = 1.0, seed: int = 0):
