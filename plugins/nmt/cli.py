@@ -15,66 +15,41 @@ from bitextforge.cli import register_command
 
 @register_command("train-nmt", help="train a small Marian translation model (offline, CPU)")
 def train_nmt_command(p):
-    """Add the train-nmt arguments and return its handler."""
-    p.add_argument("--src-train", required=True, help="source side of the training corpus (.gz ok)")
-    p.add_argument("--tgt-train", required=True, help="target side, line-aligned")
-    p.add_argument("--src-lang", required=True, help="source language code, e.g. de")
-    p.add_argument("--tgt-lang", required=True, help="target language code, e.g. en")
-    p.add_argument("--output", required=True, help="model directory to write (created)")
-    p.add_argument("--valid-src", help="validation source (best checkpoint by validation loss)")
-    p.add_argument("--valid-tgt", help="validation target")
+    """Add the train-nmt arguments (one per field of TrainOptions) and return its handler."""
+    from .train import TrainOptions
+
+    for name, f in TrainOptions.model_fields.items():
+        if name == "tests":
+            continue
+        required = f.is_required()
+        shown = "" if required or f.default is None else f" (default {f.default})"
+        p.add_argument("--" + name.replace("_", "-"), dest=name, required=required,
+                       default=None if required else f.default, help=f.description + shown)
     p.add_argument("--test-src", action="append", default=[],
                    help="test source for sacrebleu BLEU after training (repeatable)")
     p.add_argument("--test-tgt", action="append", default=[],
                    help="test reference, one per --test-src")
-    p.add_argument("--minutes", type=float, default=45.0, help="training time budget (default 45)")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
-    p.add_argument("--vocab-size", type=int, default=8000, help="joint sentencepiece vocabulary")
-    p.add_argument("--spm", help="reuse this joint sentencepiece .model (e.g. joint.model of the "
-                   "reverse direction) instead of training one")
-    p.add_argument("--d-model", type=int, default=256, help="model width")
-    p.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
-    p.add_argument("--heads", type=int, default=4, help="attention heads")
-    p.add_argument("--ffn-dim", type=int, default=1024, help="feed-forward width")
-    p.add_argument("--dropout", type=float, default=0.1, help="dropout")
-    p.add_argument("--batch-tokens", type=int, default=3000, help="tokens per batch (padded)")
-    p.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
-    p.add_argument("--schedule", choices=["budget", "inverse-sqrt"], default="budget",
-                   help="budget: linear warm-up over --warmup-fraction of the time (or step) "
-                        "budget, then linear decay to zero at its end; inverse-sqrt: --warmup "
-                        "updates, then inverse square root decay")
-    p.add_argument("--warmup-fraction", type=float, default=0.08,
-                   help="budget schedule: fraction of the budget spent warming up")
-    p.add_argument("--warmup", type=int, default=1000,
-                   help="inverse-sqrt schedule: warm-up updates")
-    p.add_argument("--valid-every", type=float, default=5.0, help="minutes between validations")
-    p.add_argument("--beam", type=int, default=4, help="beam for the test BLEU (greedy is also run)")
-    p.add_argument("--threads", type=int, default=2, help="torch threads")
-    p.add_argument("--seed", type=int, default=1, help="random seed")
 
     def handler(args) -> int:
+        from pydantic import ValidationError
+
         from bitextforge import InputError
 
-        from .train import TrainOptions, train
+        from .train import train
 
         if len(args.test_src) != len(args.test_tgt):
             raise InputError("train-nmt: give one --test-tgt per --test-src")
         if bool(args.valid_src) != bool(args.valid_tgt):
             raise InputError("train-nmt: give both --valid-src and --valid-tgt, or neither")
-        opts = TrainOptions(
-            src_train=args.src_train, tgt_train=args.tgt_train, src_lang=args.src_lang,
-            tgt_lang=args.tgt_lang, output=args.output, valid_src=args.valid_src,
-            valid_tgt=args.valid_tgt, tests=list(zip(args.test_src, args.test_tgt)),
-            minutes=args.minutes, max_steps=args.max_steps, vocab_size=args.vocab_size,
-            spm_model=args.spm,
-            d_model=args.d_model, layers=args.layers, heads=args.heads, ffn_dim=args.ffn_dim,
-            dropout=args.dropout, batch_tokens=args.batch_tokens, lr=args.lr,
-            warmup=args.warmup, schedule=args.schedule, warmup_fraction=args.warmup_fraction,
-            valid_every_minutes=args.valid_every, beam=args.beam,
-            threads=args.threads, seed=args.seed,
-            log=lambda m: print(m, flush=True))
-        info = train(opts)
-        print(json.dumps({"output": args.output, "steps": info["steps"],
+        values = {k: getattr(args, k) for k in TrainOptions.model_fields if k != "tests"}
+        try:
+            opts = TrainOptions(**values, tests=list(zip(args.test_src, args.test_tgt)))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise InputError(f"train-nmt --{str(err['loc'][0]).replace('_', '-')}: "
+                             f"{err['msg']}") from None
+        info = train(opts, log=lambda m: print(m, flush=True))
+        print(json.dumps({"output": opts.output, "steps": info["steps"],
                           "train_minutes": info["train_minutes"], "tests": info["tests"]}))
         return 0
 

@@ -4,9 +4,9 @@ The back-translation paraphrasers of Wieting, Mallinson & Gimpel 2017 and ParaNM
 Gimpel 2018), and the round trips of BET (Corbeil & Abdi Ghavidel), need seq2seq models; on a
 machine without access to a model hub they must be trained here. This module trains a
 Transformer (Vaswani et al. 2017) in the Marian layout of the transformers library from scratch:
-a joint sentencepiece vocabulary, token-bucketed batches, AdamW with an inverse-square-root
-warm-up schedule, label smoothing 0.1, a wall-clock budget and periodic validation. The result is a
-normal Hugging Face model directory (``MarianMTModel.from_pretrained`` and
+a joint sentencepiece vocabulary, token-bucketed batches, AdamW with a learning rate that warms up
+and decays to zero at the end of a wall-clock budget, label smoothing 0.1 and periodic
+validation. The result is a normal Hugging Face model directory (``MarianMTModel.from_pretrained`` and
 ``MarianTokenizer.from_pretrained`` load it), evaluated with sacrebleu.
 """
 
@@ -17,9 +17,10 @@ import math
 import random
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
 from bitextforge.corpus import read_lines
@@ -44,39 +45,52 @@ def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str
     return s, t
 
 
-@dataclass
-class TrainOptions:
-    """Everything ``train-nmt`` can be told; the defaults are the documented 2-core setting."""
+class TrainOptions(BaseModel):
+    """Everything ``train-nmt`` can be told, with the documented 2-core defaults.
 
-    src_train: str
-    tgt_train: str
-    src_lang: str
-    tgt_lang: str
-    output: str
-    valid_src: str | None = None
-    valid_tgt: str | None = None
-    tests: list[tuple[str, str]] = field(default_factory=list)
-    minutes: float = 45.0
-    max_steps: int = 0
-    spm_model: str | None = None
-    vocab_size: int = 8000
-    d_model: int = 256
-    layers: int = 3
-    heads: int = 4
-    ffn_dim: int = 1024
-    dropout: float = 0.1
-    batch_tokens: int = 3000
-    lr: float = 1e-3
-    schedule: str = "budget"
-    warmup_fraction: float = 0.08
-    warmup: int = 1000
-    label_smoothing: float = 0.1
-    max_len: int = 128
-    valid_every_minutes: float = 5.0
-    beam: int = 4
-    seed: int = 1
-    threads: int = 2
-    log: Callable[[str], None] = print
+    This is the one definition of the options: the ``train-nmt`` flags and the Config of the
+    ``nmt_model.v1`` trainer are both built from these fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    src_train: str = Field(description="Source side of the training corpus (.gz ok).")
+    tgt_train: str = Field(description="Target side, line-aligned.")
+    src_lang: str = Field(description="Source language code, e.g. de.")
+    tgt_lang: str = Field(description="Target language code, e.g. en.")
+    output: str = Field(description="Model directory to write (created).")
+    valid_src: str | None = Field(None, description="Validation source (the best checkpoint by "
+                                  "validation loss is kept).")
+    valid_tgt: str | None = Field(None, description="Validation target.")
+    tests: list[tuple[str, str]] = Field(default_factory=list, description="[source, reference] "
+                                         "files scored with sacrebleu after training (greedy and "
+                                         "beam).")
+    minutes: float = Field(45.0, gt=0, description="Training time budget in minutes.")
+    max_steps: int = Field(0, ge=0, description="Stop after this many updates (0: no limit).")
+    spm: str | None = Field(None, description="Reuse this joint sentencepiece .model (e.g. "
+                            "joint.model of the reverse direction) instead of training one.")
+    vocab_size: int = Field(8000, ge=50, description="Joint sentencepiece vocabulary.")
+    d_model: int = Field(256, ge=8, description="Model width.")
+    layers: int = Field(3, ge=1, description="Encoder and decoder layers each.")
+    heads: int = Field(4, ge=1, description="Attention heads.")
+    ffn_dim: int = Field(1024, ge=8, description="Feed-forward width.")
+    dropout: float = Field(0.1, ge=0, lt=1, description="Dropout.")
+    batch_tokens: int = Field(3000, ge=16, description="Tokens per batch (padded).")
+    lr: float = Field(1e-3, gt=0, description="Peak learning rate.")
+    schedule: str = Field("budget", pattern="^(budget|inverse-sqrt)$",
+                          description="budget: linear warm-up over warmup_fraction of the time "
+                                      "(or step) budget, then linear decay to zero at its end; "
+                                      "inverse-sqrt: warmup updates, then inverse square root "
+                                      "decay.")
+    warmup_fraction: float = Field(0.08, gt=0, lt=1, description="budget schedule: share of the "
+                                   "budget spent warming up.")
+    warmup: int = Field(1000, ge=1, description="inverse-sqrt schedule: warm-up updates.")
+    label_smoothing: float = Field(0.1, ge=0, lt=1, description="Label smoothing.")
+    max_len: int = Field(128, ge=8, description="Longest sequence in subwords (longer ones are "
+                         "cut).")
+    valid_every: float = Field(5.0, gt=0, description="Minutes between validations.")
+    beam: int = Field(4, ge=1, description="Beam for the test BLEU (greedy is also run).")
+    threads: int = Field(2, ge=1, description="torch threads.")
+    seed: int = Field(1, description="Random seed.")
 
 
 def budget_lr_factor(frac: float, warmup_fraction: float) -> float:
@@ -239,7 +253,7 @@ def valid_loss(torch, model, src, tgt, batches, pad) -> float:
     return tot / max(n, 1)
 
 
-def train(opts: TrainOptions) -> dict:
+def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``."""
     import sentencepiece as spm
@@ -248,7 +262,6 @@ def train(opts: TrainOptions) -> dict:
     torch.set_num_threads(opts.threads)
     torch.manual_seed(opts.seed)
     rng = random.Random(opts.seed)
-    log = opts.log
     out = Path(opts.output)
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
@@ -261,12 +274,12 @@ def train(opts: TrainOptions) -> dict:
         raise InputError(f"{opts.src_train}: only {len(src_txt)} non-empty pairs; a model needs "
                          f"at least a few hundred")
     spm_prefix = out / "joint"
-    if opts.spm_model:
+    if opts.spm:
         # Reuse a joint vocabulary (e.g. the reverse direction's): same pieces, no retraining.
-        if not Path(opts.spm_model).is_file():
-            raise InputError(f"--spm {opts.spm_model}: no such sentencepiece model file")
-        if Path(opts.spm_model).resolve() != spm_prefix.with_suffix(".model").resolve():
-            shutil.copyfile(opts.spm_model, spm_prefix.with_suffix(".model"))
+        if not Path(opts.spm).is_file():
+            raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
+        if Path(opts.spm).resolve() != spm_prefix.with_suffix(".model").resolve():
+            shutil.copyfile(opts.spm, spm_prefix.with_suffix(".model"))
     else:
         train_spm(src_txt + tgt_txt, spm_prefix, opts.vocab_size, opts.seed)
     vocab = write_tokenizer(out, spm_prefix.with_suffix(".model"), opts.src_lang, opts.tgt_lang)
@@ -313,7 +326,7 @@ def train(opts: TrainOptions) -> dict:
     lossf = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=opts.label_smoothing)
 
     t_train = time.perf_counter()
-    next_valid = opts.valid_every_minutes * 60.0
+    next_valid = opts.valid_every * 60.0
     step, epoch, best = 0, 0, math.inf
     history: list[dict] = []
     run_loss, run_n = 0.0, 0
@@ -364,7 +377,7 @@ def train(opts: TrainOptions) -> dict:
             if elapsed >= next_valid:
                 checkpoint("validation")
                 run_loss, run_n = 0.0, 0
-                next_valid += opts.valid_every_minutes * 60.0
+                next_valid += opts.valid_every * 60.0
     checkpoint("final")
     train_minutes = (time.perf_counter() - t_train) / 60
     # A final checkpoint that was worse than an earlier one is not saved; the directory holds the
@@ -376,7 +389,7 @@ def train(opts: TrainOptions) -> dict:
                 "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
                 "train_minutes": round(train_minutes, 2),
                 "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
-                "options": {k: v for k, v in vars(opts).items() if k != "log"},
+                "options": opts.model_dump(),
                 "history": history, "tests": results}
         (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
         return info
