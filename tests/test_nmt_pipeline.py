@@ -40,8 +40,8 @@ def tiny(tmp_path_factory):
                                                               str(d / "test.en"))],
                         max_steps=12, vocab_size=400, d_model=32, layers=1, heads=2, ffn_dim=64,
                         batch_tokens=600, lr=3e-3, warmup=5, beam=2, threads=1,
-                        max_len=24, log=lambda m: None)
-    info = train(opts)
+                        max_len=24)
+    info = train(opts, log=lambda m: None)
     return {"dir": d / "model", "info": info, "de": de, "en": en, "data": d}
 
 
@@ -83,6 +83,32 @@ def test_train_refuses_misaligned_files(tmp_path):
         read_parallel(tmp_path / "a", tmp_path / "b")
 
 
+def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
+    """Every TrainOptions field is a train-nmt flag with the same default, and nmt_model.v1's
+    Config has the same fields; a bad value is one line naming the flag, before any work."""
+    import argparse
+
+    from bitextforge.cli import main
+    from bitextforge.plugins.nmt.cli import train_nmt_command
+    from bitextforge.plugins.nmt.train import TrainOptions
+    from bitextforge.plugins.nmt.trainers import NmtModelTrainer
+
+    p = argparse.ArgumentParser()
+    train_nmt_command(p)
+    flags = {a.dest: a.default for a in p._actions if a.dest != "help"}
+    for name, f in TrainOptions.model_fields.items():
+        if name != "tests":
+            assert name in flags and (f.is_required() or flags[name] == f.default), name
+    assert set(TrainOptions.model_fields) <= set(NmtModelTrainer.Config.model_fields)
+    args = ["train-nmt", "--src-train", "a", "--tgt-train", "b", "--src-lang", "de",
+            "--tgt-lang", "en", "--output", str(tmp_path / "m")]
+    assert main(args + ["--lr", "fast"]) == 2
+    assert main(args + ["--schedule", "cosine"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "--lr" in err[0] and "--schedule" in err[1]
+    assert not (tmp_path / "m").exists()
+
+
 def test_backends_agree_greedy_and_scores(tiny):
     from bitextforge.plugins.nmt.backends import Decoding, make_backend
 
@@ -107,6 +133,31 @@ def test_ct2_conversion_is_cached_by_hash(tiny):
     stamp = os.stat(a.ct2_dir / "model.bin").st_mtime_ns
     b = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="int8")
     assert b.ct2_dir == a.ct2_dir and os.stat(b.ct2_dir / "model.bin").st_mtime_ns == stamp
+
+
+def test_ct2_child_process_translates_like_in_process(tiny):
+    """On CPU the translator runs in a child process (torch's and CTranslate2's OpenMP runtimes
+    clash in one process); its k-best and sampled outputs are those of an in-process translator,
+    close() stops the child, and a child that died is one clear error."""
+    from bitextforge import ComponentError
+    from bitextforge.plugins.nmt.backends import CTranslate2Backend, Decoding
+
+    src = tiny["de"][:12]
+    child = CTranslate2Backend(str(tiny["dir"]), threads=1, batch_size=4, compute_type="float32")
+    local = CTranslate2Backend(str(tiny["dir"]), threads=1, batch_size=4, compute_type="float32",
+                               separate_process=False)
+    assert child.info()["separate_process"] and not local.info()["separate_process"]
+    for dec in (Decoding(beam=3, k=2, max_length=24),
+                Decoding(beam=1, k=3, sampling=True, top_k=5, seed=7, max_length=24)):
+        assert child.translate(src, dec) == local.translate(src, dec)
+    proc = child.translator.proc
+    child.close()
+    assert proc.poll() is not None
+    dead = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="float32")
+    dead.translator.proc.kill()
+    dead.translator.proc.wait()
+    with pytest.raises(ComponentError, match="translator process died"):
+        dead.translate(src[:2], Decoding(beam=1, max_length=24))
 
 
 @pytest.mark.parametrize("backend", ["transformers", "ctranslate2"])

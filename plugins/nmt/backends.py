@@ -354,8 +354,10 @@ class CTranslate2Backend(Backend):
 
     name = "ctranslate2"
 
-    def __init__(self, *args, compute_type: str | None = None, **kwargs):
-        """Convert (once) and load the translator."""
+    def __init__(self, *args, compute_type: str | None = None,
+                 separate_process: bool | None = None, **kwargs):
+        """Convert (once) and load the translator: on CPU in a child process of its own unless
+        ``separate_process`` is False (see :mod:`bitextforge.plugins.nmt.ct2_worker`)."""
         super().__init__(*args, **kwargs)
         import ctranslate2
 
@@ -369,9 +371,19 @@ class CTranslate2Backend(Backend):
                                  f"supported on this {dev}; choose one of "
                                  f"{', '.join(sorted(supported))}")
         self.ct2_dir = convert_ct2(self.model_dir, self.compute_type)
-        self.translator = ctranslate2.Translator(str(self.ct2_dir), device=dev,
-                                                 compute_type=self.compute_type,
-                                                 inter_threads=1, intra_threads=self.threads)
+        self.separate_process = dev == "cpu" if separate_process is None else separate_process
+        if self.separate_process:
+            # torch and CTranslate2 each bundle an OpenMP runtime; after torch has run on several
+            # threads in this process, CTranslate2's CPU threads here are 3-4x slower
+            # (ct2_worker's docstring has the measurement).
+            from .ct2_worker import RemoteTranslator
+
+            self.translator = RemoteTranslator(str(self.ct2_dir), dev, self.compute_type,
+                                               self.threads)
+        else:
+            self.translator = ctranslate2.Translator(str(self.ct2_dir), device=dev,
+                                                     compute_type=self.compute_type,
+                                                     inter_threads=1, intra_threads=self.threads)
 
     def _translate_batch(self, texts, dec):
         import ctranslate2
@@ -391,16 +403,21 @@ class CTranslate2Backend(Backend):
         if self.hf_config.model_type == "marian":
             kw["suppress_sequences"] = [[tok.pad_token]]
         if dec.sampling:
-            ctranslate2.set_random_seed(dec.seed)
             kw.update(beam_size=1, sampling_topk=dec.top_k or 0, sampling_topp=dec.top_p,
                       sampling_temperature=dec.temperature)
         else:
             kw.update(beam_size=max(dec.beam, dec.k))
-        results = self.translator.translate_batch(src, **kw)
+        if self.separate_process:
+            results = self.translator.translate_batch(
+                src, seed=dec.seed if dec.sampling else None, **kw)
+        else:
+            if dec.sampling:
+                ctranslate2.set_random_seed(dec.seed)
+            results = [(r.hypotheses, r.scores) for r in self.translator.translate_batch(src, **kw)]
         out = []
-        for r in results:
+        for hyps, scores in results:
             cands = []
-            for hyp, score in zip(r.hypotheses, r.scores):
+            for hyp, score in zip(hyps, scores):
                 ids = tok.convert_tokens_to_ids(hyp)
                 # With length_penalty 1 the score is already the log-prob divided by the length.
                 cands.append((tok.decode(ids, skip_special_tokens=True), score))
@@ -409,10 +426,13 @@ class CTranslate2Backend(Backend):
 
     def info(self) -> dict:
         """Facts for the run manifest, including the converted model's directory."""
-        return {**super().info(), "ct2_dir": str(self.ct2_dir), "compute_type": self.compute_type}
+        return {**super().info(), "ct2_dir": str(self.ct2_dir), "compute_type": self.compute_type,
+                "separate_process": self.separate_process}
 
     def close(self) -> None:
-        """Unload the translator."""
+        """Unload the translator (and stop its process)."""
+        if self.separate_process and self.translator is not None:
+            self.translator.close()
         self.translator = None
 
 

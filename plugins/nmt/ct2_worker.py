@@ -1,0 +1,135 @@
+"""A CTranslate2 translator in a child process of its own, for the CTranslate2 backend on CPU.
+
+Why: the pip wheels of torch and CTranslate2 each bundle their own GNU OpenMP runtime. Once torch
+has run with more than one thread in a process, CTranslate2's CPU threads in that same process
+translate 3-4x slower (measured here on the NMT models of ``train-nmt``: 1,000 Multi30k sentences
+greedy in 4.1-4.6 s in a fresh process, 10-17 s after a few torch matrix products on 2 threads;
+torch's idle threads burn no CPU, CTranslate2's own threads do twice the work). The same clash
+between torch's bundled libgomp and other packages is pytorch/pytorch#98836. A recipe often runs
+torch (``embedding_cosine.v1``, the transformers backend, the conversion itself) in the same
+process as a round trip, so the translator lives in a child that never runs torch.
+
+The child is this module run as ``python -m``: no re-import of the user's main script (as
+``multiprocessing``'s spawn would do). Messages are length-prefixed pickles over the child's
+stdin and stdout; the child's ``print``s go to stderr. When the parent dies the child reads EOF
+and exits. Used by :class:`bitextforge.plugins.nmt.backends.CTranslate2Backend`; the back-
+translation of Wieting et al. 2017 / ParaNMT-50M and the BET round trips are what it serves.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import subprocess
+import sys
+from typing import Any, BinaryIO
+
+from bitextforge import ComponentError
+
+_HEADER = struct.Struct("<Q")
+#: run by module name, whatever name the parent imported this file under
+_MODULE = "bitextforge.plugins.nmt.ct2_worker"
+
+
+def _send(stream: BinaryIO, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _recv(stream: BinaryIO) -> Any:
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError
+    (n,) = _HEADER.unpack(head)
+    data = stream.read(n)
+    if len(data) < n:
+        raise EOFError
+    return pickle.loads(data)
+
+
+class RemoteTranslator:
+    """``ctranslate2.Translator`` in a child process; ``translate_batch`` returns plain lists
+    ``[(hypotheses, scores)]`` instead of CTranslate2's result objects."""
+
+    def __init__(self, model_path: str, device: str, compute_type: str, intra_threads: int):
+        """Start the child and load the model there; a load failure is raised here."""
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", _MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._call("load", model_path, device, compute_type, intra_threads)
+
+    def _call(self, op: str, *args: Any) -> Any:
+        if self.proc is None:
+            raise ComponentError("ctranslate2: the translator was closed")
+        try:
+            _send(self.proc.stdin, (op, args))
+            status, value = _recv(self.proc.stdout)
+        except (EOFError, BrokenPipeError, OSError):
+            code = self.proc.poll()
+            raise ComponentError(f"ctranslate2: the translator process died (exit code {code}); "
+                                 f"its error is printed above") from None
+        if status == "error":
+            raise ComponentError(f"ctranslate2: {value}")
+        return value
+
+    def translate_batch(self, source: list[list[str]], seed: int | None = None,
+                        **kwargs: Any) -> list[tuple[list[list[str]], list[float]]]:
+        """Translate token lists; ``seed`` sets CTranslate2's sampling seed first."""
+        return self._call("translate", source, seed, kwargs)
+
+    def close(self) -> None:
+        """Stop the child (it also exits on its own when this process dies)."""
+        if self.proc is None:
+            return
+        try:
+            _send(self.proc.stdin, ("exit", ()))
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+        self.proc = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown; nothing left to report to
+            pass
+
+
+def _serve(inp: BinaryIO, out: BinaryIO) -> None:
+    """The child's loop: load, then translate until ``exit`` or EOF."""
+    import ctranslate2
+
+    translator = None
+    while True:
+        try:
+            op, args = _recv(inp)
+        except EOFError:
+            return
+        if op == "exit":
+            return
+        try:
+            if op == "load":
+                path, device, compute_type, threads = args
+                translator = ctranslate2.Translator(path, device=device, compute_type=compute_type,
+                                                    inter_threads=1, intra_threads=threads)
+                value: Any = None
+            elif op == "translate":
+                source, seed, kwargs = args
+                if seed is not None:
+                    ctranslate2.set_random_seed(seed)
+                value = [(r.hypotheses, r.scores)
+                         for r in translator.translate_batch(source, **kwargs)]
+            else:
+                raise ValueError(f"unknown request {op!r}")
+            _send(out, ("ok", value))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent
+            _send(out, ("error", f"{type(exc).__name__}: {exc}"))
+
+
+if __name__ == "__main__":
+    # The protocol owns the real stdout; anything a library prints goes to stderr.
+    _protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    _serve(sys.stdin.buffer, _protocol_out)
