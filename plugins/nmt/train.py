@@ -74,8 +74,8 @@ class TrainOptions(BaseModel):
     heads: int = Field(4, ge=1, description="Attention heads.")
     ffn_dim: int = Field(1024, ge=8, description="Feed-forward width.")
     dropout: float = Field(0.1, ge=0, lt=1, description="Dropout.")
-    batch_tokens: int = Field(3000, ge=16, description="Tokens per batch (padded).")
-    lr: float = Field(1e-3, gt=0, description="Peak learning rate.")
+    batch_tokens: int = Field(1500, ge=16, description="Tokens per batch (padded).")
+    lr: float = Field(2e-3, gt=0, description="Peak learning rate.")
     schedule: str = Field("budget", pattern="^(budget|inverse-sqrt)$",
                           description="budget: linear warm-up over warmup_fraction of the time "
                                       "(or step) budget, then linear decay to zero at its end; "
