@@ -104,8 +104,10 @@ def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
             "--tgt-lang", "en", "--output", str(tmp_path / "m")]
     assert main(args + ["--lr", "fast"]) == 2
     assert main(args + ["--schedule", "cosine"]) == 2
+    assert main(args + ["--valid-src", "v.de"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "--lr" in err[0] and "--schedule" in err[1]
+    assert len(err) == 3 and "--lr" in err[0] and "--schedule" in err[1]
+    assert "--valid-tgt" in err[2]
     assert not (tmp_path / "m").exists()
 
 

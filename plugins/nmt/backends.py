@@ -372,22 +372,15 @@ class CTranslate2Backend(Backend):
                                  f"{', '.join(sorted(supported))}")
         self.ct2_dir = convert_ct2(self.model_dir, self.compute_type)
         self.separate_process = dev == "cpu" if separate_process is None else separate_process
-        if self.separate_process:
-            # torch and CTranslate2 each bundle an OpenMP runtime; after torch has run on several
-            # threads in this process, CTranslate2's CPU threads here are 3-4x slower
-            # (ct2_worker's docstring has the measurement).
-            from .ct2_worker import RemoteTranslator
+        from .ct2_worker import LocalTranslator, RemoteTranslator
 
-            self.translator = RemoteTranslator(str(self.ct2_dir), dev, self.compute_type,
-                                               self.threads)
-        else:
-            self.translator = ctranslate2.Translator(str(self.ct2_dir), device=dev,
-                                                     compute_type=self.compute_type,
-                                                     inter_threads=1, intra_threads=self.threads)
+        # torch and CTranslate2 each bundle an OpenMP runtime; after torch has run on several
+        # threads in this process, CTranslate2's CPU threads here are 3-4x slower (ct2_worker's
+        # docstring has the measurement).
+        kind = RemoteTranslator if self.separate_process else LocalTranslator
+        self.translator = kind(str(self.ct2_dir), dev, self.compute_type, self.threads)
 
     def _translate_batch(self, texts, dec):
-        import ctranslate2
-
         tok = self.tok
         src_max, _ = self.lengths(dec)
         src = [tok.convert_ids_to_tokens(ids) for ids in
@@ -407,13 +400,8 @@ class CTranslate2Backend(Backend):
                       sampling_temperature=dec.temperature)
         else:
             kw.update(beam_size=max(dec.beam, dec.k))
-        if self.separate_process:
-            results = self.translator.translate_batch(
-                src, seed=dec.seed if dec.sampling else None, **kw)
-        else:
-            if dec.sampling:
-                ctranslate2.set_random_seed(dec.seed)
-            results = [(r.hypotheses, r.scores) for r in self.translator.translate_batch(src, **kw)]
+        results = self.translator.translate_batch(src, seed=dec.seed if dec.sampling else None,
+                                                  **kw)
         out = []
         for hyps, scores in results:
             cands = []
@@ -431,7 +419,7 @@ class CTranslate2Backend(Backend):
 
     def close(self) -> None:
         """Unload the translator (and stop its process)."""
-        if self.separate_process and self.translator is not None:
+        if self.translator is not None:
             self.translator.close()
         self.translator = None
 

@@ -39,8 +39,6 @@ def train_nmt_command(p):
 
         if len(args.test_src) != len(args.test_tgt):
             raise InputError("train-nmt: give one --test-tgt per --test-src")
-        if bool(args.valid_src) != bool(args.valid_tgt):
-            raise InputError("train-nmt: give both --valid-src and --valid-tgt, or neither")
         values = {k: getattr(args, k) for k in TrainOptions.model_fields if k != "tests"}
         try:
             opts = TrainOptions(**values, tests=list(zip(args.test_src, args.test_tgt)))

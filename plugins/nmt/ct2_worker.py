@@ -49,6 +49,33 @@ def _recv(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
+class LocalTranslator:
+    """``ctranslate2.Translator`` in this process, with the interface of
+    :class:`RemoteTranslator` (plain lists out, the sampling seed as an argument); the child
+    process serves one of these."""
+
+    def __init__(self, model_path: str, device: str, compute_type: str, intra_threads: int):
+        """Load the model."""
+        import ctranslate2
+
+        self.translator = ctranslate2.Translator(model_path, device=device,
+                                                 compute_type=compute_type, inter_threads=1,
+                                                 intra_threads=intra_threads)
+
+    def translate_batch(self, source: list[list[str]], seed: int | None = None,
+                        **kwargs: Any) -> list[tuple[list[list[str]], list[float]]]:
+        """Translate token lists; ``seed`` sets CTranslate2's sampling seed first."""
+        import ctranslate2
+
+        if seed is not None:
+            ctranslate2.set_random_seed(seed)
+        return [(r.hypotheses, r.scores) for r in self.translator.translate_batch(source, **kwargs)]
+
+    def close(self) -> None:
+        """Unload the model."""
+        self.translator = None
+
+
 class RemoteTranslator:
     """``ctranslate2.Translator`` in a child process; ``translate_batch`` returns plain lists
     ``[(hypotheses, scores)]`` instead of CTranslate2's result objects."""
@@ -99,8 +126,6 @@ class RemoteTranslator:
 
 def _serve(inp: BinaryIO, out: BinaryIO) -> None:
     """The child's loop: load, then translate until ``exit`` or EOF."""
-    import ctranslate2
-
     translator = None
     while True:
         try:
@@ -111,16 +136,11 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
             return
         try:
             if op == "load":
-                path, device, compute_type, threads = args
-                translator = ctranslate2.Translator(path, device=device, compute_type=compute_type,
-                                                    inter_threads=1, intra_threads=threads)
+                translator = LocalTranslator(*args)
                 value: Any = None
             elif op == "translate":
                 source, seed, kwargs = args
-                if seed is not None:
-                    ctranslate2.set_random_seed(seed)
-                value = [(r.hypotheses, r.scores)
-                         for r in translator.translate_batch(source, **kwargs)]
+                value = translator.translate_batch(source, seed, **kwargs)
             else:
                 raise ValueError(f"unknown request {op!r}")
             _send(out, ("ok", value))

@@ -256,6 +256,9 @@ def valid_loss(torch, model, src, tgt, batches, pad) -> float:
 def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``."""
+    if bool(opts.valid_src) != bool(opts.valid_tgt):
+        raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
+                         "or neither")
     import sentencepiece as spm
     import torch
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from bitextforge import InputError, Trainer
+from bitextforge import Trainer
 
 from .train import TrainOptions
 
@@ -26,10 +26,7 @@ class NmtModelTrainer(Trainer):
         """Train, keep the best checkpoint, evaluate on the tests."""
         from .train import train
 
-        c = self.config
-        if bool(c.valid_src) != bool(c.valid_tgt):
-            raise InputError("nmt_model.v1: give both valid_src and valid_tgt, or neither")
-        opts = TrainOptions(**c.model_dump(include=set(TrainOptions.model_fields)))
-        info = train(opts, log=lambda m: print(m, file=sys.stderr, flush=True))
+        # the Config is a TrainOptions (plus nothing): train() takes it as it is
+        info = train(self.config, log=lambda m: print(m, file=sys.stderr, flush=True))
         return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests")
                 if k in info}
