@@ -83,6 +83,26 @@ def test_train_refuses_misaligned_files(tmp_path):
         read_parallel(tmp_path / "a", tmp_path / "b")
 
 
+def test_reused_spm_must_have_train_nmt_special_ids(tiny, tmp_path):
+    """A sentencepiece model with the library's default ids (<unk>=0, <s>=1, </s>=2) is refused
+    before training; the joint.model train-nmt wrote is accepted."""
+    import sentencepiece as spm
+
+    from bitextforge.plugins.nmt.train import TrainOptions, check_spm_ids, train
+
+    check_spm_ids(str(tiny["dir"] / "joint.model"))
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(tiny["de"] + tiny["en"]), model_prefix=str(tmp_path / "default"),
+        vocab_size=300, minloglevel=2, hard_vocab_limit=False)
+    d = tiny["data"]
+    opts = TrainOptions(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                        tgt_lang="en", output=str(tmp_path / "m"), max_steps=1,
+                        spm=str(tmp_path / "default.model"))
+    with pytest.raises(InputError, match=r"default\.model: special ids .*'eos': 2"):
+        train(opts, log=lambda m: None)
+    assert not (tmp_path / "m").exists()
+
+
 def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
     """Every TrainOptions field is a train-nmt flag with the same default, and nmt_model.v1's
     Config has the same fields; a bad value is one line naming the flag, before any work."""

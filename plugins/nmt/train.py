@@ -136,6 +136,25 @@ def write_tokenizer(out: Path, spm_model: Path, src_lang: str, tgt_lang: str) ->
     return len(vocab)
 
 
+def check_spm_ids(path: str) -> None:
+    """Refuse a reused sentencepiece model whose special ids differ from train_spm's.
+
+    The model's config and the Marian tokenizer assume ``</s>`` = 0, ``<unk>`` = 1 and no ``<s>``
+    or ``<pad>`` piece; a model trained with sentencepiece's defaults (``<unk>`` = 0, ``<s>`` = 1,
+    ``</s>`` = 2) trains without complaint but ends every sentence with ``<unk>``, so its outputs
+    are garbage at decoding time."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=path)
+    got = {"eos": sp.eos_id(), "unk": sp.unk_id(), "bos": sp.bos_id(), "pad": sp.pad_id()}
+    want = {"eos": EOS_ID, "unk": UNK_ID, "bos": -1, "pad": -1}
+    if got != want:
+        raise InputError(
+            f"--spm {path}: special ids {got} differ from those train-nmt needs {want}; reuse "
+            f"the joint.model that train-nmt wrote into another model's directory, or train it "
+            f"with eos_id={EOS_ID} unk_id={UNK_ID} bos_id=-1 pad_id=-1")
+
+
 def encode(sp, texts: list[str], max_len: int) -> list[list[int]]:
     """Sentencepiece ids plus </s>, truncated like MarianTokenizer(truncation=True) would."""
     return [ids[: max_len - 1] + [EOS_ID] for ids in sp.encode(texts)]
@@ -259,6 +278,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     if bool(opts.valid_src) != bool(opts.valid_tgt):
         raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
                          "or neither")
+    if opts.spm:
+        if not Path(opts.spm).is_file():
+            raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
+        check_spm_ids(opts.spm)
     import sentencepiece as spm
     import torch
 
@@ -279,8 +302,6 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     spm_prefix = out / "joint"
     if opts.spm:
         # Reuse a joint vocabulary (e.g. the reverse direction's): same pieces, no retraining.
-        if not Path(opts.spm).is_file():
-            raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
         if Path(opts.spm).resolve() != spm_prefix.with_suffix(".model").resolve():
             shutil.copyfile(opts.spm, spm_prefix.with_suffix(".model"))
     else:
