@@ -159,16 +159,18 @@ def test_ct2_conversion_is_cached_by_hash(tiny):
 
 def test_ct2_child_process_translates_like_in_process(tiny):
     """On CPU the translator runs in a child process (torch's and CTranslate2's OpenMP runtimes
-    clash in one process); its k-best and sampled outputs are those of an in-process translator,
-    close() stops the child, and a child that died is one clear error."""
+    clash in one process) and decodes one batch per thread at once; its k-best and sampled
+    outputs are those of an in-process translator doing one batch at a time, close() stops the
+    child, and a child that died is one clear error."""
     from bitextforge import ComponentError
     from bitextforge.plugins.nmt.backends import CTranslate2Backend, Decoding
 
     src = tiny["de"][:12]
-    child = CTranslate2Backend(str(tiny["dir"]), threads=1, batch_size=4, compute_type="float32")
+    child = CTranslate2Backend(str(tiny["dir"]), threads=2, batch_size=4, compute_type="float32")
     local = CTranslate2Backend(str(tiny["dir"]), threads=1, batch_size=4, compute_type="float32",
                                separate_process=False)
     assert child.info()["separate_process"] and not local.info()["separate_process"]
+    assert child.info()["parallel_batches"] == 2 and local.info()["parallel_batches"] == 1
     for dec in (Decoding(beam=3, k=2, max_length=24),
                 Decoding(beam=1, k=3, sampling=True, top_k=5, seed=7, max_length=24)):
         assert child.translate(src, dec) == local.translate(src, dec)

@@ -183,13 +183,19 @@ class Backend:
     def translate(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
         """Translate in batches sorted by length; results come back in input order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches = [order[b: b + self.batch_size] for b in range(0, len(order), self.batch_size)]
+        results = self._translate_batches(
+            [[self.langs.prefix_source + texts[i] for i in idx] for idx in batches], dec)
         out: list[list[tuple[str, float]]] = [[] for _ in texts]
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b: b + self.batch_size]
-            src = [self.langs.prefix_source + texts[i] for i in idx]
-            for i, cands in zip(idx, self._translate_batch(src, dec)):
+        for idx, res in zip(batches, results):
+            for i, cands in zip(idx, res):
                 out[i] = cands
         return out
+
+    def _translate_batches(self, batches: list[list[str]],
+                           dec: Decoding) -> list[list[list[tuple[str, float]]]]:
+        """Each batch's candidates; one batch after another unless a backend does better."""
+        return [self._translate_batch(texts, dec) for texts in batches]
 
     def _translate_batch(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
         raise NotImplementedError
@@ -355,9 +361,11 @@ class CTranslate2Backend(Backend):
     name = "ctranslate2"
 
     def __init__(self, *args, compute_type: str | None = None,
-                 separate_process: bool | None = None, **kwargs):
+                 separate_process: bool | None = None, parallel_batches: int = 0, **kwargs):
         """Convert (once) and load the translator: on CPU in a child process of its own unless
-        ``separate_process`` is False (see :mod:`bitextforge.plugins.nmt.ct2_worker`)."""
+        ``separate_process`` is False (see :mod:`bitextforge.plugins.nmt.ct2_worker`), decoding
+        ``parallel_batches`` batches at once (0: one per CPU thread) with the threads shared
+        among them."""
         super().__init__(*args, **kwargs)
         import ctranslate2
 
@@ -378,9 +386,17 @@ class CTranslate2Backend(Backend):
         # threads in this process, CTranslate2's CPU threads here are 3-4x slower (ct2_worker's
         # docstring has the measurement).
         kind = RemoteTranslator if self.separate_process else LocalTranslator
-        self.translator = kind(str(self.ct2_dir), dev, self.compute_type, self.threads)
+        if dev == "cpu":
+            threads = self.threads or os.cpu_count() or 1
+            self.parallel_batches = min(parallel_batches or threads, threads)
+            intra = max(1, threads // self.parallel_batches)
+        else:
+            self.parallel_batches, intra = 1, self.threads
+        self.translator = kind(str(self.ct2_dir), dev, self.compute_type, self.parallel_batches,
+                               intra)
 
-    def _translate_batch(self, texts, dec):
+    def _job(self, texts: list[str], dec: Decoding) -> tuple[list[list[str]], dict]:
+        """One batch as CTranslate2 wants it: source token lists and translate_batch options."""
         tok = self.tok
         src_max, _ = self.lengths(dec)
         src = [tok.convert_ids_to_tokens(ids) for ids in
@@ -400,22 +416,28 @@ class CTranslate2Backend(Backend):
                       sampling_temperature=dec.temperature)
         else:
             kw.update(beam_size=max(dec.beam, dec.k))
-        results = self.translator.translate_batch(src, seed=dec.seed if dec.sampling else None,
-                                                  **kw)
-        out = []
-        for hyps, scores in results:
-            cands = []
-            for hyp, score in zip(hyps, scores):
-                ids = tok.convert_tokens_to_ids(hyp)
-                # With length_penalty 1 the score is already the log-prob divided by the length.
-                cands.append((tok.decode(ids, skip_special_tokens=True), score))
-            out.append(cands)
-        return out
+        return src, kw
+
+    def _translate_batches(self, batches, dec):
+        # All batches go to the translator in one call, so its inter_threads workers decode
+        # several at once (a small model keeps one core busier that way than two cores on one
+        # small batch).
+        results = self.translator.translate_batches(
+            [self._job(texts, dec) for texts in batches], seed=dec.seed if dec.sampling else None)
+        tok = self.tok
+        # With length_penalty 1 the score is already the log-prob divided by the length.
+        return [[[(tok.decode(tok.convert_tokens_to_ids(hyp), skip_special_tokens=True), score)
+                  for hyp, score in zip(hyps, scores)] for hyps, scores in batch]
+                for batch in results]
+
+    def _translate_batch(self, texts, dec):
+        return self._translate_batches([texts], dec)[0]
 
     def info(self) -> dict:
         """Facts for the run manifest, including the converted model's directory."""
         return {**super().info(), "ct2_dir": str(self.ct2_dir), "compute_type": self.compute_type,
-                "separate_process": self.separate_process}
+                "separate_process": self.separate_process,
+                "parallel_batches": self.parallel_batches}
 
     def close(self) -> None:
         """Unload the translator (and stop its process)."""
@@ -429,4 +451,5 @@ def make_backend(backend: str, model: str, **kwargs) -> Backend:
     if backend == "ctranslate2":
         return CTranslate2Backend(model, **kwargs)
     kwargs.pop("compute_type", None)
+    kwargs.pop("parallel_batches", None)
     return TransformersBackend(model, **kwargs)

@@ -54,37 +54,54 @@ class LocalTranslator:
     :class:`RemoteTranslator` (plain lists out, the sampling seed as an argument); the child
     process serves one of these."""
 
-    def __init__(self, model_path: str, device: str, compute_type: str, intra_threads: int):
-        """Load the model."""
+    def __init__(self, model_path: str, device: str, compute_type: str, inter_threads: int,
+                 intra_threads: int):
+        """Load the model: ``inter_threads`` batches at a time, each on ``intra_threads``."""
         import ctranslate2
 
-        self.translator = ctranslate2.Translator(model_path, device=device,
-                                                 compute_type=compute_type, inter_threads=1,
-                                                 intra_threads=intra_threads)
+        self._load = dict(model_path=model_path, device=device, compute_type=compute_type,
+                          intra_threads=intra_threads)
+        self.translator = ctranslate2.Translator(inter_threads=inter_threads, **self._load)
+        self._sampler = self.translator if inter_threads == 1 else None
 
-    def translate_batch(self, source: list[list[str]], seed: int | None = None,
-                        **kwargs: Any) -> list[tuple[list[list[str]], list[float]]]:
-        """Translate token lists; ``seed`` sets CTranslate2's sampling seed first."""
+    def translate_batches(self, jobs: list[tuple[list[list[str]], dict]],
+                          seed: int | None = None) -> list[list[tuple[list[list[str]], list[float]]]]:
+        """Translate each ``(token lists, translate_batch options)`` job; results in job order.
+
+        Without a seed every job is submitted at once (``asynchronous=True``) so the translator's
+        ``inter_threads`` workers decode several batches in parallel; with a seed (sampling) the
+        jobs run one after another on a translator with a single worker, so the draws repeat
+        run to run: CTranslate2 seeds each worker thread's generator once, when that thread first
+        samples, and which of several workers takes a batch is up to its scheduler."""
         import ctranslate2
+
+        def plain(results):
+            return [(r.hypotheses, r.scores) for r in results]
 
         if seed is not None:
             ctranslate2.set_random_seed(seed)
-        return [(r.hypotheses, r.scores) for r in self.translator.translate_batch(source, **kwargs)]
+            if self._sampler is None:
+                self._sampler = ctranslate2.Translator(inter_threads=1, **self._load)
+            return [plain(self._sampler.translate_batch(src, **kw)) for src, kw in jobs]
+        pending = [self.translator.translate_batch(src, asynchronous=True, **kw)
+                   for src, kw in jobs]
+        return [plain([a.result() for a in futures]) for futures in pending]
 
     def close(self) -> None:
         """Unload the model."""
-        self.translator = None
+        self.translator = self._sampler = None
 
 
 class RemoteTranslator:
-    """``ctranslate2.Translator`` in a child process; ``translate_batch`` returns plain lists
-    ``[(hypotheses, scores)]`` instead of CTranslate2's result objects."""
+    """``ctranslate2.Translator`` in a child process; ``translate_batches`` returns plain lists
+    ``[(hypotheses, scores)]`` per job instead of CTranslate2's result objects."""
 
-    def __init__(self, model_path: str, device: str, compute_type: str, intra_threads: int):
+    def __init__(self, model_path: str, device: str, compute_type: str, inter_threads: int,
+                 intra_threads: int):
         """Start the child and load the model there; a load failure is raised here."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self._call("load", model_path, device, compute_type, intra_threads)
+        self._call("load", model_path, device, compute_type, inter_threads, intra_threads)
 
     def _call(self, op: str, *args: Any) -> Any:
         if self.proc is None:
@@ -100,10 +117,10 @@ class RemoteTranslator:
             raise ComponentError(f"ctranslate2: {value}")
         return value
 
-    def translate_batch(self, source: list[list[str]], seed: int | None = None,
-                        **kwargs: Any) -> list[tuple[list[list[str]], list[float]]]:
-        """Translate token lists; ``seed`` sets CTranslate2's sampling seed first."""
-        return self._call("translate", source, seed, kwargs)
+    def translate_batches(self, jobs: list[tuple[list[list[str]], dict]],
+                          seed: int | None = None) -> list[list[tuple[list[list[str]], list[float]]]]:
+        """:meth:`LocalTranslator.translate_batches`, in the child (one message for all jobs)."""
+        return self._call("translate", jobs, seed)
 
     def close(self) -> None:
         """Stop the child (it also exits on its own when this process dies)."""
@@ -139,8 +156,7 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
                 translator = LocalTranslator(*args)
                 value: Any = None
             elif op == "translate":
-                source, seed, kwargs = args
-                value = translator.translate_batch(source, seed, **kwargs)
+                value = translator.translate_batches(*args)
             else:
                 raise ValueError(f"unknown request {op!r}")
             _send(out, ("ok", value))

@@ -41,6 +41,9 @@ class _NMTConfig(Paraphraser.Config):
                                         "int8 on CPU, float16 on GPU).")
     threads: int = Field(0, ge=0, description="CPU threads for the model (0: the library's "
                          "default).")
+    parallel_batches: int = Field(0, ge=0, description="CTranslate2 on CPU: batches decoded at "
+                                  "once (its inter_threads), the threads shared among them; 0: "
+                                  "one per thread.")
 
     def decoding(self, k: int) -> Decoding:
         """The decoding settings for ``k`` candidates."""
@@ -51,7 +54,7 @@ class _NMTConfig(Paraphraser.Config):
     def runtime(self) -> dict:
         """Keyword arguments of :func:`make_backend` other than the model."""
         return {"device": self.device, "threads": self.threads, "batch_size": self.batch_size,
-                "compute_type": self.compute_type}
+                "compute_type": self.compute_type, "parallel_batches": self.parallel_batches}
 
 
 def _norm(text: str) -> str:

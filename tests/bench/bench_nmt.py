@@ -47,6 +47,8 @@ def main() -> None:
     ap.add_argument("--ct2-modes", nargs="+", default=["child"], choices=["child", "in-process"],
                     help="CTranslate2 translator in its own child process (the backend's CPU "
                          "default) and/or in this process")
+    ap.add_argument("--parallel-batches", type=int, nargs="+", default=[0],
+                    help="CTranslate2 batches decoded at once (0: the backend's default)")
     ap.add_argument("--isolate", action="store_true",
                     help="time each backend in a fresh process of its own")
     ap.add_argument("--worker-outputs", help=argparse.SUPPRESS)
@@ -65,9 +67,11 @@ def main() -> None:
     for b in args.backends:
         if b == "ctranslate2":
             for mode in args.ct2_modes:
-                specs += [(f"ctranslate2:{ct}" + (":in-process" if mode == "in-process" else ""),
-                           b, {"compute_type": ct, "separate_process": mode == "child"})
-                          for ct in args.compute_types]
+                specs += [(f"ctranslate2:{ct}" + (":in-process" if mode == "in-process" else "")
+                           + (f":p{pb}" if pb else ""),
+                           b, {"compute_type": ct, "separate_process": mode == "child",
+                               "parallel_batches": pb})
+                          for ct in args.compute_types for pb in args.parallel_batches]
         else:
             specs.append((b, b, {}))
     backends = {name: None for name, _, _ in specs}
@@ -130,7 +134,8 @@ def isolated(args, specs) -> tuple[list[dict], dict]:
             cmd = base + ["--backends", kind, "--worker-outputs", out]
             if "compute_type" in extra:
                 cmd += ["--compute-types", extra["compute_type"], "--ct2-modes",
-                        "child" if extra["separate_process"] else "in-process"]
+                        "child" if extra["separate_process"] else "in-process",
+                        "--parallel-batches", str(extra["parallel_batches"])]
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
             for line in proc.stdout.splitlines():
                 if line.startswith("{"):
