@@ -48,9 +48,12 @@ def _cmd_validate(args) -> int:
     if args.filled:
         sys.stdout.write(dump_yaml(recipe.filled()))
     else:
-        prep = f"{len(recipe.prepare)} trainers, " if recipe.prepare else ""
-        print(f"{args.recipe}: valid ({prep}{len(recipe.steps)} steps, "
-              f"{len(recipe.evaluate)} evaluators)")
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}" + ("" if n == 1 else "s")
+
+        parts = ([count(len(recipe.prepare), "trainer")] if recipe.prepare else []) + [
+            count(len(recipe.steps), "step"), count(len(recipe.evaluate), "evaluator")]
+        print(f"{args.recipe}: valid ({', '.join(parts)})")
     return 0
 
 
