@@ -15,6 +15,9 @@ Command used for docs/benchmarks.md (from the repository root):
         --src ../shared/data/multi30k/test_2016_flickr.de.gz \
         --ref ../shared/data/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \
         --threads 2 --repeats 3 --compute-types int8 float32 --ct2-modes child in-process
+
+``--batch-sizes 32 64 128`` times every backend at each batch size and reports each CTranslate2
+setting against transformers at the same batch size and at transformers' fastest one.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ def main() -> None:
     ap.add_argument("--beams", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-sizes", type=int, nargs="+", default=[32],
+                    help="sentences per model call; every backend is timed at each")
     ap.add_argument("--backends", nargs="+", default=["transformers", "ctranslate2"])
     ap.add_argument("--compute-types", nargs="+", default=["int8"],
                     help="CTranslate2 quantizations to time (each against transformers fp32)")
@@ -64,25 +68,15 @@ def main() -> None:
     # one backend alive at a time: two CTranslate2 translators (or torch and CTranslate2) in one
     # process compete for the cores with their thread pools and halve each other's speed
     specs = []
-    for b in args.backends:
-        if b == "ctranslate2":
-            for mode in args.ct2_modes:
-                specs += [(f"ctranslate2:{ct}" + (":in-process" if mode == "in-process" else "")
-                           + (f":p{pb}" if pb else ""),
-                           b, {"compute_type": ct, "separate_process": mode == "child",
-                               "parallel_batches": pb})
-                          for ct in args.compute_types for pb in args.parallel_batches]
-        else:
-            specs.append((b, b, {}))
-    backends = {name: None for name, _, _ in specs}
+    for bs in args.batch_sizes:
+        specs += backend_specs(args, bs)
     outputs: dict = {}
     rows = []
     if args.isolate:
         rows, outputs = isolated(args, specs)
         specs = []
     for name, kind, extra in specs:
-        be = make_backend(kind, args.model, threads=args.threads, batch_size=args.batch_size,
-                          **extra)
+        be = make_backend(kind, args.model, threads=args.threads, **extra)
         for beam in args.beams:
             dec = Decoding(beam=beam, k=1, max_length=256)
             be.translate(src[:16], dec)  # warm-up: first-call allocations, thread pools
@@ -107,17 +101,51 @@ def main() -> None:
         with open(args.worker_outputs, "w", encoding="utf-8") as f:
             json.dump([[beam, name, hyp] for (beam, name), hyp in outputs.items()], f)
         return
+    print(json.dumps({"summary": summarize(args, rows, outputs), "model": args.model,
+                      "src": args.src}), flush=True)
+
+
+def backend_specs(args, bs: int) -> list[tuple[str, str, dict]]:
+    """(name, backend kind, make_backend options) for every backend setting at batch size bs."""
+    specs = []
+    for b in args.backends:
+        if b == "ctranslate2":
+            for mode in args.ct2_modes:
+                specs += [(f"ctranslate2:{ct}" + (":in-process" if mode == "in-process" else "")
+                           + (f":p{pb}" if pb else ""),
+                           b, {"compute_type": ct, "separate_process": mode == "child",
+                               "parallel_batches": pb})
+                          for ct in args.compute_types for pb in args.parallel_batches]
+        else:
+            specs.append((b, b, {}))
+    suffix = f"@b{bs}" if len(args.batch_sizes) > 1 else ""
+    return [(name + suffix, kind, {**extra, "batch_size": bs}) for name, kind, extra in specs]
+
+
+def summarize(args, rows: list[dict], outputs: dict) -> dict:
+    """Speed-up and identical-output rate of each CTranslate2 setting against transformers.
+
+    Each is compared with transformers at the same batch size and, when several batch sizes were
+    timed, with transformers at its fastest batch size (each backend at its best setting).
+    """
     summary = {}
     for beam in args.beams:
         speed = {r["backend"]: r["sent_per_s"] for r in rows if r["beam"] == beam}
-        for name in backends:
-            if name == "transformers" or (beam, "transformers") not in outputs:
+        tf = {n: v for n, v in speed.items() if n.startswith("transformers")}
+        if not tf:
+            continue
+        best_tf = max(tf, key=tf.get)
+        for name in speed:
+            if name in tf:
                 continue
-            a, b = outputs[(beam, "transformers")], outputs[(beam, name)]
-            summary[f"beam{beam} {name}"] = {
-                "speedup": round(speed[name] / speed["transformers"], 2),
-                "identical_outputs": round(sum(x == y for x, y in zip(a, b)) / len(a), 4)}
-    print(json.dumps({"summary": summary, "model": args.model, "src": args.src}), flush=True)
+            ref_name = "transformers" + name[name.index("@"):] if "@" in name else "transformers"
+            a, b = outputs[(beam, ref_name)], outputs[(beam, name)]
+            entry = {"speedup": round(speed[name] / speed[ref_name], 2),
+                     "identical_outputs": round(sum(x == y for x, y in zip(a, b)) / len(a), 4)}
+            if len(tf) > 1:
+                entry[f"speedup_vs_{best_tf}"] = round(speed[name] / speed[best_tf], 2)
+            summary[f"beam{beam} {name}"] = entry
+    return summary
 
 
 def isolated(args, specs) -> tuple[list[dict], dict]:
@@ -126,12 +154,12 @@ def isolated(args, specs) -> tuple[list[dict], dict]:
     outputs: dict = {}
     base = [sys.executable, os.path.abspath(__file__), "--model", args.model, "--src", args.src,
             "--ref", args.ref, "--n", str(args.n), "--threads", str(args.threads),
-            "--repeats", str(args.repeats), "--batch-size", str(args.batch_size),
-            "--beams", *map(str, args.beams)]
+            "--repeats", str(args.repeats), "--beams", *map(str, args.beams)]
     with tempfile.TemporaryDirectory() as tmp:
         for i, (name, kind, extra) in enumerate(specs):
             out = os.path.join(tmp, f"{i}.json")
-            cmd = base + ["--backends", kind, "--worker-outputs", out]
+            cmd = base + ["--backends", kind, "--worker-outputs", out,
+                          "--batch-sizes", str(extra["batch_size"])]
             if "compute_type" in extra:
                 cmd += ["--compute-types", extra["compute_type"], "--ct2-modes",
                         "child" if extra["separate_process"] else "in-process",
@@ -139,11 +167,13 @@ def isolated(args, specs) -> tuple[list[dict], dict]:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
             for line in proc.stdout.splitlines():
                 if line.startswith("{"):
-                    print(line, flush=True)
-                    rows.append(json.loads(line))
+                    # the worker times this one spec; it names it without the batch suffix
+                    row = {**json.loads(line), "backend": name}
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
             with open(out, encoding="utf-8") as f:
-                for beam, n, hyp in json.load(f):
-                    outputs[(beam, n)] = hyp
+                for beam, _, hyp in json.load(f):
+                    outputs[(beam, name)] = hyp
     return rows, outputs
 
 
