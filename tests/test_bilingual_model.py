@@ -162,3 +162,28 @@ def test_negative_sets_of_section_5_2(tiny):
     assert s == ranked[5:8]  # the last 3 lines of the top-50% cut (8 of 16 lines)
     with pytest.raises(InputError, match="noisy"):
         choose_negatives(m, DE, EN, "random", None, None, 60, 4, seed=3)
+
+
+def test_decode_loss_counts_real_tokens_only():
+    """The loss projects only non-padding positions onto the vocabulary; it must equal the plain
+    cross-entropy over the whole padded batch with padding ignored, gradients included."""
+    import torch
+
+    from bitextforge.plugins.bilingual.model import BilingualEmbedder, ModelConfig, pad
+
+    torch.manual_seed(0)
+    net = BilingualEmbedder(ModelConfig(vocab_size=40, embed_dim=8, hidden_dim=6))
+    cfg = net.cfg
+    y, _ = pad([[5, 6, 7, cfg.eos_id], [9, cfg.eos_id], [11, 12, cfg.eos_id]], cfg.pad_id)
+    s0 = torch.randn(3, 12, requires_grad=True)
+    got = net.decode_loss(s0, y)
+    (g_got,) = torch.autograd.grad(got, s0)
+    # the same computation over every padded position, padding ignored by cross_entropy
+    bos = torch.full((3, 1), cfg.bos_id, dtype=y.dtype)
+    states, _ = net.decoder(net.embed["dec"](torch.cat([bos, y[:, :-1]], 1)), s0.unsqueeze(0))
+    logits = net.bridge(states) @ net.embed["dec"].weight.T
+    want = torch.nn.functional.cross_entropy(logits.reshape(-1, 40), y.reshape(-1),
+                                             ignore_index=cfg.pad_id, reduction="sum")
+    (g_want,) = torch.autograd.grad(want, s0)
+    assert torch.allclose(got, want, atol=1e-5)
+    assert torch.allclose(g_got, g_want, atol=1e-5)

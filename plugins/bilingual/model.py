@@ -107,10 +107,11 @@ class BilingualEmbedder(nn.Module):
         h0 = s0.unsqueeze(0).contiguous()
         state = (h0, torch.zeros_like(h0)) if cfg.rnn == "lstm" else h0
         states, _ = self.decoder(self.embed["dec"](inp), state)
-        logits = self.bridge(states) @ self.embed["dec"].weight.T
-        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                           out_ids.reshape(-1), ignore_index=cfg.pad_id,
-                                           reduction="sum")
+        # the vocabulary projection is most of a training step: compute it for real tokens
+        # only, not for the padding the loss would ignore anyway
+        real = out_ids != cfg.pad_id
+        logits = self.bridge(states[real]) @ self.embed["dec"].weight.T
+        return nn.functional.cross_entropy(logits, out_ids[real], reduction="sum")
 
 
 class BilingualModel:

@@ -175,6 +175,11 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
         pairs = [(t, s) for s, t in pairs]
         ae_pool = [t for _, t in pairs]
     ae_pool += [m for m in model.tokenize(mono) if len(m) < cfg.max_tokens]
+    # Autoencoding batches are runs of this length-sorted pool from a random start: sentences of
+    # similar length, so the decoder does not spend half its time on padding, as it did on random
+    # draws (the parallel batches are length-sorted too).
+    rng.shuffle(ae_pool)  # so sentences of one length come in random order, not corpus order
+    ae_pool.sort(key=len)
     log(f"{len(pairs)} training pairs ({len(S) - len(pairs)} over {cfg.max_tokens} subwords "
         f"skipped), {len(ae_pool)} autoencoding sentences, vocabulary {mcfg.vocab_size}")
     if not pairs:
@@ -225,7 +230,8 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
             g["lr"] = lr_at(step)
         x, xl = pad([pairs[i][0] for i in b], mcfg.pad_id)
         y, _ = pad([pairs[i][1] for i in b], mcfg.pad_id)
-        ae = [ae_pool[rng.randrange(len(ae_pool))] for _ in b]
+        start = rng.randrange(max(1, len(ae_pool) - len(b) + 1))
+        ae = [ae_pool[(start + i) % len(ae_pool)] for i in range(len(b))]
         a, al = pad(ae, mcfg.pad_id)
         ntok = int((y != mcfg.pad_id).sum() + (a != mcfg.pad_id).sum())
         loss = (net.decode_loss(net.encode(nmt_in, x, xl), y)
