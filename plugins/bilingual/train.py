@@ -45,7 +45,7 @@ class TrainConfig(BaseModel):
     batch_size: int = Field(64, ge=1, description="Parallel pairs per update; as many "
                             "autoencoding sentences are added (the paper's 1:1 ratio).")
     optimizer: Literal["adam", "sgd"] = Field("adam", description="adam, or plain SGD as in the paper.")
-    lr: float = Field(1e-3, gt=0, description="Initial learning rate (the paper: SGD at 1.0).")
+    lr: float = Field(2e-3, gt=0, description="Initial learning rate (the paper: SGD at 1.0).")
     decay_after: int = Field(0, ge=0, description="Updates before the learning rate starts to "
                              "decay (0: never decay; the paper: 100k).")
     decay_every: int = Field(50000, ge=1, description="Multiply the rate by `decay` every this "

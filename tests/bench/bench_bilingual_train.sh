@@ -1,7 +1,7 @@
 #!/bin/sh
 # The bilingual embedding models behind docs/benchmarks.md, with train-bilingual's defaults (GRU,
 # emb 256, hidden 256 per direction = 512-dim sentences, joint sentencepiece 8k, batch 64 + 64
-# autoencoding, <= 50 subwords, Adam 1e-3, one torch thread each). de-en trains on one core for
+# autoencoding, <= 50 subwords, Adam 2e-3, one torch thread each). de-en trains on one core for
 # 55 minutes while en-fr and then en-cs train on the other for 25 minutes each. Run from the
 # repository root:
 #   nohup sh tests/bench/bench_bilingual_train.sh > models/bilingual-train.log 2>&1 &
