@@ -187,3 +187,40 @@ def test_decode_loss_counts_real_tokens_only():
     (g_want,) = torch.autograd.grad(want, s0)
     assert torch.allclose(got, want, atol=1e-5)
     assert torch.allclose(g_got, g_want, atol=1e-5)
+
+
+def test_recipe_prepare_trains_model_and_mlp_then_reuses_them(tmp_path):
+    """bilingual_model.v1 and mlp_similarity_model.v1 in a recipe's prepare: list train on the
+    first run (as recipes/kim-*.yaml do), the MLP on the model just trained, the filter step then
+    scores with both; a second run finds them and trains nothing."""
+    (tmp_path / "t.de").write_text("\n".join(DE) + "\n", encoding="utf-8")
+    (tmp_path / "t.en").write_text("\n".join(EN) + "\n", encoding="utf-8")
+    model, mlp = tmp_path / "models" / "bil", tmp_path / "models" / "mlp.joblib"
+    text = f"""\
+name: kim-prepare
+input: {{src: '{tmp_path}/t.de', tgt: '{tmp_path}/t.en'}}
+output: {{dir: '{tmp_path}/run'}}
+progress: false
+prepare:
+  - train: bilingual_model.v1
+    with: {{src: ['{tmp_path}/t.de'], tgt: ['{tmp_path}/t.en'], output: '{model}',
+           vocab_size: 90, embed_dim: 16, hidden_dim: 16, batch_size: 8, max_steps: 20,
+           lr: 0.02, threads: 1}}
+  - train: mlp_similarity_model.v1
+    with: {{model: '{model}', src: ['{tmp_path}/t.de'], tgt: ['{tmp_path}/t.en'],
+           hidden: [16], max_iter: 20, output: '{mlp}'}}
+steps:
+  - filter: bilingual_similarity.v1
+    with: {{model: '{model}', measure: mlp, mlp: '{mlp}'}}
+    keep: {{min: 0.0}}
+"""
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    assert [p["status"] for p in res.manifest["prepare"]] == ["trained", "trained"]
+    meta = json.loads((model / "config.json").read_text())
+    assert meta["info"]["log"][-1]["step"] == 20 and mlp.is_file()
+    rows = (tmp_path / "run" / "corpus.tsv").read_text(encoding="utf-8").splitlines()
+    head = rows[0].split("\t")
+    scores = [float(r.split("\t")[head.index("bilingual_similarity")]) for r in rows[1:]]
+    assert len(scores) == 16 and all(0.0 <= s <= 1.0 for s in scores)  # MLP probabilities
+    res = run_recipe(parse_recipe(text, "r.yaml"))
+    assert [p["status"] for p in res.manifest["prepare"]] == ["exists", "exists"]
