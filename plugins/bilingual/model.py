@@ -98,18 +98,24 @@ class BilingualEmbedder(nn.Module):
         h = h.masked_fill(~mask[:, :, None], float("-inf"))
         return h.max(dim=1).values
 
-    def decode_loss(self, s0: torch.Tensor, out_ids: torch.Tensor) -> torch.Tensor:
-        """Summed cross-entropy of producing ``out_ids`` (padded, ending in EOS) from initial state
-        ``s0`` with teacher forcing (equations 2 and 4)."""
+    def decoder_states(self, s0: torch.Tensor, out_ids: torch.Tensor) -> torch.Tensor:
+        """Decoder outputs ``[batch, time, 2H]`` for every position of padded ``out_ids`` under
+        teacher forcing from initial state ``s0`` (equation 2), before the vocabulary projection."""
         cfg = self.cfg
         bos = torch.full((out_ids.shape[0], 1), cfg.bos_id, dtype=out_ids.dtype)
         inp = torch.cat([bos, out_ids[:, :-1]], dim=1)
         h0 = s0.unsqueeze(0).contiguous()
         state = (h0, torch.zeros_like(h0)) if cfg.rnn == "lstm" else h0
         states, _ = self.decoder(self.embed["dec"](inp), state)
+        return states
+
+    def decode_loss(self, s0: torch.Tensor, out_ids: torch.Tensor) -> torch.Tensor:
+        """Summed cross-entropy of producing ``out_ids`` (padded, ending in EOS) from initial state
+        ``s0`` with teacher forcing (equations 2 and 4)."""
+        states = self.decoder_states(s0, out_ids)
         # the vocabulary projection is most of a training step: compute it for real tokens
         # only, not for the padding the loss would ignore anyway
-        real = out_ids != cfg.pad_id
+        real = out_ids != self.cfg.pad_id
         logits = self.bridge(states[real]) @ self.embed["dec"].weight.T
         return nn.functional.cross_entropy(logits, out_ids[real], reduction="sum")
 

@@ -21,13 +21,9 @@ from torch import nn
 
 def padded_loss(net, s0, out_ids):
     """The old decode loss: every padded position projected, padding ignored by the loss."""
-    cfg = net.cfg
-    bos = torch.full((out_ids.shape[0], 1), cfg.bos_id, dtype=out_ids.dtype)
-    inp = torch.cat([bos, out_ids[:, :-1]], dim=1)
-    states, _ = net.decoder(net.embed["dec"](inp), s0.unsqueeze(0).contiguous())
-    logits = net.bridge(states) @ net.embed["dec"].weight.T
+    logits = net.bridge(net.decoder_states(s0, out_ids)) @ net.embed["dec"].weight.T
     return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), out_ids.reshape(-1),
-                                       ignore_index=cfg.pad_id, reduction="sum")
+                                       ignore_index=net.cfg.pad_id, reduction="sum")
 
 
 def main() -> None:
