@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from . import __version__
@@ -186,21 +188,40 @@ def register_command(name: str, help: str):
 _EXTRA_COMMANDS: list = []
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch scheduler's time limit) raised in the main thread, so the
+    clean-up that Ctrl-C gets (temporary outputs and half-trained models removed) runs for it too;
+    without a handler Python dies at once and leaves them behind."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bitextforge`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return int(args.func(args) or 0)
     except BitextforgeError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"bitextforge: error: {line}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("bitextforge: terminated (SIGTERM); no output was written under a final name",
+              file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("bitextforge: interrupted; no output was written under a final name", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 141
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _add_extra_commands(sub) -> None:

@@ -55,6 +55,7 @@ def _one(where: str, prep, cfg, registry, build_component, say) -> dict[str, Any
     if not prep.force and all(p.exists() for p in finals):
         say(f"bitextforge: {where}: {final_out} exists, not retrained (force: true retrains)")
         return {**entry, "status": "exists"}
+    _remove_stale_partials(final_out, say)
     tmp_out = _partial(final_out, str(os.getpid()))
     tmp_cfg = cfg.model_copy(update={"output": str(tmp_out)})
     for p in _declared_outputs(cls, tmp_cfg):
@@ -83,6 +84,33 @@ def _one(where: str, prep, cfg, registry, build_component, say) -> dict[str, Any
     seconds = round(time.perf_counter() - t0, 1)
     say(f"bitextforge: {where}: wrote {final_out} in {seconds} s")
     return {**entry, "status": "trained", "seconds": seconds, "info": info}
+
+
+def _remove_stale_partials(final_out: Path, say) -> None:
+    """Remove the temporary outputs of earlier trainings of ``final_out`` whose process is gone
+    (killed with SIGKILL or by the out-of-memory killer, which no handler can catch); those of a
+    training still running elsewhere are left alone."""
+    prefix = _partial(final_out, "").name
+    if not final_out.parent.is_dir():
+        return
+    for p in final_out.parent.iterdir():
+        if not p.name.startswith(prefix):
+            continue
+        pid = p.name[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        _remove(p)
+        say(f"bitextforge: removed {p}, left by a training that was killed")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # exists under another user; or not a pid at all: leave it alone
+    return True
 
 
 def _declared_outputs(cls: type[Trainer], cfg) -> list[Path]:

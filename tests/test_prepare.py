@@ -6,6 +6,12 @@ with the rest of the recipe. The real trainers are exercised on real data: KenLM
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 import types
 from pathlib import Path
 
@@ -101,6 +107,72 @@ def test_failed_training_leaves_no_output(tmp_path, trainer_plugin):
         run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
     assert not out.exists() and not list(out.parent.iterdir())
     assert not (tmp_path / "out" / "corpus.src").exists()
+
+
+def test_partials_of_killed_trainings_are_removed_and_running_ones_kept(tmp_path, trainer_plugin):
+    out = tmp_path / "models" / "c.json"
+    out.parent.mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)  # a process that has exited: its partials are debris
+    dead = [out.with_name(f".c.json.partial-{dead_pid}"),
+            out.with_name(f".c.json.partial-{dead_pid}.meta")]
+    running = out.with_name(f".c.json.partial-{os.getppid()}")  # a live process: left alone
+    for p in (*dead, running):
+        p.write_text("half", encoding="utf-8")
+    prep = f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', output: '{out}'}}\n"
+    run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
+    assert out.exists() and not any(p.exists() for p in dead)
+    assert running.exists()
+
+
+SLOW_TRAINER_SCRIPT = """
+import sys, time, types
+from pathlib import Path
+import bitextforge
+from bitextforge import Trainer
+from bitextforge.cli import main
+from bitextforge.registry import get_registry
+
+class SlowTrainer(Trainer):
+    \"\"\"Writes half its output, then waits to be killed.\"\"\"
+    name = "slow_test.v1"
+
+    def train(self):
+        \"\"\"Half a model, then sleep.\"\"\"
+        Path(self.config.output).write_text("half", encoding="utf-8")
+        time.sleep(120)
+
+mod = types.SimpleNamespace()
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    register(SlowTrainer)
+
+mod.register_trainers = register_trainers
+get_registry().add_plugin(mod, name="slowtest")
+sys.exit(main(["run", "--quiet", sys.argv[1]]))
+"""
+
+
+def test_sigterm_during_training_leaves_no_partial_model(tmp_path):
+    out = tmp_path / "models" / "slow.bin"
+    prep = "  - train: slow_test.v1\n    with: {output: '" + str(out) + "'}\n"
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(_recipe(tmp_path, prep), encoding="utf-8")
+    script = tmp_path / "slow.py"
+    script.write_text(textwrap.dedent(SLOW_TRAINER_SCRIPT), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script), str(recipe)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(out.parent.glob(".slow.bin.partial-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(out.parent.glob(".slow.bin.partial-*")), "the trainer never started"
+    proc.send_signal(signal.SIGTERM)  # what `kill` and a batch scheduler's time limit send
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "terminated (SIGTERM)" in err and "Traceback" not in err
+    assert not out.exists() and not list(out.parent.iterdir())
 
 
 def test_prepare_is_validated_with_the_recipe(tmp_path, trainer_plugin):
