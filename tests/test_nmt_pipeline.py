@@ -39,7 +39,7 @@ def tiny(tmp_path_factory):
                         valid_tgt=str(d / "test.en"), tests=[(str(d / "test.de"),
                                                               str(d / "test.en"))],
                         max_steps=12, vocab_size=400, d_model=32, layers=1, heads=2, ffn_dim=64,
-                        batch_tokens=600, lr=3e-3, warmup=5, beam=2, threads=1,
+                        batch_tokens=600, lr=3e-3, warmup=5, min_warmup_steps=0, beam=2, threads=1,
                         max_len=24)
     info = train(opts, log=lambda m: None)
     return {"dir": d / "model", "info": info, "de": de, "en": en, "data": d}
@@ -72,6 +72,10 @@ def test_budget_schedule_warms_up_then_decays_to_zero():
     assert f(0.54, 0.08) == pytest.approx(0.5) and f(0.77, 0.08) == pytest.approx(0.25)
     assert f(0.0, 0.08) == f(1.0, 0.08) == 1e-3  # the floor: never a zero step
     assert all(f(x / 100, 0.08) >= f((x + 1) / 100, 0.08) for x in range(8, 99))
+    # a minimum warm-up in updates: 30% of the budget gone after 149 updates, still half the peak
+    assert f(0.3, 0.08, 149, 300) == pytest.approx(0.5)
+    assert f(0.3, 0.08, 149, 0) == pytest.approx(0.7 / 0.92)
+    assert f(0.5, 0.08, 1000, 300) == f(0.5, 0.08)  # after it, the budget's own decay
 
 
 def test_train_refuses_misaligned_files(tmp_path):

@@ -83,6 +83,10 @@ class TrainOptions(BaseModel):
                                       "decay.")
     warmup_fraction: float = Field(0.08, gt=0, lt=1, description="budget schedule: share of the "
                                    "budget spent warming up.")
+    min_warmup_steps: int = Field(300, ge=0, description="budget schedule: warm up over at least "
+                                  "this many updates, however short the budget (at peak lr 2e-3 "
+                                  "runs warmed up over 40-130 updates stayed in the language-model "
+                                  "phase).")
     warmup: int = Field(1000, ge=1, description="inverse-sqrt schedule: warm-up updates.")
     label_smoothing: float = Field(0.1, ge=0, lt=1, description="Label smoothing.")
     max_len: int = Field(128, ge=8, description="Longest sequence in subwords (longer ones are "
@@ -93,13 +97,22 @@ class TrainOptions(BaseModel):
     seed: int = Field(1, description="Random seed.")
 
 
-def budget_lr_factor(frac: float, warmup_fraction: float) -> float:
+def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
+                     min_warmup_steps: int = 0) -> float:
     """Learning-rate multiplier at ``frac`` (0..1) of a fixed budget: linear warm-up over the first
     ``warmup_fraction``, then linear decay to zero at the end. A run that stops at a fixed time
     does best with a schedule that knows where it ends (Li, Yumer & Ramanan 2020, *Budgeted
-    Training*); the floor of 1e-3 keeps the first and last updates from being no-ops."""
+    Training*); the floor of 1e-3 keeps the first and last updates from being no-ops.
+
+    ``min_warmup_steps`` also caps the multiplier at ``(step + 1) / min_warmup_steps``: a short
+    budget, or a slow machine under a time budget, would otherwise reach the peak rate within a
+    few dozen updates, and such post-LN runs at peak 2e-3 stalled as language models that ignore
+    their source (docs/benchmarks.md, 2026-11-23)."""
     w = min(max(warmup_fraction, 1e-6), 1 - 1e-6)
-    return max(min(frac / w, (1.0 - frac) / (1.0 - w)), 1e-3)
+    factor = min(frac / w, (1.0 - frac) / (1.0 - w))
+    if min_warmup_steps > 0:
+        factor = min(factor, (step + 1) / min_warmup_steps)
+    return max(factor, 1e-3)
 
 
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
@@ -344,7 +357,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     def lr_factor(s: int) -> float:
         if opts.schedule == "inverse-sqrt":
             return min((s + 1) / warm, math.sqrt(warm / (s + 1)))
-        return budget_lr_factor(progress(s), opts.warmup_fraction)
+        return budget_lr_factor(progress(s), opts.warmup_fraction, s, opts.min_warmup_steps)
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
     lossf = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=opts.label_smoothing)
