@@ -346,3 +346,113 @@ def test_compute_type_the_cpu_lacks_is_one_clear_line(tiny):
     with pytest.raises(ComponentError, match=f"compute_type {lacking[0]} is not supported on "
                                              f"this cpu; choose one of"):
         make_backend("ctranslate2", str(tiny["dir"]), compute_type=lacking[0])
+
+
+def test_vocab_map_lists_translations_common_tokens_and_copies():
+    """The shortlist of a toy corpus: the most frequent target tokens always, each source token's
+    best Dice partners, a source token that is also a target token itself, no special ids."""
+    from bitextforge.plugins.nmt.vocab_map import build_vocab_map
+
+    names = ["</s>", "<unk>", "Hund", "Katze", "rennt", "Berlin", "a", "dog", "cat", "runs",
+             "Berlin_", "<pad>"]
+    ids = {n: i for i, n in enumerate(names)}
+    ids["Berlin_"] = ids["Berlin"]  # a name copied from source to target: the same piece
+    pairs = [("Hund rennt", "a dog runs"), ("Katze rennt", "a cat runs"), ("Hund", "a dog"),
+             ("Katze", "a cat"), ("Berlin", "Berlin")]
+    src = [[ids[w] for w in s.split()] + [0] for s, _ in pairs]
+    tgt = [[ids[w] for w in t.split()] + [0] for _, t in pairs]
+    lines = build_vocab_map(src, tgt, names, per_source=1, common=1, skip_ids=[0, 1, 11])
+    rules = dict(line.split("\t") for line in lines)
+    assert rules[""] == "a"
+    assert rules["Hund"] == "dog" and rules["Katze"] == "cat"
+    assert rules["Berlin"] == "Berlin"
+    assert rules["rennt"] == "runs" and rules["rennt"] != "rennt"
+    assert not any(k in rules for k in ("</s>", "<unk>", "<pad>"))
+
+
+def _fresh_translations(ct2_dir, jobs):
+    """Each job on a translator of its own: what every batch should give with the map."""
+    import ctranslate2
+
+    out = []
+    for src, kw in jobs:
+        t = ctranslate2.Translator(str(ct2_dir), intra_threads=1)
+        out.append([(r.hypotheses, r.scores) for r in t.translate_batch(src, **kw)])
+    return out
+
+
+@pytest.mark.parametrize("separate_process", [False, True])
+def test_vocab_map_every_batch_as_on_a_fresh_translator(tiny, tmp_path, separate_process):
+    """With a shortlist each batch gets its own output vocabulary. CTranslate2 keeps a stale id
+    map from one batch to the next on the same worker (see ct2_worker.LocalTranslator); the
+    backend resets it, so batch after batch, on two workers, the outputs equal those of a fresh
+    translator per batch. A small map makes the batches' vocabularies differ."""
+    from bitextforge.plugins.nmt.backends import CTranslate2Backend, Decoding
+    from bitextforge.plugins.nmt.vocab_map import build_for_model
+
+    vmap = build_for_model(tiny["dir"], tiny["de"], tiny["en"], tmp_path / "small.vmap",
+                           per_source=3, common=10)
+    lines = vmap.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("\t") and len(lines) > 50
+    src = tiny["de"][:40]
+    for dec in (Decoding(beam=1, k=1, max_length=24), Decoding(beam=3, k=2, max_length=24)):
+        be = CTranslate2Backend(str(tiny["dir"]), threads=2, batch_size=4, compute_type="float32",
+                                vocab_map=str(vmap), separate_process=separate_process)
+        assert be.info()["vocab_map"] == str(vmap) and "vmap" in be.ct2_dir.name
+        order = sorted(range(len(src)), key=lambda i: len(src[i]))
+        jobs = [be._job([src[i] for i in order[b: b + 4]], dec) for b in range(0, len(src), 4)]
+        assert all(kw["use_vmap"] for _, kw in jobs)
+        got = be.translator.translate_batches(jobs)
+        want = _fresh_translations(be.ct2_dir, jobs)
+        assert [[hyps for hyps, _ in b] for b in got] == [[hyps for hyps, _ in b] for b in want]
+        assert all(s1 == pytest.approx(s2, abs=1e-4)
+                   for b1, b2 in zip(got, want) for (_, s1), (_, s2) in zip(b1, b2))
+        # the map changes the candidates of this undertrained model; the full vocabulary differs
+        full = CTranslate2Backend(str(tiny["dir"]), threads=2, batch_size=4,
+                                  compute_type="float32", separate_process=separate_process)
+        assert full.translate(src, dec) != be.translate(src, dec)
+        be.close()
+        full.close()
+
+
+def test_train_nmt_writes_the_models_vocab_map(tiny):
+    """train-nmt writes vmap.txt beside the model, so `vocab_map: model` works on its models: a
+    list of always-allowed tokens, then rules in the model's vocabulary without special tokens."""
+    from bitextforge.plugins.nmt.vocab_map import VMAP_NAME
+
+    lines = (tiny["dir"] / VMAP_NAME).read_text(encoding="utf-8").splitlines()
+    vocab = json.loads((tiny["dir"] / "vocab.json").read_text(encoding="utf-8"))
+    always = lines[0].split("\t")[1].split()
+    assert lines[0].startswith("\t") and 0 < len(always) < len(vocab)
+    for line in lines[1:]:
+        key, values = line.split("\t")
+        assert key in vocab and all(v in vocab for v in values.split())
+        assert "</s>" not in values.split() and "<pad>" not in values.split()
+
+
+def test_vocab_map_mistakes_are_one_clear_line(tiny, tmp_path, capsys):
+    from bitextforge.cli import main
+    from bitextforge.plugins.nmt.backends import make_backend
+    from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for f in tiny["dir"].iterdir():
+        if f.is_file() and f.name != "vmap.txt":
+            (bare / f.name).write_bytes(f.read_bytes())
+    with pytest.raises(ComponentError, match="vmap.txt does not exist; build it with "
+                       "`bitextforge build-vocab-map"):
+        make_backend("ctranslate2", str(bare), compute_type="float32", vocab_map="model")
+    with pytest.raises(ComponentError, match="vocab_map needs backend: ctranslate2"):
+        make_backend("transformers", str(bare), vocab_map="model")
+    with pytest.raises(Exception, match="vocab_map needs backend: ctranslate2"):
+        BT.Config(model=str(bare), backend="transformers", vocab_map="model")
+    d = tiny["data"]
+    assert main(["build-vocab-map", "--model", str(bare), "--src-train", str(d / "t.de"),
+                 "--tgt-train", str(d / "t.en")]) == 0
+    assert json.loads(capsys.readouterr().out)["output"] == str(bare / "vmap.txt")
+    assert make_backend("ctranslate2", str(bare), compute_type="float32",
+                        vocab_map="model").info()["vocab_map"] == str(bare / "vmap.txt")
+    assert main(["build-vocab-map", "--model", str(bare), "--src-train", str(d / "t.de"),
+                 "--tgt-train", str(d / "test.en")]) != 0
+    assert "they must be line-aligned" in capsys.readouterr().err

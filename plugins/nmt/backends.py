@@ -7,7 +7,9 @@ id that is already in the local cache, or downloadable when there is a network),
 length, and return for every sentence its ``k`` best (or ``k`` sampled) translations with the
 average log-probability per output token (``</s>`` included). The CTranslate2 backend converts the
 model once (``ctranslate2.converters.TransformersConverter``) and caches the conversion beside the
-model, keyed by a hash of the model's files; int8 on CPU, float16 on GPU by default.
+model, keyed by a hash of the model's files; int8 on CPU, float16 on GPU by default. It can also
+restrict each batch's output vocabulary to a lexical shortlist (``vocab_map``), which speeds up
+the output layer of small models (:mod:`bitextforge.plugins.nmt.vocab_map`).
 """
 
 from __future__ import annotations
@@ -108,10 +110,14 @@ def model_hash(model_dir: Path) -> str:
     for f in sorted(model_dir.iterdir()):
         if f.is_file() and (f.name in _MODEL_FILES or f.suffix in (".spm", ".json", ".model")):
             h.update(f.name.encode())
-            with open(f, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
+            _hash_file(h, f)
     return h.hexdigest()[:16]
+
+
+def _hash_file(h, path: Path) -> None:
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
 
 
 class Languages:
@@ -286,9 +292,33 @@ class TransformersBackend(Backend):
         self.model = None
 
 
-def ct2_cache_dir(model_dir: Path, quantization: str) -> Path:
+def file_hash(path: Path) -> str:
+    """A short hash of one file's bytes."""
+    h = hashlib.sha256()
+    _hash_file(h, path)
+    return h.hexdigest()[:12]
+
+
+def resolve_vocab_map(spec: str | None, model_dir: Path, option: str = "vocab_map") -> Path | None:
+    """The vocabulary map file ``spec`` names: None (full vocabulary), ``model`` (the
+    ``vmap.txt`` that ``train-nmt`` writes into the model directory) or a file path."""
+    from .vocab_map import VMAP_NAME
+
+    if spec is None:
+        return None
+    path = model_dir / VMAP_NAME if spec == "model" else Path(spec).expanduser()
+    if not path.is_file():
+        raise ComponentError(
+            f"{option}: {path} does not exist; build it with `bitextforge build-vocab-map "
+            f"--model {model_dir} --src-train SRC --tgt-train TGT` (train-nmt writes one itself)")
+    return path
+
+
+def ct2_cache_dir(model_dir: Path, quantization: str, vmap: Path | None = None) -> Path:
     """Where the converted model lives: beside the source if writable, else in the user cache."""
     key = f"ctranslate2-{quantization}-{model_hash(model_dir)}"
+    if vmap is not None:
+        key += f"-vmap{file_hash(vmap)}"
     if os.access(model_dir, os.W_OK):
         return model_dir / key
     root = os.environ.get("BITEXTFORGE_CACHE")
@@ -329,9 +359,10 @@ def _marian_loader():
     return MarianKeepStartLoader()
 
 
-def convert_ct2(model_dir: Path, quantization: str) -> Path:
-    """Convert once with TransformersConverter; later runs reuse the cached directory."""
-    out = ct2_cache_dir(model_dir, quantization)
+def convert_ct2(model_dir: Path, quantization: str, vmap: Path | None = None) -> Path:
+    """Convert once with TransformersConverter (with the vocabulary map ``vmap`` inside, when
+    given); later runs reuse the cached directory."""
+    out = ct2_cache_dir(model_dir, quantization, vmap)
     if (out / "model.bin").is_file():
         return out
     from ctranslate2.converters import TransformersConverter
@@ -342,8 +373,9 @@ def convert_ct2(model_dir: Path, quantization: str) -> Path:
     stock = ct2t._MODEL_LOADERS.get("MarianConfig")
     try:
         ct2t._MODEL_LOADERS["MarianConfig"] = _marian_loader()
-        TransformersConverter(str(model_dir)).convert(str(tmp / "m"), quantization=quantization,
-                                                       force=True)
+        TransformersConverter(str(model_dir)).convert(
+            str(tmp / "m"), quantization=quantization, force=True,
+            vmap=str(vmap) if vmap is not None else None)
         # Atomic publish: a concurrent or interrupted conversion never leaves a half directory.
         os.replace(tmp / "m", out)
     except OSError:
@@ -361,12 +393,17 @@ class CTranslate2Backend(Backend):
     name = "ctranslate2"
 
     def __init__(self, *args, compute_type: str | None = None,
-                 separate_process: bool | None = None, parallel_batches: int = 0, **kwargs):
+                 separate_process: bool | None = None, parallel_batches: int = 0,
+                 vocab_map: str | None = None, **kwargs):
         """Convert (once) and load the translator: on CPU in a child process of its own unless
         ``separate_process`` is False (see :mod:`bitextforge.plugins.nmt.ct2_worker`), decoding
         ``parallel_batches`` batches at once (0: one per CPU thread) with the threads shared
-        among them."""
+        among them. ``vocab_map`` (``model`` or a file; see
+        :mod:`bitextforge.plugins.nmt.vocab_map`) restricts each batch's output vocabulary to a
+        lexical shortlist."""
         super().__init__(*args, **kwargs)
+        self.vocab_map = resolve_vocab_map(vocab_map, self.model_dir,
+                                           f"{self.option} vocab_map")
         import ctranslate2
 
         dev = self.device
@@ -378,7 +415,7 @@ class CTranslate2Backend(Backend):
             raise ComponentError(f"{self.option}: compute_type {self.compute_type} is not "
                                  f"supported on this {dev}; choose one of "
                                  f"{', '.join(sorted(supported))}")
-        self.ct2_dir = convert_ct2(self.model_dir, self.compute_type)
+        self.ct2_dir = convert_ct2(self.model_dir, self.compute_type, self.vocab_map)
         self.separate_process = dev == "cpu" if separate_process is None else separate_process
         from .ct2_worker import LocalTranslator, RemoteTranslator
 
@@ -393,7 +430,7 @@ class CTranslate2Backend(Backend):
         else:
             self.parallel_batches, intra = 1, self.threads
         self.translator = kind(str(self.ct2_dir), dev, self.compute_type, self.parallel_batches,
-                               intra)
+                               intra, self.vocab_map is not None)
 
     def _job(self, texts: list[str], dec: Decoding) -> tuple[list[list[str]], dict]:
         """One batch as CTranslate2 wants it: source token lists and translate_batch options."""
@@ -406,7 +443,8 @@ class CTranslate2Backend(Backend):
         # asks for one; stop one token earlier so both backends truncate runaway outputs alike.
         forced = getattr(self.hf_config, "forced_eos_token_id", None) is not None
         kw = dict(num_hypotheses=dec.k, return_scores=True,
-                  max_decoding_length=out_max - 1 if forced else out_max)
+                  max_decoding_length=out_max - 1 if forced else out_max,
+                  use_vmap=self.vocab_map is not None)
         if self.langs.target_token:
             kw["target_prefix"] = [[self.langs.target_token]] * len(texts)
         if self.hf_config.model_type == "marian":
@@ -437,7 +475,8 @@ class CTranslate2Backend(Backend):
         """Facts for the run manifest, including the converted model's directory."""
         return {**super().info(), "ct2_dir": str(self.ct2_dir), "compute_type": self.compute_type,
                 "separate_process": self.separate_process,
-                "parallel_batches": self.parallel_batches}
+                "parallel_batches": self.parallel_batches,
+                "vocab_map": str(self.vocab_map) if self.vocab_map else None}
 
     def close(self) -> None:
         """Unload the translator (and stop its process)."""
@@ -452,4 +491,7 @@ def make_backend(backend: str, model: str, **kwargs) -> Backend:
         return CTranslate2Backend(model, **kwargs)
     kwargs.pop("compute_type", None)
     kwargs.pop("parallel_batches", None)
+    if kwargs.pop("vocab_map", None) is not None:
+        raise ComponentError(f"{kwargs.get('option', 'model')}: vocab_map needs backend: "
+                             f"ctranslate2 (transformers always scores the full vocabulary)")
     return TransformersBackend(model, **kwargs)

@@ -65,6 +65,8 @@ def evaluate_nmt_command(p):
     p.add_argument("--backend", choices=["transformers", "ctranslate2"], default="transformers",
                    help="transformers (the reference) or ctranslate2 (faster; see docs/nmt.md)")
     p.add_argument("--compute-type", help="ctranslate2 quantization (default int8 on CPU)")
+    p.add_argument("--vocab-map", help="ctranslate2: lexical shortlist, `model` (the model "
+                   "directory's vmap.txt) or a vocabulary map file (default: full vocabulary)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--limit", type=int, help="only the first N sentences")
     p.add_argument("--output", help="write the hypotheses of the largest beam here")
@@ -81,7 +83,8 @@ def evaluate_nmt_command(p):
         if args.limit:
             src, ref = src[: args.limit], ref[: args.limit]
         be = make_backend(args.backend, args.model, threads=args.threads,
-                          compute_type=args.compute_type)
+                          compute_type=args.compute_type, vocab_map=args.vocab_map,
+                          option="evaluate-nmt --model")
         hyp: list[str] = []
         for beam in args.beam:
             t0 = time.perf_counter()
@@ -89,7 +92,8 @@ def evaluate_nmt_command(p):
             secs = time.perf_counter() - t0
             hyp = [r[0][0] if r else "" for r in res]
             bleu = sacrebleu.metrics.BLEU()
-            row = {"test": args.src, "backend": args.backend, "beam": beam, "sentences": len(src),
+            row = {"test": args.src, "backend": args.backend, "vocab_map": args.vocab_map,
+                   "beam": beam, "sentences": len(src),
                    "bleu": round(bleu.corpus_score(hyp, [ref]).score, 2),
                    "chrf": round(sacrebleu.corpus_chrf(hyp, [ref]).score, 2),
                    "signature": str(bleu.get_signature()), "seconds": round(secs, 1)}
@@ -98,5 +102,35 @@ def evaluate_nmt_command(p):
             from bitextforge.corpus import write_atomic
 
             write_atomic(args.output, "".join(h + "\n" for h in hyp))
+        return 0
+    return handler
+
+
+@register_command("build-vocab-map", help="build the lexical shortlist (vmap.txt) the "
+                  "ctranslate2 backend's vocab_map option reads")
+def build_vocab_map_command(p):
+    """Add the build-vocab-map arguments and return its handler."""
+    from .vocab_map import COMMON, PER_SOURCE
+
+    p.add_argument("--model", required=True, help="model directory whose tokenizer to use")
+    p.add_argument("--src-train", required=True, help="source side of a parallel corpus (.gz ok)")
+    p.add_argument("--tgt-train", required=True, help="target side, line-aligned")
+    p.add_argument("--output", help="map file to write (default: MODEL/vmap.txt, what "
+                   "`vocab_map: model` reads)")
+    p.add_argument("--per-source", type=int, default=PER_SOURCE,
+                   help=f"target tokens listed per source token (default {PER_SOURCE})")
+    p.add_argument("--common", type=int, default=COMMON,
+                   help=f"most frequent target tokens always allowed (default {COMMON})")
+
+    def handler(args) -> int:
+        from .backends import resolve_model
+        from .train import read_parallel
+        from .vocab_map import build_for_model
+
+        model_dir = resolve_model(args.model, "build-vocab-map --model")
+        src, tgt = read_parallel(args.src_train, args.tgt_train)
+        out = build_for_model(model_dir, src, tgt, args.output, per_source=args.per_source,
+                              common=args.common)
+        print(json.dumps({"output": str(out), "pairs": len(src)}))
         return 0
     return handler

@@ -49,20 +49,48 @@ def _recv(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
+#: a one-token source whose translation (one step, full vocabulary) resets the output layer; not
+#: an end-of-sentence token alone, which CTranslate2 answers without running the decoder (so
+#: without the reset). An unknown token is read as <unk> in any vocabulary.
+_RESET = ([["x"]], dict(beam_size=1, max_decoding_length=1, use_vmap=False))
+
+
 class LocalTranslator:
     """``ctranslate2.Translator`` in this process, with the interface of
     :class:`RemoteTranslator` (plain lists out, the sampling seed as an argument); the child
-    process serves one of these."""
+    process serves one of these.
+
+    With ``vocab_map`` (jobs that ask for ``use_vmap``) every batch runs right after a one-step
+    translation with the full vocabulary on the same worker. CTranslate2 4.x restricts the output
+    layer per batch but never clears its map from original to restricted ids, so the second and
+    later batches of a worker look up their start and end tokens at the first batch's positions:
+    outputs go wrong or the call fails with ``vector::_M_range_check``. A full-vocabulary step
+    clears that map; tests check every batch against a fresh translator. Each worker is then a
+    translator of its own (one thread each) fed by a Python thread, so a batch and its reset
+    always run on the same worker."""
 
     def __init__(self, model_path: str, device: str, compute_type: str, inter_threads: int,
-                 intra_threads: int):
+                 intra_threads: int, vocab_map: bool = False):
         """Load the model: ``inter_threads`` batches at a time, each on ``intra_threads``."""
         import ctranslate2
 
         self._load = dict(model_path=model_path, device=device, compute_type=compute_type,
                           intra_threads=intra_threads)
-        self.translator = ctranslate2.Translator(inter_threads=inter_threads, **self._load)
-        self._sampler = self.translator if inter_threads == 1 else None
+        self.vocab_map = vocab_map
+        if vocab_map:
+            self.workers = [ctranslate2.Translator(inter_threads=1, **self._load)
+                            for _ in range(max(1, inter_threads))]
+            self.translator = self.workers[0]
+        else:
+            self.workers = []
+            self.translator = ctranslate2.Translator(inter_threads=inter_threads, **self._load)
+        self._sampler = self.translator if inter_threads == 1 or vocab_map else None
+
+    def _one(self, translator, src, kw):
+        """One batch, synchronously; reset the output layer first when the job uses the map."""
+        if kw.get("use_vmap"):
+            translator.translate_batch(_RESET[0], **_RESET[1])
+        return translator.translate_batch(src, **kw)
 
     def translate_batches(self, jobs: list[tuple[list[list[str]], dict]],
                           seed: int | None = None) -> list[list[tuple[list[list[str]], list[float]]]]:
@@ -82,14 +110,49 @@ class LocalTranslator:
             ctranslate2.set_random_seed(seed)
             if self._sampler is None:
                 self._sampler = ctranslate2.Translator(inter_threads=1, **self._load)
-            return [plain(self._sampler.translate_batch(src, **kw)) for src, kw in jobs]
+            return [plain(self._one(self._sampler, src, kw)) for src, kw in jobs]
+        if self.vocab_map:
+            return self._on_workers(jobs, plain)
         pending = [self.translator.translate_batch(src, asynchronous=True, **kw)
                    for src, kw in jobs]
         return [plain([a.result() for a in futures]) for futures in pending]
 
+    def _on_workers(self, jobs, plain):
+        """Jobs in order on the workers, each worker taking the next job when it is free
+        (CTranslate2 releases the GIL while it translates)."""
+        import queue
+        import threading
+
+        todo: queue.Queue = queue.Queue()
+        for i, job in enumerate(jobs):
+            todo.put((i, job))
+        results: list = [None] * len(jobs)
+        errors: list[BaseException] = []
+
+        def work(translator):
+            while not errors:
+                try:
+                    i, (src, kw) = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    results[i] = plain(self._one(translator, src, kw))
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in self.workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return results
+
     def close(self) -> None:
         """Unload the model."""
         self.translator = self._sampler = None
+        self.workers = []
 
 
 class RemoteTranslator:
@@ -97,11 +160,12 @@ class RemoteTranslator:
     ``[(hypotheses, scores)]`` per job instead of CTranslate2's result objects."""
 
     def __init__(self, model_path: str, device: str, compute_type: str, inter_threads: int,
-                 intra_threads: int):
+                 intra_threads: int, vocab_map: bool = False):
         """Start the child and load the model there; a load failure is raised here."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self._call("load", model_path, device, compute_type, inter_threads, intra_threads)
+        self._call("load", model_path, device, compute_type, inter_threads, intra_threads,
+                   vocab_map)
 
     def _call(self, op: str, *args: Any) -> Any:
         if self.proc is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Paraphraser
 
@@ -44,6 +44,17 @@ class _NMTConfig(Paraphraser.Config):
     parallel_batches: int = Field(0, ge=0, description="CTranslate2 on CPU: batches decoded at "
                                   "once (its inter_threads), the threads shared among them; 0: "
                                   "one per thread.")
+    vocab_map: Optional[str] = Field(
+        None, description="CTranslate2: restrict each batch's output vocabulary to a lexical "
+        "shortlist, `model` (the vmap.txt train-nmt writes into the model directory) or a "
+        "vocabulary map file (`bitextforge build-vocab-map`); faster, nearly always the same "
+        "output (docs/nmt.md). Default: the full vocabulary.")
+
+    @model_validator(mode="after")
+    def _vocab_map_needs_ctranslate2(self):
+        if self.vocab_map is not None and self.backend != "ctranslate2":
+            raise ValueError("vocab_map needs backend: ctranslate2")
+        return self
 
     def decoding(self, k: int) -> Decoding:
         """The decoding settings for ``k`` candidates."""
@@ -54,7 +65,8 @@ class _NMTConfig(Paraphraser.Config):
     def runtime(self) -> dict:
         """Keyword arguments of :func:`make_backend` other than the model."""
         return {"device": self.device, "threads": self.threads, "batch_size": self.batch_size,
-                "compute_type": self.compute_type, "parallel_batches": self.parallel_batches}
+                "compute_type": self.compute_type, "parallel_batches": self.parallel_batches,
+                "vocab_map": self.vocab_map}
 
 
 def _norm(text: str) -> str:

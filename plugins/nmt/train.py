@@ -23,7 +23,7 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
-from bitextforge.corpus import read_lines
+from bitextforge.corpus import read_lines, write_atomic
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
 # LAST id and starts the decoder from its (zero, never trained) embedding.  CTranslate2's Marian
@@ -431,6 +431,13 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
         return info
 
+    # The lexical shortlist of the CTranslate2 backend's `vocab_map: model`, from the ids at hand.
+    from .vocab_map import VMAP_NAME, build_vocab_map
+
+    id_to_token = [sp.id_to_piece(i) for i in range(sp.get_piece_size())] + ["<pad>"]
+    lines = build_vocab_map(src, tgt, id_to_token, skip_ids=[EOS_ID, UNK_ID, pad])
+    write_atomic(out / VMAP_NAME, "".join(line + "\n" for line in lines))
+    log(f"train-nmt: vocabulary map {out / VMAP_NAME} ({len(lines) - 1} source tokens)")
     write_log()  # the training is on record even if a test set fails
     for ts, tt in opts.tests:
         for beam in sorted({1, opts.beam}):

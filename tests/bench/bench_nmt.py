@@ -16,6 +16,9 @@ Command used for docs/benchmarks.md (from the repository root):
         --ref ../shared/data/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \
         --threads 2 --repeats 3 --compute-types int8 float32 --ct2-modes child in-process
 
+``--vocab-maps none model`` times CTranslate2 with the full output vocabulary and with the model's
+lexical shortlist (vmap.txt; bitextforge.plugins.nmt.vocab_map).
+
 ``--batch-sizes 32 64 128`` times every backend at each batch size and reports each CTranslate2
 setting against transformers at the same batch size and at transformers' fastest one.
 """
@@ -53,6 +56,9 @@ def main() -> None:
                          "default) and/or in this process")
     ap.add_argument("--parallel-batches", type=int, nargs="+", default=[0],
                     help="CTranslate2 batches decoded at once (0: the backend's default)")
+    ap.add_argument("--vocab-maps", nargs="+", default=["none"],
+                    help="CTranslate2 output vocabulary: none (full) and/or model (the model "
+                         "directory's vmap.txt shortlist) or a map file; each is timed")
     ap.add_argument("--isolate", action="store_true",
                     help="time each backend in a fresh process of its own")
     ap.add_argument("--worker-outputs", help=argparse.SUPPRESS)
@@ -112,10 +118,12 @@ def backend_specs(args, bs: int) -> list[tuple[str, str, dict]]:
         if b == "ctranslate2":
             for mode in args.ct2_modes:
                 specs += [(f"ctranslate2:{ct}" + (":in-process" if mode == "in-process" else "")
-                           + (f":p{pb}" if pb else ""),
+                           + (f":p{pb}" if pb else "") + ("" if vm == "none" else f":vmap-{vm}"),
                            b, {"compute_type": ct, "separate_process": mode == "child",
-                               "parallel_batches": pb})
-                          for ct in args.compute_types for pb in args.parallel_batches]
+                               "parallel_batches": pb,
+                               "vocab_map": None if vm == "none" else vm})
+                          for ct in args.compute_types for pb in args.parallel_batches
+                          for vm in args.vocab_maps]
         else:
             specs.append((b, b, {}))
     suffix = f"@b{bs}" if len(args.batch_sizes) > 1 else ""
@@ -163,7 +171,8 @@ def isolated(args, specs) -> tuple[list[dict], dict]:
             if "compute_type" in extra:
                 cmd += ["--compute-types", extra["compute_type"], "--ct2-modes",
                         "child" if extra["separate_process"] else "in-process",
-                        "--parallel-batches", str(extra["parallel_batches"])]
+                        "--parallel-batches", str(extra["parallel_batches"]),
+                        "--vocab-maps", extra["vocab_map"] or "none"]
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
             for line in proc.stdout.splitlines():
                 if line.startswith("{"):
