@@ -244,6 +244,7 @@ steps:
       max_length: 24
       threads: 1
       keep_identical: true
+      vocab_map: model
       pivots:
         - {{lang: de, forward: '{m}', backward: '{m}'}}
 """
@@ -257,6 +258,8 @@ steps:
     rt = [r for r in rows if r["origin"].startswith("roundtrip.v1:de")]
     assert bt and rt and all(r["pivot"] == "de" for r in rt)
     assert all(float(r["nll"]) > 0 for r in bt + rt)
+    legs = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert f'{m}/vmap.txt' in json.dumps(legs)  # the round trip decoded over the model's map
 
 
 def test_missing_model_dir_is_one_clear_line(tmp_path):

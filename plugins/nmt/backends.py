@@ -403,7 +403,7 @@ class CTranslate2Backend(Backend):
         lexical shortlist."""
         super().__init__(*args, **kwargs)
         self.vocab_map = resolve_vocab_map(vocab_map, self.model_dir,
-                                           f"{self.option} vocab_map")
+                                           f"{self.option}: vocab_map")
         import ctranslate2
 
         dev = self.device
