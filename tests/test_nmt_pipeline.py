@@ -459,3 +459,6 @@ def test_vocab_map_mistakes_are_one_clear_line(tiny, tmp_path, capsys):
     assert main(["build-vocab-map", "--model", str(bare), "--src-train", str(d / "t.de"),
                  "--tgt-train", str(d / "test.en")]) != 0
     assert "they must be line-aligned" in capsys.readouterr().err
+    assert main(["build-vocab-map", "--model", str(bare), "--src-train", str(d / "t.de"),
+                 "--tgt-train", str(d / "t.en"), "--common", "-1"]) != 0
+    assert "--common: -1 is negative" in capsys.readouterr().err

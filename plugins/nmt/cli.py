@@ -123,10 +123,15 @@ def build_vocab_map_command(p):
                    help=f"most frequent target tokens always allowed (default {COMMON})")
 
     def handler(args) -> int:
+        from bitextforge import InputError
+
         from .backends import resolve_model
         from .train import read_parallel
         from .vocab_map import build_for_model
 
+        for flag, value in (("--per-source", args.per_source), ("--common", args.common)):
+            if value < 0:
+                raise InputError(f"build-vocab-map {flag}: {value} is negative; give a count")
         model_dir = resolve_model(args.model, "build-vocab-map --model")
         src, tgt = read_parallel(args.src_train, args.tgt_train)
         out = build_for_model(model_dir, src, tgt, args.output, per_source=args.per_source,
