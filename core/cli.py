@@ -32,6 +32,10 @@ def _cmd_run(args) -> int:
     recipe = load_recipe(args.recipe, overrides)
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
                      restart=args.restart)
+    if res.output_dir is None:
+        for entry in res.manifest["prepare"]:
+            print(f"{entry['trainer']}: {entry['output']} ({entry['status']})")
+        return 0
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
     for name, rep in res.reports.items():

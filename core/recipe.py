@@ -214,12 +214,14 @@ class Recipe(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     name: str = Field(description="Name of the recipe (used in the signature).")
     description: str = Field("", description="Free text.")
-    input: InputSpec
+    input: InputSpec | None = Field(None, description="The corpus; only a recipe that just "
+                                    "trains models (prepare: alone) has none.")
     prepare: list[PrepareStep] = Field(default_factory=list, description="Trainers run before "
                                        "the steps, each skipped when its outputs exist.")
     steps: list[Step] = Field(default_factory=list)
     evaluate: list[EvaluateStep] = Field(default_factory=list)
-    output: OutputSpec
+    output: OutputSpec | None = Field(None, description="Where results go; required with "
+                                      "steps or evaluate.")
     runner: Literal["local", "ray"] = Field("local", description="Execution backend: local "
                                             "(streaming, in-process) or ray (Ray Data).")
     seed: int = Field(1234, description="Seed for every random choice (sampling, shuffles).")
@@ -495,6 +497,14 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         evals.append(ev)
         eval_cfgs.append(cfg)
 
+    if recipe is not None:
+        for key in ("input", "output"):
+            if getattr(recipe, key) is None and (steps_raw or evals_raw):
+                errors.append(f"{source}: {key}: required field missing (a recipe with steps or "
+                              f"evaluate needs an input and an output)")
+        if recipe.input is None and not (steps_raw or evals_raw or prep_raw):
+            errors.append(f"{source}: nothing to do: give input, steps and output, or a "
+                          f"prepare: list of models to train")
     if errors:
         raise RecipeError("\n".join(errors))
     assert recipe is not None  # no errors means the top level validated

@@ -42,7 +42,7 @@ KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sent
 class RunResult:
     """What a finished run produced."""
 
-    output_dir: Path
+    output_dir: Path | None  # None for a recipe that only trains models
     rows_in: int
     rows_out: int
     rejected: int
@@ -178,6 +178,9 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     registry = registry or get_registry()
     started = time.time()
     seed_everything(recipe.seed)
+    if recipe.input is None:  # a recipe that only trains models
+        prepared = run_prepare(recipe, registry)
+        return RunResult(None, 0, 0, 0, recipe.signature(__version__), {"prepare": prepared})
     out_dir = Path(output_dir or recipe.output.dir)
     _check_writable(out_dir)
     prepared = run_prepare(recipe, registry) if recipe.prepare else []

@@ -27,6 +27,9 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
                  quiet: bool = False) -> ScoreResult:
     """Score the recipe's input with its filters (after its paraphrase steps) into ``output``."""
     recipe = load_recipe(recipe_path, overrides)
+    if recipe.input is None:
+        raise BitextforgeError(f"{recipe_path}: input: required field missing (score reads a "
+                               f"corpus; this recipe only trains models)")
     registry = get_registry()
     seed_everything(recipe.seed)
     if recipe.prepare:

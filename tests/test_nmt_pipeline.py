@@ -122,7 +122,8 @@ def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
     flags = {a.dest: a.default for a in p._actions if a.dest != "help"}
     for name, f in TrainOptions.model_fields.items():
         if name != "tests":
-            assert name in flags and (f.is_required() or flags[name] == f.default), name
+            assert name in flags and (f.is_required()
+                                      or flags[name] == f.get_default(call_default_factory=True)), name
     assert set(TrainOptions.model_fields) <= set(NmtModelTrainer.Config.model_fields)
     args = ["train-nmt", "--src-train", "a", "--tgt-train", "b", "--src-lang", "de",
             "--tgt-lang", "en", "--output", str(tmp_path / "m")]

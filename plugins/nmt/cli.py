@@ -21,6 +21,10 @@ def train_nmt_command(p):
     for name, f in TrainOptions.model_fields.items():
         if name == "tests":
             continue
+        if name == "train_tsv":
+            p.add_argument("--train-tsv", dest=name, action="append", default=[],
+                           help=f.description + " Repeatable.")
+            continue
         required = f.is_required()
         shown = "" if required or f.default is None else f" (default {f.default})"
         p.add_argument("--" + name.replace("_", "-"), dest=name, required=required,
@@ -44,8 +48,9 @@ def train_nmt_command(p):
             opts = TrainOptions(**values, tests=list(zip(args.test_src, args.test_tgt)))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise InputError(f"train-nmt --{str(err['loc'][0]).replace('_', '-')}: "
-                             f"{err['msg']}") from None
+            where = f" --{str(err['loc'][0]).replace('_', '-')}" if err["loc"] else ""
+            raise InputError(f"train-nmt{where}: {err['msg'].removeprefix('Value error, ')}") \
+                from None
         info = train(opts, log=lambda m: print(m, flush=True))
         print(json.dumps({"output": opts.output, "steps": info["steps"],
                           "train_minutes": info["train_minutes"], "tests": info["tests"]}))

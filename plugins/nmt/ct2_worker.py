@@ -100,7 +100,8 @@ class LocalTranslator:
         ``inter_threads`` workers decode several batches in parallel; with a seed (sampling) the
         jobs run one after another on a translator with a single worker, so the draws repeat
         run to run: CTranslate2 seeds each worker thread's generator once, when that thread first
-        samples, and which of several workers takes a batch is up to its scheduler."""
+        samples, and which of several workers takes a batch is up to its scheduler. Jobs that
+        use a vocabulary map run on single-thread workers of their own (:meth:`_on_workers`)."""
         import ctranslate2
 
         def plain(results):
@@ -118,36 +119,24 @@ class LocalTranslator:
         return [plain([a.result() for a in futures]) for futures in pending]
 
     def _on_workers(self, jobs, plain):
-        """Jobs in order on the workers, each worker taking the next job when it is free
-        (CTranslate2 releases the GIL while it translates)."""
+        """Jobs in order on the workers, each job taking a free worker (CTranslate2 releases the
+        GIL while it translates), so a batch and its reset share one translator."""
         import queue
-        import threading
+        from concurrent.futures import ThreadPoolExecutor
 
-        todo: queue.Queue = queue.Queue()
-        for i, job in enumerate(jobs):
-            todo.put((i, job))
-        results: list = [None] * len(jobs)
-        errors: list[BaseException] = []
+        free: queue.SimpleQueue = queue.SimpleQueue()
+        for translator in self.workers:
+            free.put(translator)
 
-        def work(translator):
-            while not errors:
-                try:
-                    i, (src, kw) = todo.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    results[i] = plain(self._one(translator, src, kw))
-                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                    errors.append(exc)
+        def run(job):
+            translator = free.get()
+            try:
+                return plain(self._one(translator, *job))
+            finally:
+                free.put(translator)
 
-        threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in self.workers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
-        return results
+        with ThreadPoolExecutor(len(self.workers)) as pool:
+            return list(pool.map(run, jobs))
 
     def close(self) -> None:
         """Unload the model."""

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
 from bitextforge.corpus import read_lines, write_atomic
@@ -45,6 +45,25 @@ def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str
     return s, t
 
 
+def read_tsv_pairs(paths: list[str], swap: bool) -> tuple[list[str], list[str]]:
+    """The first two tab-separated fields of every line of ``paths`` (``.gz`` ok), as (source,
+    target) lists; ``swap`` takes them in the other order. A line with one field is an error
+    naming its file and line."""
+    src: list[str] = []
+    tgt: list[str] = []
+    for p in paths:
+        if not Path(p).is_file():
+            raise InputError(f"{p}: no such file; pass an existing TSV file (plain or .gz)")
+        for n, line in enumerate(read_lines(p), 1):
+            fields = line.split("\t")
+            if len(fields) < 2:
+                raise InputError(f"{p}:{n}: expected two tab-separated fields, found one")
+            a, b = fields[0], fields[1]
+            src.append(b if swap else a)
+            tgt.append(a if swap else b)
+    return src, tgt
+
+
 class TrainOptions(BaseModel):
     """Everything ``train-nmt`` can be told, with the documented 2-core defaults.
 
@@ -53,8 +72,15 @@ class TrainOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    src_train: str = Field(description="Source side of the training corpus (.gz ok).")
-    tgt_train: str = Field(description="Target side, line-aligned.")
+    src_train: str | None = Field(None, description="Source side of the training corpus (.gz "
+                                  "ok); or give train_tsv.")
+    tgt_train: str | None = Field(None, description="Target side, line-aligned.")
+    train_tsv: list[str] = Field(default_factory=list, description="Training corpora as "
+                                 "two-field TSV files (.gz ok), read in this order; a file named "
+                                 "twice is read twice (oversampling).")
+    tsv_langs: str | None = Field(None, pattern=r"^[A-Za-z_]+-[A-Za-z_]+$", description="The "
+                                  "languages of the TSV fields, e.g. de-en, so one corpus serves "
+                                  "both directions (default: source first).")
     src_lang: str = Field(description="Source language code, e.g. de.")
     tgt_lang: str = Field(description="Target language code, e.g. en.")
     output: str = Field(description="Model directory to write (created).")
@@ -92,9 +118,28 @@ class TrainOptions(BaseModel):
     max_len: int = Field(128, ge=8, description="Longest sequence in subwords (longer ones are "
                          "cut).")
     valid_every: float = Field(5.0, gt=0, description="Minutes between validations.")
+    snapshots: bool = Field(False, description="Also save the model at every validation to "
+                            "snapshots/step-N in the output directory, to measure BLEU against "
+                            "training time afterwards.")
     beam: int = Field(4, ge=1, description="Beam for the test BLEU (greedy is also run).")
     threads: int = Field(2, ge=1, description="torch threads.")
     seed: int = Field(1, description="Random seed.")
+
+    @model_validator(mode="after")
+    def _one_corpus(self):
+        if bool(self.src_train) != bool(self.tgt_train):
+            raise ValueError("give both src_train and tgt_train, or neither")
+        if bool(self.src_train) == bool(self.train_tsv):
+            raise ValueError("give the training corpus either as src_train and tgt_train or "
+                             "as train_tsv")
+        if self.tsv_langs and {self.src_lang, self.tgt_lang} != set(self.tsv_langs.split("-")):
+            raise ValueError(f"tsv_langs {self.tsv_langs} does not name src_lang "
+                             f"{self.src_lang} and tgt_lang {self.tgt_lang}")
+        return self
+
+    def corpus_files(self) -> list[str]:
+        """Every training file this run reads, to check before any work starts."""
+        return [*self.train_tsv] if self.train_tsv else [self.src_train, self.tgt_train]
 
 
 def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
@@ -305,13 +350,19 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
 
-    src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
+    if opts.train_tsv:
+        swap = bool(opts.tsv_langs) and opts.tsv_langs.split("-")[0] != opts.src_lang
+        src_txt, tgt_txt = read_tsv_pairs(opts.train_tsv, swap)
+    else:
+        src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
     keep = [i for i in range(len(src_txt)) if src_txt[i].strip() and tgt_txt[i].strip()]
+    if len(keep) < len(src_txt):
+        log(f"train-nmt: {len(src_txt) - len(keep)} pairs with an empty side left out")
     src_txt = [src_txt[i] for i in keep]
     tgt_txt = [tgt_txt[i] for i in keep]
     if len(src_txt) < 10:
-        raise InputError(f"{opts.src_train}: only {len(src_txt)} non-empty pairs; a model needs "
-                         f"at least a few hundred")
+        raise InputError(f"{opts.corpus_files()[0]}: only {len(src_txt)} non-empty pairs; a "
+                         f"model needs at least a few hundred")
     spm_prefix = out / "joint"
     if opts.spm:
         # Reuse a joint vocabulary (e.g. the reverse direction's): same pieces, no retraining.
@@ -384,6 +435,14 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
             best = vl
             model.save_pretrained(out)
             entry["saved"] = True
+        if opts.snapshots:
+            snap = out / "snapshots" / f"step-{step}"
+            model.save_pretrained(snap)
+            for name in ("joint.model", "vocab.json", "source.spm", "target.spm",
+                         "tokenizer_config.json", "special_tokens_map.json"):
+                if (out / name).is_file():
+                    shutil.copyfile(out / name, snap / name)
+            entry["snapshot"] = str(snap)
         history.append(entry)
         log(f"train-nmt: {reason} {json.dumps(entry)}")
 

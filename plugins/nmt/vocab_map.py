@@ -38,7 +38,7 @@ PER_SOURCE = 150
 COMMON = 500
 
 
-def _indicator(rows: list[list[int]], vocab: int):
+def _indicator(rows: Sequence[Sequence[int]], vocab: int):
     """A sentence x token 0/1 matrix (scipy CSR): which tokens occur in each sentence."""
     import numpy as np
     from scipy import sparse
@@ -67,8 +67,8 @@ def build_vocab_map(src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence
     if len(src_ids) != len(tgt_ids):
         raise ValueError("source and target id lists differ in length")
     vocab = len(id_to_token)
-    xs = _indicator([list(s) for s in src_ids], vocab)
-    xt = _indicator([list(t) for t in tgt_ids], vocab)
+    xs = _indicator(src_ids, vocab)
+    xt = _indicator(tgt_ids, vocab)
     skip = set(skip_ids)
     src_count = np.asarray(xs.sum(0)).ravel()
     tgt_count = np.asarray(xt.sum(0)).ravel()
