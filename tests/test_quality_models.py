@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bitextforge import ComponentError
+from bitextforge import ComponentError, InputError
 from bitextforge.cli import main
 from bitextforge.plugins.quality.classifier import ReferenceClassifierFilter
 from bitextforge.plugins.quality.embeddings import EmbeddingCosineFilter
@@ -175,3 +175,33 @@ def test_language_id_heliport_undetermined_gap_or_neutral(heliport_filter):
         assert neutral.score({"src": EN[:2], "tgt": EN[:2]})[0] < 0  # a wrong language still fails
     finally:
         neutral.close()
+
+
+@pytest.mark.skipif(find_tool("lmplz") is None, reason="KenLM lmplz not built (run make env)")
+def test_kenlm_trainer_reads_one_side_of_tsv_corpora(tmp_path):
+    """kenlm_model.v1 trains on one field of several TSV files; the model scores that side's
+    language better than the other's; a line without the field is one error naming file and line."""
+    import gzip
+
+    from bitextforge.plugins.quality.trainers import KenlmTrainer
+    from bitextforge.plugins.quality.lm import KenlmPerplexityFilter
+
+    pairs = [("der hund schläft .", "the dog sleeps ."), ("die katze läuft .", "the cat runs ."),
+             ("ein hund läuft .", "a dog runs .")] * 4
+    a = tmp_path / "a.tsv.gz"
+    with gzip.open(a, "wt", encoding="utf-8") as fh:
+        fh.writelines(f"{d}\t{e}\n" for d, e in pairs[:6])
+    b = tmp_path / "b.tsv"
+    b.write_text("".join(f"{d}\t{e}\n" for d, e in pairs[6:]), encoding="utf-8")
+    out = tmp_path / "en.binary"
+    KenlmTrainer(KenlmTrainer.Config(text=[str(a), str(b)], field=1, output=str(out),
+                                     order=2)).train()
+    assert json.loads((tmp_path / "en.binary.json").read_text())["lines"] == 12
+    f = KenlmPerplexityFilter(KenlmPerplexityFilter.Config(model=str(out), column="tgt"))
+    en, de = f.score({"src": ["", ""], "tgt": ["the dog runs .", "der hund läuft ."]})
+    assert en < de
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("eins\tone\nzwei\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.tsv:2: no tab-separated field 1"):
+        KenlmTrainer(KenlmTrainer.Config(text=str(bad), field=1, output=str(tmp_path / "x"),
+                                         order=2)).train()

@@ -54,15 +54,18 @@ def _open_text(path: Path):
         open(path, encoding="utf-8")
 
 
-def train_lm(text: str | Path, output: str | Path, order: int = 3, lang: str = "en",
+def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: str = "en",
              tokenize: bool = True, lowercase: bool = False, memory: str = "20%",
-             prune: list[int] | None = None) -> Path:
-    """Train a KenLM model on a text file (one sentence per line, ``.gz`` allowed) with ``lmplz``
-    and write it as a binary with ``build_binary``; the tokenisation settings go to
+             prune: list[int] | None = None, field: int | None = None) -> Path:
+    """Train a KenLM model on text files (one sentence per line, ``.gz`` allowed; or, with
+    ``field``, that 0-based tab-separated field of each line, e.g. one side of a TSV corpus) with
+    ``lmplz`` and write it as a binary with ``build_binary``; the tokenisation settings go to
     ``<output>.json``. Returns the output path."""
-    text, output = Path(text), Path(output)
-    if not text.exists():
-        raise InputError(f"train-lm: text file {text} does not exist")
+    texts = [Path(t) for t in (text if isinstance(text, (list, tuple)) else [text])]
+    output = Path(output)
+    for t in texts:
+        if not t.exists():
+            raise InputError(f"train-lm: text file {t} does not exist")
     lmplz, build = find_tool("lmplz"), find_tool("build_binary")
     if not lmplz or not build:
         missing = "lmplz" if not lmplz else "build_binary"
@@ -80,23 +83,35 @@ def train_lm(text: str | Path, output: str | Path, order: int = 3, lang: str = "
                                 stdout=subprocess.DEVNULL, text=True, encoding="utf-8")
         lines = 0
         try:
-            with _open_text(text) as fh:
-                for line in fh:
-                    proc.stdin.write(tok.line(line.rstrip("\n")) + "\n")
-                    lines += 1
+            for t in texts:
+                with _open_text(t) as fh:
+                    for n, line in enumerate(fh, 1):
+                        line = line.rstrip("\n")
+                        if field is not None:
+                            fields = line.split("\t")
+                            if len(fields) <= field:
+                                raise InputError(f"{t}:{n}: no tab-separated field {field} "
+                                                 f"(the line has {len(fields)})")
+                            line = fields[field]
+                        proc.stdin.write(tok.line(line) + "\n")
+                        lines += 1
             proc.stdin.close()
         except BrokenPipeError:
             pass
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
         err = proc.stderr.read()
         if proc.wait() != 0:
             tail = err.strip().splitlines()[-1:] or ["(no message)"]
-            raise ComponentError(f"train-lm: lmplz failed on {text} ({lines} lines): {tail[0]}")
+            raise ComponentError(f"train-lm: lmplz failed on {', '.join(map(str, texts))} ({lines} lines): {tail[0]}")
         res = subprocess.run([build, str(arpa), str(output)], capture_output=True, text=True)
         if res.returncode != 0:
             tail = res.stderr.strip().splitlines()[-1:] or ["(no message)"]
             raise ComponentError(f"train-lm: build_binary failed: {tail[0]}")
     meta = {"order": order, "lang": lang, "tokenize": tokenize, "lowercase": lowercase,
-            "lines": lines, "text": str(text)}
+            "lines": lines, "text": ", ".join(map(str, texts))}
     Path(str(output) + ".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return output
 

@@ -26,7 +26,10 @@ class KenlmTrainer(Trainer):
     class Config(Trainer.Config):
         """Options of kenlm_model.v1."""
 
-        text: str = Field(description="Training text, one sentence per line (.gz ok).")
+        text: str | list[str] = Field(description="Training text, one sentence per line (.gz "
+                                      "ok); or a list of such files, read in order.")
+        field: int | None = Field(None, ge=0, description="Read this 0-based tab-separated field "
+                                  "of each line (one side of a TSV corpus) instead of the line.")
         order: int = Field(3, ge=1, description="n-gram order.")
         lang: str = Field("en", description="sacremoses tokenizer language.")
         tokenize: bool = Field(True, description="Tokenise with sacremoses before training.")
@@ -45,7 +48,8 @@ class KenlmTrainer(Trainer):
 
         c = self.config
         out = train_lm(c.text, c.output, order=c.order, lang=c.lang, tokenize=c.tokenize,
-                       lowercase=c.lowercase, memory=c.memory, prune=c.prune)
+                       lowercase=c.lowercase, memory=c.memory, prune=c.prune,
+                       field=c.field)
         return {"bytes": out.stat().st_size, "order": c.order}
 
 
