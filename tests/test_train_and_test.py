@@ -207,7 +207,6 @@ def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_fil
     bootstrap must call it significant."""
     de = read_lines(shared("multi30k", "train.de.gz"), 3000)
     en = read_lines(shared("multi30k", "train.en.gz"), 3000)
-    test = (str(shared("multi30k", "val.de.gz")), str(shared("multi30k", "val.en.gz")))
     shuffled = en[:]
     random.Random(0).shuffle(shuffled)
     (tmp_path / "v.de").write_text("\n".join(read_lines(shared("multi30k", "val.de.gz"), 150))
@@ -215,7 +214,9 @@ def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_fil
     (tmp_path / "v.en").write_text("\n".join(read_lines(shared("multi30k", "val.en.gz"), 150))
                                    + "\n", encoding="utf-8")
     test = (tmp_path / "v.de", tmp_path / "v.en")
-    small = ("max_steps: 800, vocab_size: 1000, d_model: 128, layers: 2, heads: 4, ffn_dim: 256, "
+    # 500 updates is about where such a model starts to use its source (at 400 it still wrote
+    # the same caption for every input); about a minute per model on 2 quiet cores
+    small = ("max_steps: 500, vocab_size: 1000, d_model: 128, layers: 2, heads: 4, ffn_dim: 256, "
              "batch_tokens: 800, lr: 3.0e-3, min_warmup_steps: 100, max_len: 40, dropout: 0.0, "
              "label_smoothing: 0.0, threads: 2, bootstrap_samples: 1000")
 
@@ -233,5 +234,15 @@ output: {{dir: {tmp_path / name}}}
     run_recipe(recipe("shuffled", shuffled))
     result = run_recipe(recipe("real", en, f", baseline: {tmp_path / 'shuffled'}"))
     n = result.reports["train_and_test.v1"]["numbers"]
-    assert n["bleu_delta"] > 1.0 and n["chrf_delta"] > 3.0, n
+    assert n["bleu_delta"] > 3.0 and n["chrf_delta"] > 5.0, n
     assert n["bleu_p_value"] < 0.05 and n["chrf_p_value"] < 0.05, n
+
+
+def test_registered_by_the_nmt_plugin():
+    from bitextforge.registry import get_registry
+
+    reg = get_registry()
+    assert "train_and_test.v1" in reg.names("evaluator")
+    (where,) = [r for kind, r in reg.registrations()
+                if kind == "evaluator" and r.cls.name == "train_and_test.v1"]
+    assert where.package == "bitextforge" and where.plugin == "nmt"
