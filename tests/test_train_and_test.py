@@ -114,6 +114,20 @@ def test_several_seeds_report_their_spread(tmp_path):
     assert not bool((w[0] == w[1]).all())
 
 
+def test_seeds_trained_one_at_a_time_are_all_reused(tmp_path, capsys):
+    view = _corpus(tmp_path / "run")
+    _evaluator(tmp_path, seeds=[1]).evaluate(view)
+    _evaluator(tmp_path, seeds=[2]).evaluate(view)
+    record = tmp_path / "run" / "train_and_test" / "train_and_test.json"
+    assert [m["seed"] for m in json.loads(record.read_text())["models"]] == [2, 1]
+    capsys.readouterr()
+    report = _evaluator(tmp_path, seeds=[1, 2]).evaluate(view)
+    assert capsys.readouterr().err.count("reusing") == 2 and report.numbers["seeds"] == 2
+    # a model of other settings is not kept on record
+    _evaluator(tmp_path, seeds=[3], max_steps=3).evaluate(view)
+    assert [m["seed"] for m in json.loads(record.read_text())["models"]] == [3]
+
+
 def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
     _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
     view = _corpus(tmp_path / "run", [2.0] * len(DE))

@@ -276,8 +276,7 @@ class TrainAndTestEvaluator(Evaluator):
         models = []
         for seed in c.seeds:
             out = root / f"model-seed{seed}"
-            fingerprint = hashlib.sha256(json.dumps(
-                [data_hash, settings, seed], sort_keys=True).encode()).hexdigest()
+            fingerprint = _fingerprint(data_hash, settings, seed)
             prev = old_models.get(seed)
             if (not c.retrain and prev and prev.get("fingerprint") == fingerprint
                     and (out / "config.json").is_file()):
@@ -294,10 +293,16 @@ class TrainAndTestEvaluator(Evaluator):
             models.append({"seed": seed, "dir": out.name, "fingerprint": fingerprint,
                            "training": facts, "bleu": round(bleu, 2), "chrf": round(chrf, 2),
                            "hyp": hyp})
+        # Models of other seeds on the same corpus and settings stay on record (read again now:
+        # another process may have trained one meanwhile), so seeds can be trained one per
+        # process and a later run with all of them reuses every model.
+        latest = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
+        others = [m for m in latest.get("models", []) if m.get("seed") not in c.seeds
+                  and m.get("fingerprint") == _fingerprint(data_hash, settings, m.get("seed"))]
         record = {"settings": settings, "corpus": data_facts, "corpus_sha256": data_hash,
                   "test_src": c.test_src, "test_ref": c.test_ref, "backend": c.backend,
                   "beam": c.beam,
-                  "models": [{k: v for k, v in m.items() if k != "hyp"} for m in models]}
+                  "models": [{k: v for k, v in m.items() if k != "hyp"} for m in models] + others}
         write_atomic(rec_path, json.dumps(record, indent=2) + "\n")
 
         first = models[0]
@@ -391,6 +396,12 @@ class TrainAndTestEvaluator(Evaluator):
                 text += ("; UNFAIR: the baseline was trained with other "
                          + ", ".join(f"{k} ({base_settings[k]} vs {settings[k]})" for k in differ))
         return numbers, f"baseline {model}: {text}"
+
+
+def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
+    """What makes a model: the training files, the settings and the seed."""
+    return hashlib.sha256(json.dumps([data_hash, settings, seed], sort_keys=True).encode()
+                          ).hexdigest()
 
 
 def _first_model(record: Path) -> tuple[Path, dict[str, Any] | None]:
