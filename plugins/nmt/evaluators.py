@@ -292,7 +292,7 @@ class TrainAndTestEvaluator(Evaluator):
             chrf = sacrebleu.metrics.CHRF().corpus_score(hyp, [test_ref]).score
             models.append({"seed": seed, "dir": out.name, "fingerprint": fingerprint,
                            "training": facts, "bleu": round(bleu, 2), "chrf": round(chrf, 2),
-                           "hyp": hyp})
+                           "hyp": hyp, "scores": {"bleu": bleu, "chrf": chrf}})
         # Models of other seeds on the same corpus and settings stay on record (read again now:
         # another process may have trained one meanwhile), so seeds can be trained one per
         # process and a later run with all of them reuses every model.
@@ -302,7 +302,8 @@ class TrainAndTestEvaluator(Evaluator):
         record = {"settings": settings, "corpus": data_facts, "corpus_sha256": data_hash,
                   "test_src": c.test_src, "test_ref": c.test_ref, "backend": c.backend,
                   "beam": c.beam,
-                  "models": [{k: v for k, v in m.items() if k != "hyp"} for m in models] + others}
+                  "models": [{k: v for k, v in m.items() if k not in ("hyp", "scores")}
+                             for m in models] + others}
         write_atomic(rec_path, json.dumps(record, indent=2) + "\n")
 
         first = models[0]
@@ -323,7 +324,7 @@ class TrainAndTestEvaluator(Evaluator):
         lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f}" for m in models]
         if len(models) > 1:
             for metric in ("bleu", "chrf"):
-                vals = [m[metric] for m in models]
+                vals = [m["scores"][metric] for m in models]
                 numbers[f"{metric}_mean"] = statistics.fmean(vals)
                 numbers[f"{metric}_sd"] = statistics.stdev(vals)
                 numbers[f"{metric}_spread"] = max(vals) - min(vals)
