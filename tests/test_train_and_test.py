@@ -13,8 +13,8 @@ import random
 import pytest
 
 from bitextforge import InputError
-from bitextforge.errors import BitextforgeError
 from bitextforge.corpus import CorpusView
+from bitextforge.errors import BitextforgeError
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
@@ -157,7 +157,8 @@ def test_seed_spread_read_from_a_multi_seed_run(tmp_path):
     (spread_run / "reports" / "train_and_test.v1.json").write_text(json.dumps(
         {"numbers": {"bleu_spread": 0.7, "chrf_spread": 0.4}}))
     assert _evaluator(tmp_path, seed_spread=str(spread_run))._spread() == (0.7, 0.4)
-    assert _evaluator(tmp_path, seed_spread=str(spread_run), bleu_spread=2.0)._spread() == (2.0, 0.4)
+    overridden = _evaluator(tmp_path, seed_spread=str(spread_run), bleu_spread=2.0)
+    assert overridden._spread() == (2.0, 0.4)
     (spread_run / "reports" / "train_and_test.v1.json").write_text('{"numbers": {"bleu": 3}}')
     with pytest.raises(InputError, match="has no bleu_spread and chrf_spread"):
         _evaluator(tmp_path, seed_spread=str(spread_run))._spread()
@@ -192,12 +193,13 @@ output: {{dir: {tmp_path / name}}}
 def test_baseline_recipe_is_run_first_then_reused(tmp_path, pair_files):
     src, tgt = pair_files(DE, EN)
     test = _test_files(tmp_path)
+    tiny = ", ".join(f"{k}: {v}" for k, v in TINY.items())
     base_text = f"""
 name: base
 input: {{src: {src}, tgt: {tgt}}}
 evaluate:
   - evaluator: train_and_test.v1
-    with: {{test_src: {test[0]}, test_ref: {test[1]}, {", ".join(f"{k}: {v}" for k, v in TINY.items())}}}
+    with: {{test_src: {test[0]}, test_ref: {test[1]}, {tiny}}}
 output: {{dir: {tmp_path / "base"}}}
 """
     (tmp_path / "base.yaml").write_text(base_text, encoding="utf-8")
