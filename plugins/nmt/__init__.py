@@ -2,8 +2,9 @@
 languages (BET, Corbeil & Abdi Ghavidel), with transformers and CTranslate2 backends and offline
 Marian training (``bitextforge train-nmt``).
 
-Registers ``backtranslate.v1`` and ``roundtrip.v1``; heavy libraries load only when a component is
-built.
+Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_model.v1`` trainer and the
+``train_and_test.v1`` evaluator (train on a run's output, test, compare with a baseline); heavy
+libraries load only when a component is built.
 """
 
 import bitextforge
@@ -24,3 +25,11 @@ def register_trainers(register):
     from .trainers import NmtModelTrainer
 
     register(NmtModelTrainer)
+
+
+@bitextforge.hookimpl
+def register_evaluators(register):
+    """Register train_and_test.v1 (train a model on the run's output and test it)."""
+    from .evaluators import TrainAndTestEvaluator
+
+    register(TrainAndTestEvaluator)

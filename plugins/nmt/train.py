@@ -5,9 +5,11 @@ Gimpel 2018), and the round trips of BET (Corbeil & Abdi Ghavidel), need seq2seq
 machine without access to a model hub they must be trained here. This module trains a
 Transformer (Vaswani et al. 2017) in the Marian layout of the transformers library from scratch:
 a joint sentencepiece vocabulary, token-bucketed batches, AdamW with a learning rate that warms up
-and decays to zero at the end of a wall-clock budget, label smoothing 0.1 and periodic
-validation. The result is a normal Hugging Face model directory (``MarianMTModel.from_pretrained`` and
-``MarianTokenizer.from_pretrained`` load it), evaluated with sacrebleu.
+and decays to zero at the end of a wall-clock budget, label smoothing 0.1, periodic validation and
+optional sentence weights (Marian's ``--data-weighting`` in sentence mode: the weights the
+Weighters of a run write to ``corpus.weights``). The result is a normal Hugging Face model
+directory (``MarianMTModel.from_pretrained`` and ``MarianTokenizer.from_pretrained`` load it),
+evaluated with sacrebleu.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ class TrainOptions(BaseModel):
     train_tsv: list[str] = Field(default_factory=list, description="Training corpora as "
                                  "two-field TSV files (.gz ok), read in this order; a file named "
                                  "twice is read twice (oversampling).")
+    train_weights: str | None = Field(None, description="Sentence weights, one number per line "
+                                      "of the training corpus (the corpus.weights a run writes): "
+                                      "each sentence's loss is multiplied by its weight, as "
+                                      "Marian's --data-weighting-type sentence; weight 0 leaves "
+                                      "the pair out, weight 2 counts it twice.")
     tsv_langs: str | None = Field(None, pattern=r"^[A-Za-z_]+-[A-Za-z_]+$", description="The "
                                   "languages of the TSV fields, e.g. de-en, so one corpus serves "
                                   "both directions (default: source first).")
@@ -139,7 +146,46 @@ class TrainOptions(BaseModel):
 
     def corpus_files(self) -> list[str]:
         """Every training file this run reads, to check before any work starts."""
-        return [*self.train_tsv] if self.train_tsv else [self.src_train, self.tgt_train]
+        files = [*self.train_tsv] if self.train_tsv else [self.src_train, self.tgt_train]
+        return files + ([self.train_weights] if self.train_weights else [])
+
+
+def read_weights(path: str | Path, n: int) -> list[float]:
+    """The sentence weights of ``path``, one finite non-negative number per line, exactly ``n``
+    lines (the training corpus's); anything else is a user error naming the file and line."""
+    if not Path(path).is_file():
+        raise InputError(f"{path}: no such weights file; pass the corpus.weights of a run or a "
+                         f"file with one number per training pair")
+    lines = read_lines(path)
+    if len(lines) != n:
+        raise InputError(f"{path} has {len(lines)} weights but the training corpus has {n} "
+                         f"pairs; give one weight per line of the corpus")
+    out = []
+    for k, line in enumerate(lines, 1):
+        try:
+            w = float(line)
+        except ValueError:
+            raise InputError(f"{path}:{k}: {line.strip()!r} is not a number") from None
+        if not math.isfinite(w) or w < 0:
+            raise InputError(f"{path}:{k}: weight {line.strip()} must be a finite number >= 0")
+        out.append(w)
+    return out
+
+
+def weighted_loss(torch, logits, labels, weights, label_smoothing: float):
+    """Label-smoothed cross-entropy of a batch with each sentence's token losses multiplied by its
+    weight (Marian ``--data-weighting-type sentence``), divided by the weighted number of target
+    tokens.
+
+    Marian divides by the plain token count; the two agree when a batch's weights average 1, and
+    only the weighted count makes weight 0 exactly the same as leaving the pair out and weight 2
+    exactly the same as repeating it, whatever else the batch holds. With all weights 1 this is
+    the ordinary per-token mean."""
+    per_token = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100,
+        label_smoothing=label_smoothing, reduction="none").view(labels.shape)
+    tok_w = (labels != -100).to(per_token.dtype) * weights.to(per_token.dtype)[:, None]
+    return (per_token * tok_w).sum() / tok_w.sum().clamp_min(1e-9)
 
 
 def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
@@ -347,7 +393,6 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     torch.manual_seed(opts.seed)
     rng = random.Random(opts.seed)
     out = Path(opts.output)
-    out.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
 
     if opts.train_tsv:
@@ -355,14 +400,25 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         src_txt, tgt_txt = read_tsv_pairs(opts.train_tsv, swap)
     else:
         src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
+    weights = read_weights(opts.train_weights, len(src_txt)) if opts.train_weights else None
     keep = [i for i in range(len(src_txt)) if src_txt[i].strip() and tgt_txt[i].strip()]
     if len(keep) < len(src_txt):
         log(f"train-nmt: {len(src_txt) - len(keep)} pairs with an empty side left out")
+    if weights is not None:
+        # A weight-0 pair must not shape the model at all, the vocabulary included.
+        nonzero = [i for i in keep if weights[i] > 0]
+        if len(nonzero) < len(keep):
+            log(f"train-nmt: {len(keep) - len(nonzero)} pairs of weight 0 left out")
+        keep = nonzero
+        weights = [weights[i] for i in keep]
     src_txt = [src_txt[i] for i in keep]
     tgt_txt = [tgt_txt[i] for i in keep]
     if len(src_txt) < 10:
-        raise InputError(f"{opts.corpus_files()[0]}: only {len(src_txt)} non-empty pairs; a "
-                         f"model needs at least a few hundred")
+        what = "non-empty pairs of weight > 0" if weights is not None else "non-empty pairs"
+        raise InputError(f"{opts.corpus_files()[0]}: only {len(src_txt)} {what}; a model needs "
+                         f"at least a few hundred")
+    # read and check every input before the output directory exists
+    out.mkdir(parents=True, exist_ok=True)
     spm_prefix = out / "joint"
     if opts.spm:
         # Reuse a joint vocabulary (e.g. the reverse direction's): same pieces, no retraining.
@@ -411,7 +467,6 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         return budget_lr_factor(progress(s), opts.warmup_fraction, s, opts.min_warmup_steps)
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
-    lossf = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=opts.label_smoothing)
 
     t_train = time.perf_counter()
     next_valid = opts.valid_every * 60.0
@@ -454,7 +509,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         for idx in batches:
             x, m, d, y = collate(torch, src, tgt, idx, pad)
             logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
-            loss = lossf(logits.view(-1, logits.size(-1)), y.view(-1))
+            # one loss for weighted and unweighted corpora: a weight-0 pair then trains exactly
+            # like a corpus without it
+            w = torch.ones(len(idx)) if weights is None else torch.tensor([weights[i] for i in idx])
+            loss = weighted_loss(torch, logits, y, w, opts.label_smoothing)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -482,6 +540,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
 
     def write_log() -> dict:
         info = {"src_lang": opts.src_lang, "tgt_lang": opts.tgt_lang, "pairs": len(src),
+                "weighted": weights is not None,
+                "weight_sum": round(sum(weights), 4) if weights is not None else len(src),
                 "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
                 "train_minutes": round(train_minutes, 2),
                 "total_minutes": round((time.perf_counter() - t_start) / 60, 2),

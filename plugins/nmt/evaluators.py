@@ -1,0 +1,416 @@
+"""``train_and_test.v1``: does a recipe make MT better? Train a small NMT model on the run's output
+corpus, translate a test set, score it, and compare with a baseline model with significance.
+
+The model is trained by the project's own trainer (:mod:`bitextforge.plugins.nmt.train`) on the
+corpus as the run wrote it: rows replicated by a Weighter (Nichols et al.'s distributed, first
+and varying expansions) are repeated lines, fractional weights are sentence weights (Marian's
+``--data-weighting`` in sentence mode). The comparison is fair by construction: a fixed seed, a
+fixed budget in updates rather than minutes (a slow or busy machine trains the same model, only
+later), and the same model and vocabulary settings; a baseline trained with other settings is
+reported as such. Test translations are decoded with the CTranslate2 backend (greedy by default)
+and scored with sacrebleu's BLEU (Papineni et al. 2002) and chrF (Popović 2015); the significance
+test is sacrebleu's paired bootstrap resampling (Koehn 2004; Post 2018). Several ``seeds`` train
+one model each and report the seed-to-seed spread, and a difference smaller than a measured spread
+is reported as within it: a single training run's noise can exceed what a data recipe changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, create_model
+
+from bitextforge import Evaluator, InputError, Report
+from bitextforge.corpus import write_atomic
+
+from .train import TrainOptions, read_parallel
+
+#: the train-nmt options a train_and_test.v1 step passes on unchanged (defaults included)
+TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",
+                  "batch_tokens", "lr", "warmup_fraction", "min_warmup_steps",
+                  "label_smoothing", "max_len", "threads")
+#: settings that must agree for two models to be compared fairly (threads change speed only)
+FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps",)
+RECORD = "train_and_test.json"
+
+_SettingsBase = create_model(
+    "_TrainSettings", __base__=Evaluator.Config,
+    **{k: (TrainOptions.model_fields[k].annotation, TrainOptions.model_fields[k])
+       for k in TRAIN_SETTINGS})
+
+
+def _sha256(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.name.encode())
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _log(message: str) -> None:
+    print(f"train_and_test.v1: {message}", file=sys.stderr, flush=True)
+
+
+class TrainAndTestEvaluator(Evaluator):
+    """Train a small Marian model on the run's output corpus with ``bitextforge train-nmt``
+    (replicated rows and sentence weights honoured), translate a test set with CTranslate2
+    (greedy by default) and report BLEU and chrF; against a ``baseline`` model (a model
+    directory, another run's directory, or a ``baseline_recipe`` run first) also sacrebleu's
+    paired bootstrap p-values, and whether the difference is within the seed-to-seed spread.
+
+    Training uses a fixed budget in updates (``max_steps``) and fixed seeds, so a busy machine
+    trains the same model as a quiet one; the models, test translations and a record of how
+    they were trained are kept in ``model_dir`` (default ``<run>/train_and_test``), and a model
+    already trained on the same corpus with the same settings is reused.
+    """
+
+    name = "train_and_test.v1"
+
+    class Config(_SettingsBase):
+        """Options of train_and_test.v1: the test set, the training budget, the train-nmt model
+        and vocabulary settings (same names and defaults as ``bitextforge train-nmt``), decoding,
+        the baseline and the seed-to-seed spread."""
+
+        test_src: str = Field(description="Test source file (.gz ok), in the corpus's src "
+                              "language.")
+        test_ref: str = Field(description="Test reference file, line-aligned with test_src.")
+        src_lang: str = Field("src", description="Source language code written into the "
+                              "model's tokenizer config.")
+        tgt_lang: str = Field("tgt", description="Target language code written into the "
+                              "model's tokenizer config.")
+        max_steps: int = Field(1000, gt=0, description="Training budget in updates (not "
+                               "minutes), the same for every model compared.")
+        seeds: list[int] = Field([1], min_length=1, description="One model per seed; the first "
+                                 "is compared with the baseline, and with several the report "
+                                 "gives the seed-to-seed spread (max - min) of BLEU and chrF.")
+        model_dir: str | None = Field(None, description="Where models, translations and "
+                                      "train_and_test.json go (default: train_and_test/ in the "
+                                      "run directory).")
+        retrain: bool = Field(False, description="Train even when model_dir holds a model of "
+                              "the same corpus, settings and seed.")
+        backend: Literal["ctranslate2", "transformers"] = Field(
+            "ctranslate2", description="Decoder for the test set (ctranslate2: fast; "
+            "transformers: the reference implementation).")
+        compute_type: str | None = Field(None, description="ctranslate2 quantization (default "
+                                         "int8 on CPU).")
+        beam: int = Field(1, ge=1, description="Beam size (1: greedy).")
+        baseline: str | None = Field(None, description="Baseline model: a model directory (e.g. "
+                                     "from train-nmt), or the directory of another run whose "
+                                     "train_and_test.v1 model is reused.")
+        baseline_recipe: str | None = Field(None, description="A recipe file whose run (with a "
+                                            "train_and_test.v1 evaluator) gives the baseline "
+                                            "model; run first unless its output already holds "
+                                            "that model.")
+        seed_spread: str | None = Field(None, description="The report of a multi-seed "
+                                        "train_and_test.v1 run (its reports/train_and_test.v1."
+                                        "json, or its run directory): its bleu_spread and "
+                                        "chrf_spread mark differences smaller than seed noise.")
+        bleu_spread: float | None = Field(None, ge=0, description="Seed-to-seed BLEU spread "
+                                          "(overrides seed_spread's).")
+        chrf_spread: float | None = Field(None, ge=0, description="Seed-to-seed chrF spread "
+                                          "(overrides seed_spread's).")
+        bootstrap_samples: int = Field(1000, gt=0, description="Paired bootstrap resamples "
+                                       "(sacrebleu --paired-bs-n).")
+        bootstrap_seed: int = Field(12345, description="Seed of the resampling (sacrebleu's "
+                                    "SACREBLEU_SEED).")
+
+    # -- inputs -------------------------------------------------------------------------------
+
+    def _settings(self) -> dict[str, Any]:
+        c = self.config
+        return {k: getattr(c, k) for k in (*TRAIN_SETTINGS, "max_steps")}
+
+    def _spread(self) -> tuple[float | None, float | None]:
+        c = self.config
+        bleu = chrf = None
+        if c.seed_spread:
+            p = Path(c.seed_spread)
+            if p.is_dir():
+                p = p / "reports" / f"{self.name}.json"
+            if not p.is_file():
+                raise InputError(f"{self.name} seed_spread: {c.seed_spread}: no such report; give "
+                                 f"reports/{self.name}.json of a multi-seed run or its directory")
+            try:
+                numbers = json.loads(p.read_text(encoding="utf-8"))["numbers"]
+                bleu, chrf = float(numbers["bleu_spread"]), float(numbers["chrf_spread"])
+            except (ValueError, KeyError, TypeError):
+                raise InputError(f"{self.name} seed_spread: {p} has no bleu_spread and "
+                                 f"chrf_spread; it must be the report of a train_and_test.v1 "
+                                 f"run with two or more seeds") from None
+        return (c.bleu_spread if c.bleu_spread is not None else bleu,
+                c.chrf_spread if c.chrf_spread is not None else chrf)
+
+    def _baseline_model(self) -> tuple[Path, dict[str, Any] | None] | None:
+        """The baseline's model directory and the settings it was trained with (when known)."""
+        c = self.config
+        if c.baseline and c.baseline_recipe:
+            raise InputError(f"{self.name}: give baseline or baseline_recipe, not both")
+        if c.baseline_recipe:
+            return self._baseline_from_recipe(c.baseline_recipe)
+        if not c.baseline:
+            return None
+        p = Path(c.baseline)
+        if (p / "config.json").is_file():
+            log = p / "train_log.json"
+            opts = json.loads(log.read_text(encoding="utf-8")).get("options") if log.is_file() \
+                else None
+            return p, opts
+        for rec in (p / RECORD, p / "train_and_test" / RECORD):
+            if rec.is_file():
+                return _first_model(rec)
+        raise InputError(f"{self.name} baseline: {c.baseline} is neither a model directory "
+                         f"(config.json) nor a run directory with a {self.name} model "
+                         f"(train_and_test/{RECORD})")
+
+    def _baseline_from_recipe(self, path: str) -> tuple[Path, dict[str, Any] | None]:
+        from bitextforge.recipe import load_recipe
+
+        recipe = load_recipe(path)
+        cfgs = [cfg for ev, cfg in zip(recipe.evaluate, recipe.eval_configs)
+                if ev.evaluator == self.name]
+        if not cfgs or recipe.output is None:
+            raise InputError(f"{self.name} baseline_recipe: {path} has no {self.name} evaluator; "
+                             f"its run must train the baseline model")
+        if cfgs[0].baseline_recipe:
+            raise InputError(f"{self.name} baseline_recipe: {path} names a baseline_recipe "
+                             f"itself; give the baseline a recipe without one")
+        rec = Path(cfgs[0].model_dir or Path(recipe.output.dir) / "train_and_test") / RECORD
+        if not rec.is_file():
+            from bitextforge.run import run_recipe
+
+            _log(f"running the baseline recipe {path} first")
+            run_recipe(recipe)
+        if not rec.is_file():
+            raise InputError(f"{self.name} baseline_recipe: the run of {path} wrote no {rec}")
+        return _first_model(rec)
+
+    # -- training and decoding ----------------------------------------------------------------
+
+    def _write_training_data(self, corpus, data_dir: Path) -> tuple[list[Path], dict[str, Any]]:
+        src = [str(s) for s in corpus.column("src")]
+        tgt = [str(t) for t in corpus.column("tgt")]
+        weights = [float(w) for w in corpus.column("weight")] if "weight" in corpus.columns \
+            else [1.0] * len(src)
+        if len(src) < 10:
+            raise InputError(f"{self.name}: the run's corpus {corpus.path} has {len(src)} rows; "
+                             f"a translation model needs at least a few hundred")
+        data_dir.mkdir(parents=True, exist_ok=True)
+        files = [data_dir / "train.src", data_dir / "train.tgt"]
+        write_atomic(files[0], "".join(s.replace("\n", " ") + "\n" for s in src))
+        write_atomic(files[1], "".join(t.replace("\n", " ") + "\n" for t in tgt))
+        weighted = any(w != 1.0 for w in weights)
+        if weighted:
+            files.append(data_dir / "train.weights")
+            write_atomic(files[2], "".join(f"{w!r}\n" for w in weights))
+        elif (data_dir / "train.weights").exists():
+            (data_dir / "train.weights").unlink()
+        facts = {"rows": len(src), "weighted": weighted, "weight_sum": round(sum(weights), 4)}
+        return files, facts
+
+    def _train(self, files: list[Path], out: Path, seed: int) -> dict[str, Any]:
+        from .train import train
+
+        c = self.config
+        opts = TrainOptions(
+            src_train=str(files[0]), tgt_train=str(files[1]),
+            train_weights=str(files[2]) if len(files) > 2 else None,
+            src_lang=c.src_lang, tgt_lang=c.tgt_lang, output=str(out), seed=seed,
+            max_steps=c.max_steps,
+            # the update budget alone ends the run and validation never interrupts it, so the
+            # model depends on the data, settings and seed, not on the machine's speed
+            minutes=1e9, valid_every=1e9, beam=c.beam,
+            **{k: getattr(c, k) for k in TRAIN_SETTINGS})
+        tmp = out.with_name(f".{out.name}.tmp")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        info = train(opts.model_copy(update={"output": str(tmp)}), log=_log)
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+        return {"steps": info["steps"], "train_minutes": info["train_minutes"],
+                "pairs": info["pairs"], "parameters": info["parameters"]}
+
+    def _translate(self, model: Path, src: list[str]) -> list[str]:
+        from .backends import Decoding, make_backend
+
+        c = self.config
+        be = make_backend(c.backend, str(model), threads=c.threads, compute_type=c.compute_type,
+                          option=f"{self.name} model {model}")
+        try:
+            res = be.translate(src, Decoding(beam=c.beam, k=1))
+        finally:
+            be.close()
+        return [r[0][0] if r else "" for r in res]
+
+    # -- the report ---------------------------------------------------------------------------
+
+    def evaluate(self, corpus) -> Report:
+        """Train (or reuse) one model per seed, translate and score the test set, compare with
+        the baseline; write the models' record and a text report into ``model_dir``."""
+        import sacrebleu
+
+        c = self.config
+        test_src, test_ref = read_parallel(c.test_src, c.test_ref)
+        if not test_src:
+            raise InputError(f"{self.name} test_src: {c.test_src} is empty")
+        bleu_spread, chrf_spread = self._spread()
+        baseline = self._baseline_model()  # checked before any training starts
+
+        run_dir = Path(corpus.path).parent
+        root = Path(c.model_dir) if c.model_dir else run_dir / "train_and_test"
+        files, data_facts = self._write_training_data(corpus, root / "data")
+        settings = self._settings()
+        data_hash = _sha256(files)
+        rec_path = root / RECORD
+        old = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
+        old_models = {m["seed"]: m for m in old.get("models", [])}
+
+        models = []
+        for seed in c.seeds:
+            out = root / f"model-seed{seed}"
+            fingerprint = _fingerprint(data_hash, settings, seed)
+            prev = old_models.get(seed)
+            if (not c.retrain and prev and prev.get("fingerprint") == fingerprint
+                    and (out / "config.json").is_file()):
+                _log(f"reusing {out} (same corpus, settings and seed)")
+                facts = prev["training"]
+            else:
+                _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
+                     f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}")
+                facts = self._train(files, out, seed)
+            hyp = self._translate(out, test_src)
+            write_atomic(root / f"hyp-seed{seed}.txt", "".join(h + "\n" for h in hyp))
+            bleu = sacrebleu.metrics.BLEU().corpus_score(hyp, [test_ref]).score
+            chrf = sacrebleu.metrics.CHRF().corpus_score(hyp, [test_ref]).score
+            models.append({"seed": seed, "dir": out.name, "fingerprint": fingerprint,
+                           "training": facts, "bleu": round(bleu, 2), "chrf": round(chrf, 2),
+                           "hyp": hyp, "scores": {"bleu": bleu, "chrf": chrf}})
+        # Models of other seeds on the same corpus and settings stay on record (read again now:
+        # another process may have trained one meanwhile), so seeds can be trained one per
+        # process and a later run with all of them reuses every model.
+        latest = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
+        others = [m for m in latest.get("models", []) if m.get("seed") not in c.seeds
+                  and m.get("fingerprint") == _fingerprint(data_hash, settings, m.get("seed"))]
+        record = {"settings": settings, "corpus": data_facts, "corpus_sha256": data_hash,
+                  "test_src": c.test_src, "test_ref": c.test_ref, "backend": c.backend,
+                  "beam": c.beam,
+                  "models": [{k: v for k, v in m.items() if k not in ("hyp", "scores")}
+                             for m in models] + others}
+        write_atomic(rec_path, json.dumps(record, indent=2) + "\n")
+
+        first = models[0]
+        hyp = first["hyp"]
+        bleu_m, chrf_m = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
+        bleu_score, chrf_score = bleu_m.corpus_score(hyp, [test_ref]), chrf_m.corpus_score(
+            hyp, [test_ref])
+        numbers: dict[str, float] = {
+            "bleu": float(bleu_score.score), "chrf": float(chrf_score.score),
+            "test_sentences": float(len(test_src)), "train_rows": float(data_facts["rows"]),
+            "train_weight_sum": float(data_facts["weight_sum"]),
+            "steps": float(first["training"]["steps"]), "seeds": float(len(models))}
+        lines = [f"{self.name}: {data_facts['rows']} training rows"
+                 f"{' (sentence-weighted)' if data_facts['weighted'] else ''}, "
+                 f"{c.max_steps} updates, test {c.test_src} ({len(test_src)} sentences), "
+                 f"{c.backend} beam {c.beam}",
+                 f"{'seed':>6} {'BLEU':>7} {'chrF':>7}"]
+        lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f}" for m in models]
+        if len(models) > 1:
+            for metric in ("bleu", "chrf"):
+                vals = [m["scores"][metric] for m in models]
+                numbers[f"{metric}_mean"] = statistics.fmean(vals)
+                numbers[f"{metric}_sd"] = statistics.stdev(vals)
+                numbers[f"{metric}_spread"] = max(vals) - min(vals)
+            lines.append(f"seed-to-seed: BLEU mean {numbers['bleu_mean']:.2f} sd "
+                         f"{numbers['bleu_sd']:.2f} spread {numbers['bleu_spread']:.2f}; chrF mean "
+                         f"{numbers['chrf_mean']:.2f} sd {numbers['chrf_sd']:.2f} spread "
+                         f"{numbers['chrf_spread']:.2f}")
+        summary = (f"BLEU {bleu_score.score:.2f} chrF {chrf_score.score:.2f} (seed {first['seed']}"
+                   f", {first['training']['steps']} updates, {data_facts['rows']} rows)")
+        if len(models) > 1:
+            summary += (f"; over {len(models)} seeds BLEU {numbers['bleu_mean']:.2f} ± "
+                        f"{numbers['bleu_sd']:.2f} (spread {numbers['bleu_spread']:.2f}), chrF "
+                        f"{numbers['chrf_mean']:.2f} ± {numbers['chrf_sd']:.2f} (spread "
+                        f"{numbers['chrf_spread']:.2f})")
+        if baseline is not None:
+            extra, text = self._compare(baseline, test_src, test_ref, hyp, settings,
+                                        bleu_spread, chrf_spread)
+            numbers.update(extra)
+            summary += "; " + text
+            lines.append(text)
+        lines.append(f"BLEU signature: {bleu_m.get_signature()}")
+        lines.append(f"chrF signature: {chrf_m.get_signature()}")
+        write_atomic(root / "report.txt", "\n".join(lines) + "\n")
+        sent = sacrebleu.metrics.BLEU(effective_order=True)
+        items = {"sentence_bleu": [sent.sentence_score(h, [r]).score
+                                   for h, r in zip(hyp, test_ref)]}
+        return Report(numbers=numbers, items=items, summary=summary)
+
+    def _compare(self, baseline, test_src, test_ref, hyp, settings, bleu_spread,
+                 chrf_spread) -> tuple[dict[str, float], str]:
+        from sacrebleu.metrics import BLEU, CHRF
+        from sacrebleu.significance import PairedTest
+
+        from bitextforge.plugins.evaluation.mt_metrics import _sacrebleu_seed
+
+        c = self.config
+        model, base_settings = baseline
+        base_hyp = self._translate(model, test_src)
+        with _sacrebleu_seed(c.bootstrap_seed):
+            test = PairedTest([("baseline", base_hyp), ("system", hyp)],
+                              {"BLEU": BLEU(), "chrF": CHRF()}, [test_ref], test_type="bs",
+                              n_samples=c.bootstrap_samples)
+            sigs, results = test()
+        # sacrebleu keys its results by the score's own name (BLEU, chrF2), in metric order
+        names = [k for k in results if k != "System"]
+        numbers: dict[str, float] = {}
+        parts = []
+        for metric, key, spread in zip(names, ("bleu", "chrf"), (bleu_spread, chrf_spread)):
+            bl, sysr = results[metric]
+            delta = float(sysr.score - bl.score)
+            numbers.update({f"baseline_{key}": float(bl.score), f"{key}_delta": delta,
+                            f"{key}_p_value": float(sysr.p_value), f"{key}_mean": float(sysr.mean),
+                            f"{key}_ci": float(sysr.ci)})
+            part = (f"{metric} {delta:+.2f} vs baseline {bl.score:.2f} (paired bootstrap p = "
+                    f"{sysr.p_value:.4f})")
+            if spread is not None:
+                within = abs(delta) < spread
+                numbers[f"{key}_within_seed_spread"] = float(within)
+                if within:
+                    part += f", within the seed-to-seed spread {spread:.2f}: not a real difference"
+                else:
+                    part += f", beyond the seed-to-seed spread {spread:.2f}"
+            parts.append(part)
+        text = "; ".join(parts)
+        if base_settings is not None:
+            differ = sorted(k for k in FAIR_SETTINGS
+                            if k in base_settings and base_settings[k] != settings[k])
+            numbers["baseline_same_settings"] = float(not differ)
+            if differ:
+                text += ("; UNFAIR: the baseline was trained with other "
+                         + ", ".join(f"{k} ({base_settings[k]} vs {settings[k]})" for k in differ))
+        return numbers, f"baseline {model}: {text}"
+
+
+def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
+    """What makes a model: the training files, the settings and the seed."""
+    return hashlib.sha256(json.dumps([data_hash, settings, seed], sort_keys=True).encode()
+                          ).hexdigest()
+
+
+def _first_model(record: Path) -> tuple[Path, dict[str, Any] | None]:
+    """The first seed's model of a train_and_test.json record (model directories are named
+    relative to the record, so a run directory can be moved), and its settings."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        return record.parent / data["models"][0]["dir"], data["settings"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise InputError(f"{record}: not a train_and_test.v1 record (models[0].dir and "
+                         f"settings)") from None

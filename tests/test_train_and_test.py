@@ -1,0 +1,266 @@
+"""train_and_test.v1: train a model on a run's output, test it, compare with a baseline.
+
+The unit tests train 2-update models on a few sentences written for them (they check files,
+weights, reuse, spread and errors); the integration test trains two small models on real Multi30k
+pairs, one with its targets shuffled, and checks that the real one wins with significance.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from bitextforge import InputError
+from bitextforge.corpus import CorpusView
+from bitextforge.errors import BitextforgeError
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+from conftest import read_lines, shared
+
+pytest.importorskip("transformers")
+pytest.importorskip("ctranslate2")
+
+DE = ["Der Hund schläft.", "Die Katze spielt.", "Ein Mann liest.", "Eine Frau singt.",
+      "Das Kind lacht.", "Der Vogel fliegt.", "Ein Junge rennt.", "Ein Mädchen tanzt.",
+      "Der Mann kocht.", "Die Frau schreibt.", "Ein Hund bellt.", "Die Kinder spielen."]
+EN = ["The dog sleeps.", "The cat plays.", "A man reads.", "A woman sings.",
+      "The child laughs.", "The bird flies.", "A boy runs.", "A girl dances.",
+      "The man cooks.", "The woman writes.", "A dog barks.", "The children play."]
+TINY = dict(max_steps=2, vocab_size=60, d_model=16, layers=1, heads=2, ffn_dim=32,
+            batch_tokens=200, min_warmup_steps=0, max_len=16, threads=1, compute_type="float32",
+            bootstrap_samples=50)
+
+
+def _corpus(run_dir, weights=None):
+    """A run directory with a corpus.tsv as a run writes it (with a weight column)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    weights = weights or [1.0] * len(DE)
+    lines = ["id\tvariant\torigin\tsrc\ttgt\tweight"]
+    lines += [f"{i}\t0\tinput\t{d}\t{e}\t{w!r}" for i, (d, e, w) in enumerate(zip(DE, EN, weights))]
+    (run_dir / "corpus.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return CorpusView(run_dir / "corpus.tsv", numeric=["weight"])
+
+
+def _test_files(tmp_path):
+    (tmp_path / "test.de").write_text("\n".join(DE[:4]) + "\n", encoding="utf-8")
+    (tmp_path / "test.en").write_text("\n".join(EN[:4]) + "\n", encoding="utf-8")
+    return str(tmp_path / "test.de"), str(tmp_path / "test.en")
+
+
+def _evaluator(tmp_path, **kw):
+    from bitextforge.plugins.nmt.evaluators import TrainAndTestEvaluator
+
+    src, ref = _test_files(tmp_path)
+    return TrainAndTestEvaluator(TrainAndTestEvaluator.Config(
+        **{"test_src": src, "test_ref": ref, "src_lang": "de", "tgt_lang": "en", **TINY, **kw}))
+
+
+def test_weights_of_the_run_reach_the_trainer_and_the_record(tmp_path):
+    weights = [0.0, 2.0] + [1.0] * (len(DE) - 2)
+    view = _corpus(tmp_path / "run", weights)
+    report = _evaluator(tmp_path).evaluate(view)
+    root = tmp_path / "run" / "train_and_test"
+    assert (root / "data" / "train.weights").read_text().split() == [repr(w) for w in weights]
+    log = json.loads((root / "model-seed1" / "train_log.json").read_text())
+    assert log["weighted"] and log["pairs"] == len(DE) - 1 and log["weight_sum"] == 12.0
+    assert log["steps"] == 2 and log["options"]["max_steps"] == 2
+    record = json.loads((root / "train_and_test.json").read_text())
+    assert record["corpus"] == {"rows": 12, "weighted": True, "weight_sum": 12.0}
+    hyp = (root / "hyp-seed1.txt").read_text().splitlines()
+    assert len(hyp) == 4
+    import sacrebleu
+
+    assert report.numbers["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyp, [EN[:4]]).score)
+    assert report.numbers["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyp, [EN[:4]]).score)
+    assert report.numbers["train_rows"] == 12 and len(report.items["sentence_bleu"]) == 4
+    assert "BLEU" in (root / "report.txt").read_text()
+
+
+def test_unweighted_run_writes_no_weights_and_reuses_its_model(tmp_path, capsys):
+    view = _corpus(tmp_path / "run")
+    ev = _evaluator(tmp_path)
+    first = ev.evaluate(view)
+    root = tmp_path / "run" / "train_and_test"
+    assert not (root / "data" / "train.weights").exists()
+    stamp = (root / "model-seed1" / "model.safetensors").stat().st_mtime_ns
+    capsys.readouterr()
+    again = ev.evaluate(view)
+    assert "reusing" in capsys.readouterr().err
+    assert (root / "model-seed1" / "model.safetensors").stat().st_mtime_ns == stamp
+    assert again.numbers == first.numbers
+    # another budget is another model
+    _evaluator(tmp_path, max_steps=3).evaluate(view)
+    assert json.loads((root / "model-seed1" / "train_log.json").read_text())["steps"] == 3
+
+
+def test_several_seeds_report_their_spread(tmp_path):
+    view = _corpus(tmp_path / "run")
+    report = _evaluator(tmp_path, seeds=[1, 2, 3]).evaluate(view)
+    record = json.loads((tmp_path / "run" / "train_and_test" / "train_and_test.json").read_text())
+    bleus = [m["bleu"] for m in record["models"]]
+    chrfs = [m["chrf"] for m in record["models"]]
+    assert [m["seed"] for m in record["models"]] == [1, 2, 3]
+    # the record rounds to 2 decimals, the report does not
+    assert report.numbers["bleu_spread"] == pytest.approx(max(bleus) - min(bleus), abs=0.011)
+    assert report.numbers["chrf_spread"] == pytest.approx(max(chrfs) - min(chrfs), abs=0.011)
+    assert report.numbers["seeds"] == 3
+    # different seeds, different models
+    from transformers import MarianMTModel
+
+    w = [MarianMTModel.from_pretrained(str(tmp_path / "run" / "train_and_test" / f"model-seed{s}"))
+         .model.shared.weight for s in (1, 2)]
+    assert not bool((w[0] == w[1]).all())
+
+
+def test_seeds_trained_one_at_a_time_are_all_reused(tmp_path, capsys):
+    view = _corpus(tmp_path / "run")
+    _evaluator(tmp_path, seeds=[1]).evaluate(view)
+    _evaluator(tmp_path, seeds=[2]).evaluate(view)
+    record = tmp_path / "run" / "train_and_test" / "train_and_test.json"
+    assert [m["seed"] for m in json.loads(record.read_text())["models"]] == [2, 1]
+    capsys.readouterr()
+    report = _evaluator(tmp_path, seeds=[1, 2]).evaluate(view)
+    assert capsys.readouterr().err.count("reusing") == 2 and report.numbers["seeds"] == 2
+    # a model of other settings is not kept on record
+    _evaluator(tmp_path, seeds=[3], max_steps=3).evaluate(view)
+    assert [m["seed"] for m in json.loads(record.read_text())["models"]] == [3]
+
+
+def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
+    _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
+    view = _corpus(tmp_path / "run", [2.0] * len(DE))
+    report = _evaluator(tmp_path, baseline=str(tmp_path / "base"), bleu_spread=1000.0,
+                        chrf_spread=0.0).evaluate(view)
+    n = report.numbers
+    assert n["baseline_same_settings"] == 1.0
+    assert n["bleu_delta"] == pytest.approx(n["bleu"] - n["baseline_bleu"])
+    assert 0.0 <= n["bleu_p_value"] <= 1.0 and 0.0 <= n["chrf_p_value"] <= 1.0
+    assert n["bleu_within_seed_spread"] == 1.0 and n["chrf_within_seed_spread"] == 0.0
+    assert "within the seed-to-seed spread 1000.00: not a real difference" in report.summary
+    assert "beyond the seed-to-seed spread 0.00" in report.summary
+
+
+def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
+    _evaluator(tmp_path, d_model=8, heads=1).evaluate(_corpus(tmp_path / "base"))
+    report = _evaluator(tmp_path, baseline=str(tmp_path / "base" / "train_and_test")).evaluate(
+        _corpus(tmp_path / "run"))
+    assert report.numbers["baseline_same_settings"] == 0.0
+    assert "UNFAIR" in report.summary and "d_model (8 vs 16)" in report.summary
+
+
+def test_seed_spread_read_from_a_multi_seed_run(tmp_path):
+    spread_run = tmp_path / "spread"
+    (spread_run / "reports").mkdir(parents=True)
+    (spread_run / "reports" / "train_and_test.v1.json").write_text(json.dumps(
+        {"numbers": {"bleu_spread": 0.7, "chrf_spread": 0.4}}))
+    assert _evaluator(tmp_path, seed_spread=str(spread_run))._spread() == (0.7, 0.4)
+    overridden = _evaluator(tmp_path, seed_spread=str(spread_run), bleu_spread=2.0)
+    assert overridden._spread() == (2.0, 0.4)
+    (spread_run / "reports" / "train_and_test.v1.json").write_text('{"numbers": {"bleu": 3}}')
+    with pytest.raises(InputError, match="has no bleu_spread and chrf_spread"):
+        _evaluator(tmp_path, seed_spread=str(spread_run))._spread()
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"baseline": "nowhere"}, "baseline: nowhere is neither a model directory"),
+    ({"seed_spread": "nowhere"}, "seed_spread: nowhere: no such report"),
+    ({"test_src": "missing.de"}, "missing.de: no such file"),
+    ({"baseline": "x", "baseline_recipe": "y.yaml"}, "give baseline or baseline_recipe, not both"),
+    ({"baseline_recipe": "missing.yaml"}, "missing.yaml: no such recipe file"),
+])
+def test_bad_options_fail_before_any_training(tmp_path, kw, message):
+    view = _corpus(tmp_path / "run")
+    with pytest.raises(BitextforgeError, match=message):
+        _evaluator(tmp_path, **kw).evaluate(view)
+    assert not (tmp_path / "run" / "train_and_test").exists()
+
+
+def _recipe(tmp_path, name, src, tgt, test, extra=""):
+    tiny = ", ".join(f"{k}: {v}" for k, v in TINY.items())
+    return parse_recipe(f"""
+name: {name}
+input: {{src: {src}, tgt: {tgt}}}
+evaluate:
+  - evaluator: train_and_test.v1
+    with: {{test_src: {test[0]}, test_ref: {test[1]}, {tiny}{extra}}}
+output: {{dir: {tmp_path / name}}}
+""")
+
+
+def test_baseline_recipe_is_run_first_then_reused(tmp_path, pair_files):
+    src, tgt = pair_files(DE, EN)
+    test = _test_files(tmp_path)
+    tiny = ", ".join(f"{k}: {v}" for k, v in TINY.items())
+    base_text = f"""
+name: base
+input: {{src: {src}, tgt: {tgt}}}
+evaluate:
+  - evaluator: train_and_test.v1
+    with: {{test_src: {test[0]}, test_ref: {test[1]}, {tiny}}}
+output: {{dir: {tmp_path / "base"}}}
+"""
+    (tmp_path / "base.yaml").write_text(base_text, encoding="utf-8")
+    recipe = _recipe(tmp_path, "system", src, tgt, test,
+                     f", baseline_recipe: {tmp_path / 'base.yaml'}")
+    result = run_recipe(recipe)
+    assert (tmp_path / "base" / "train_and_test" / "model-seed1" / "config.json").is_file()
+    numbers = result.reports["train_and_test.v1"]["numbers"]
+    # the same corpus and settings: the same model, identical translations
+    assert numbers["bleu_delta"] == 0.0 and numbers["baseline_same_settings"] == 1.0
+    report = json.loads((tmp_path / "system" / "reports" / "train_and_test.v1.json").read_text())
+    assert report["numbers"] == numbers
+    stamp = (tmp_path / "base" / "manifest.json").stat().st_mtime_ns
+    run_recipe(recipe)
+    assert (tmp_path / "base" / "manifest.json").stat().st_mtime_ns == stamp
+
+
+def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_files):
+    """Two small models, same settings and seed, on 3,000 Multi30k pairs: one with the real
+    targets, one with the targets shuffled (so it can only learn to write captions). On 150
+    held-out validation sentences the real one must win on both metrics, and the paired
+    bootstrap must call it significant."""
+    de = read_lines(shared("multi30k", "train.de.gz"), 3000)
+    en = read_lines(shared("multi30k", "train.en.gz"), 3000)
+    shuffled = en[:]
+    random.Random(0).shuffle(shuffled)
+    (tmp_path / "v.de").write_text("\n".join(read_lines(shared("multi30k", "val.de.gz"), 150))
+                                   + "\n", encoding="utf-8")
+    (tmp_path / "v.en").write_text("\n".join(read_lines(shared("multi30k", "val.en.gz"), 150))
+                                   + "\n", encoding="utf-8")
+    test = (tmp_path / "v.de", tmp_path / "v.en")
+    # 500 updates is about where such a model starts to use its source (at 400 it still wrote
+    # the same caption for every input). One thread: with two, on a machine shared with other
+    # jobs, one such model took 4.4 minutes and the next over 10.
+    small = ("max_steps: 500, vocab_size: 1000, d_model: 128, layers: 2, heads: 4, ffn_dim: 256, "
+             "batch_tokens: 800, lr: 3.0e-3, min_warmup_steps: 100, max_len: 40, dropout: 0.0, "
+             "label_smoothing: 0.0, threads: 1, bootstrap_samples: 1000")
+
+    def recipe(name, tgt, extra=""):
+        s, t = pair_files(de, tgt, name)
+        return parse_recipe(f"""
+name: {name}
+input: {{src: {s}, tgt: {t}}}
+evaluate:
+  - evaluator: train_and_test.v1
+    with: {{test_src: {test[0]}, test_ref: {test[1]}, {small}{extra}}}
+output: {{dir: {tmp_path / name}}}
+""")
+
+    run_recipe(recipe("shuffled", shuffled))
+    result = run_recipe(recipe("real", en, f", baseline: {tmp_path / 'shuffled'}"))
+    n = result.reports["train_and_test.v1"]["numbers"]
+    assert n["bleu_delta"] > 3.0 and n["chrf_delta"] > 5.0, n
+    assert n["bleu_p_value"] < 0.05 and n["chrf_p_value"] < 0.05, n
+
+
+def test_registered_by_the_nmt_plugin():
+    from bitextforge.registry import get_registry
+
+    reg = get_registry()
+    assert "train_and_test.v1" in reg.names("evaluator")
+    (where,) = [r for kind, r in reg.registrations()
+                if kind == "evaluator" and r.cls.name == "train_and_test.v1"]
+    assert where.package == "bitextforge" and where.plugin == "nmt"
