@@ -264,3 +264,64 @@ def test_bad_input_is_one_clear_line(tmp_path, dictionary):
     with pytest.raises(ComponentError, match="lexical.dictionary: Field required"):
         AlignmentRecoveryEvaluator(AlignmentRecoveryEvaluator.Config(
             measure="lexical_coverage", lexical={"max_words": 2}))
+
+
+def test_negatives_are_what_they_say():
+    from bitextforge.plugins.lexical.pair_classifier import NEGATIVES, make_negatives
+
+    src = ["der hund schläft heute", "die katze läuft hier 3 mal", "der mann isst dort"] * 2
+    tgt = ["the dog sleeps today", "the cat runs here 3 times", "the man eats there"] * 2
+    ns, nt, kinds = make_negatives(src, tgt, NEGATIVES, seed=3)
+    assert kinds == list(NEGATIVES)
+    got = dict(zip(kinds, zip(ns, nt)))
+    s, t = got["misaligned"]
+    assert s == src[0] and t != tgt[0] and t in tgt
+    s, t = got["shuffled"]
+    assert s == src[1] and t != tgt[1] and sorted(t.split()) == sorted(tgt[1].split())
+    s, t = got["truncated"]
+    assert (s, t) != (src[2], tgt[2]) and (s in src[2] and t == tgt[2] or
+                                           s == src[2] and t in tgt[2])
+    assert got["wrong_language"] == (tgt[3], src[3])
+    assert got["untranslated"] == (src[4], src[4])
+    s, t = got["numbers"]   # no number in "the man eats there": one is inserted
+    extra = [w for w in t.split() if w.isdigit()]
+    assert s == src[5] and len(extra) == 1 and t.replace(extra[0], "").split() == tgt[5].split()
+    t = make_negatives(src[1:3], tgt[1:3], ("numbers",), seed=3)[1][0]
+    changed = t.split()[4]  # "3" became another number, nothing else changed
+    assert changed.isdigit() and changed != "3" and t.replace(changed, "3") == tgt[1]
+
+
+def test_pair_classifier_learns_from_synthetic_noise(tables, tmp_path):
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer)
+
+    path, _ = tables
+    (tmp_path / "c.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in CORPUS), encoding="utf-8")
+    out = tmp_path / "clf.joblib"
+    cfg = PairClassifierTrainer.Config(
+        output=str(out), corpus=[str(tmp_path / "c.tsv")], held_out=0.2,
+        features=[{"filter": "lexical_translation.v1", "with": {"tables": str(path)}}])
+    facts = PairClassifierTrainer(cfg).train()
+    assert facts["clean_pairs"] == 60 and facts["train_rows"] == 96
+    assert facts["feature_names"][-1] == "lexical_translation.v1"
+    assert 0.8 <= facts["held_out_roc_auc"] <= 1.0
+    f = PairClassifierFilter(PairClassifierFilter.Config(model=str(out)))
+    p = f.score({"src": ["der hund singt hier", "der hund singt hier", "der hund singt hier"],
+                 "tgt": ["the dog sings here", "the cat runs today", "der hund singt hier"]})
+    assert all(0 <= x <= 1 for x in p) and p[0] > p[1] and p[0] > p[2]
+
+
+def test_pair_classifier_options_are_checked_before_training(tmp_path):
+    from pydantic import ValidationError
+
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer)
+
+    with pytest.raises(ValidationError, match=r"features\[0\].with.tablez: Extra inputs"):
+        PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], features=[
+            {"filter": "lexical_translation.v1", "with": {"tables": "t", "tablez": "t"}}])
+    with pytest.raises(ValidationError, match="did you mean lexical_coverage.v1"):
+        PairClassifierTrainer.Config(output="x", corpus=["c.tsv"],
+                                     features=[{"filter": "lexical_coverag.v1"}])
+    with pytest.raises(ComponentError, match="does not exist"):
+        PairClassifierFilter(PairClassifierFilter.Config(model=str(tmp_path / "none")))
