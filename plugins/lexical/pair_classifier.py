@@ -131,10 +131,12 @@ class FeatureScorer:
         reg = get_registry()
         self.filters = []
         self.names = list(SURFACE)
-        for spec in specs:
+        for n, spec in enumerate(specs):
             cls = reg.get("filter", spec.filter)
             self.filters.append(cls(cls.Config(**spec.with_)))
-            self.names.append(spec.filter)
+            # one filter may be a feature twice with different options
+            self.names.append(spec.filter if spec.filter not in self.names
+                              else f"{spec.filter}#{n}")
 
     def features(self, src: list[str], tgt: list[str], batch: int = 2000) -> np.ndarray:
         """One row per pair: the surface measures, then each filter's score (inf and NaN are
