@@ -6,6 +6,7 @@ recipe that trains the tables in ``prepare:`` and one-line errors for bad input.
 from __future__ import annotations
 
 import gzip
+import json
 import math
 
 import numpy as np
@@ -170,8 +171,8 @@ def test_ibm1_scores_follow_the_formula(tables):
     for w in ["the", "dog", "sings"]:
         j = t.tgt_vocab.index[w]
         p = (t.null_t[j] + sum(t.p_st[i, j] for i in s)) / 4
-        want += math.log(max(p, 1e-7))
-    want += math.log(1e-7)  # "zorro" is unknown and not on the source side: the floor
+        want += math.log(max(p, 1e-5))
+    want += math.log(1e-5)  # "zorro" is unknown and not on the source side: the default floor
     assert f.score({"src": [src], "tgt": [tgt]})[0] == pytest.approx(want / 4, abs=1e-4)
     # an unknown word found on both sides gets copy_prob instead of the floor
     copy = f.score({"src": ["der hund Zorro"], "tgt": ["the dog Zorro"]})[0]
@@ -304,6 +305,9 @@ def test_pair_classifier_learns_from_synthetic_noise(tables, tmp_path):
     facts = PairClassifierTrainer(cfg).train()
     assert facts["clean_pairs"] == 60 and facts["train_rows"] == 96
     assert facts["feature_names"][-1] == "lexical_translation.v1"
+    # the saved features carry every option, defaults included
+    saved = json.loads((tmp_path / "clf.joblib.json").read_text())["features"][0]["with"]
+    assert saved["floor"] == 1e-5 and saved["direction"] == "both"
     assert 0.8 <= facts["held_out_roc_auc"] <= 1.0
     f = PairClassifierFilter(PairClassifierFilter.Config(model=str(out)))
     p = f.score({"src": ["der hund singt hier", "der hund singt hier", "der hund singt hier"],

@@ -146,7 +146,8 @@ class LexicalTranslationFilter(Filter):
         tgt_lang: str = Field("en", description="Language of the tgt column.")
         direction: Direction = Field("both", description="both (average), src2tgt "
                                      "(log P(tgt | src)) or tgt2src.")
-        floor: float = Field(1e-7, gt=0, lt=1, description="Smallest word probability.")
+        floor: float = Field(1e-5, gt=0, lt=1, description="Smallest word probability (1e-5 "
+                             "measured better than 1e-7 and 1e-3, see docs/benchmarks.md).")
         copy_prob: float = Field(0.5, gt=0, le=1, description="Probability of an identical word "
                                  "the tables do not know (names, numbers).")
 

@@ -249,7 +249,11 @@ class PairClassifierTrainer(Trainer):
         dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
         clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=c.seed)
         clf.fit(X[~dev], y[~dev])
-        facts = {"format": FORMAT, "features": [f.model_dump(by_alias=True) for f in c.features],
+        # every option written out, so a later change of a filter's defaults cannot change what
+        # the saved model's features mean
+        filled = [{"filter": f.name, "with": f.config.model_dump(mode="json")}
+                  for f in scorer.filters]
+        facts = {"format": FORMAT, "features": filled,
                  "feature_names": scorer.names, "negatives": list(c.negatives),
                  "clean_pairs": len(src), "train_rows": int((~dev).sum())}
         if n_dev:

@@ -241,7 +241,7 @@ def _sub_table(table, null, vocab_a: Vocab, vocab_b: Vocab, va: Vocab, vb: Vocab
 
 
 def ibm1(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], table, null,
-         vocab_a: Vocab, vocab_b: Vocab, floor: float = 1e-7, copy_prob: float = 0.5,
+         vocab_a: Vocab, vocab_b: Vocab, floor: float = 1e-5, copy_prob: float = 0.5,
          matrix: bool = False, chunk: int = 256) -> np.ndarray:
     """Length-normalised IBM-1 log-probability of each target given its source: per pair
     (``matrix=False``), or of every target j given every source i (``matrix=True``, an
