@@ -281,7 +281,8 @@ class PairClassifierFilter(Filter):
     files they read (dictionary, tables, LMs) must still be where they were."""
 
     name = "pair_classifier.v1"
-    cache_scores = True
+    # not cached by default: a lexical_coverage.v1 feature takes its IDF weights from the batch
+    cache_scores = False
 
     class Config(Filter.Config):
         """Options of pair_classifier.v1."""

@@ -43,9 +43,9 @@ def main(argv=None):
     from sklearn.preprocessing import StandardScaler
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tables", required=True)
-    ap.add_argument("--classifier")
-    ap.add_argument("--floor", type=float, default=1e-7)
+    ap.add_argument("--tables", required=True, help="Table directory (lexical_translation_model.v1).")
+    ap.add_argument("--classifier", help="Model of pair_classifier_model.v1 (optional).")
+    ap.add_argument("--floor", type=float, default=1e-5, help="IBM-1 word probability floor.")
     a = ap.parse_args(argv)
     # the MLQE source is English, the translation German: the de-en models read it turned round
     scorers = {f"ibm1_{d}": (LexicalTranslationFilter(LexicalTranslationFilter.Config(
