@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
 from pydantic import Field
 
 from bitextforge import ComponentError, Evaluator, Filter, InputError, Report
@@ -119,8 +118,9 @@ class AlignmentRecoveryEvaluator(Evaluator):
     ``levenshtein``, the character edit distance baseline of the paper's Table 1 (needs no
     model), and the word-level scores of the lexical plugin, ``lexical_coverage`` and
     ``lexical_translation`` (options under ``lexical``, as that filter's ``with:``; a CSLS-style
-    correction with ``k`` neighbours unless ``lexical_csls`` is false). Reads the run's final corpus, or the files ``src``/``tgt`` when given. Per-sentence
-    errors are kept as items (1 = wrong) for significance tests.
+    correction with ``k`` neighbours unless ``lexical_csls`` is false). Reads the run's final
+    corpus, or the files ``src``/``tgt`` when given. Per-sentence errors are kept as items
+    (1 = wrong) for significance tests.
     """
 
     name = "alignment_recovery.v1"
@@ -207,6 +207,8 @@ class AlignmentRecoveryEvaluator(Evaluator):
             res = levenshtein_errors(src, tgt, c.seed)
             embed_s = 0.0
         elif c.measure.startswith("lexical_"):
+            import numpy as np
+
             from bitextforge.plugins.lexical.components import lexical_matrix
             from bitextforge.plugins.lexical.coverage import csls
 

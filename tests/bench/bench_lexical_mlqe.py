@@ -43,7 +43,8 @@ def main(argv=None):
     from sklearn.preprocessing import StandardScaler
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tables", required=True, help="Table directory (lexical_translation_model.v1).")
+    ap.add_argument("--tables", required=True,
+                    help="Table directory (lexical_translation_model.v1).")
     ap.add_argument("--classifier", help="Model of pair_classifier_model.v1 (optional).")
     ap.add_argument("--floor", type=float, default=1e-5, help="IBM-1 word probability floor.")
     a = ap.parse_args(argv)
@@ -67,14 +68,13 @@ def main(argv=None):
     for k, v in feats["dev"].items():
         out[f"dev_pearson.{k}"] = round(float(np.corrcoef(v, z["dev"])[0, 1]), 4)
     keys = list(feats["train"])
-    model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
-    model.fit(np.column_stack([feats["train"][k] for k in keys]), z["train"])
-    pred = model.predict(np.column_stack([feats["dev"][k] for k in keys]))
-    out["dev_pearson.ridge(" + "+".join(keys) + ")"] = round(float(np.corrcoef(pred, z["dev"])[0, 1]), 4)
     lex = [k for k in keys if k != "nmt_model_logprob"]
-    model.fit(np.column_stack([feats["train"][k] for k in lex]), z["train"])
-    pred = model.predict(np.column_stack([feats["dev"][k] for k in lex]))
-    out["dev_pearson.ridge(" + "+".join(lex) + ")"] = round(float(np.corrcoef(pred, z["dev"])[0, 1]), 4)
+    for cols in (keys, lex):
+        model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
+        model.fit(np.column_stack([feats["train"][k] for k in cols]), z["train"])
+        pred = model.predict(np.column_stack([feats["dev"][k] for k in cols]))
+        r = float(np.corrcoef(pred, z["dev"])[0, 1])
+        out["dev_pearson.ridge(" + "+".join(cols) + ")"] = round(r, 4)
     print(json.dumps(out, indent=1))
 
 
