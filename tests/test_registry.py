@@ -14,7 +14,8 @@ BUILTIN = {
     "filter": {"dedupe.v1", "length.v1", "length_ratio.v1", "language_id.v1", "ngram_overlap.v1",
                "sentence_bleu.v1", "sentence_chrf.v1", "kenlm_perplexity.v1",
                "embedding_cosine.v1", "paraphrase_score.v1", "translation_cost.v1",
-               "reference_classifier.v1", "bilingual_similarity.v1"},
+               "reference_classifier.v1", "bilingual_similarity.v1", "lexical_coverage.v1",
+               "lexical_translation.v1", "pair_classifier.v1"},
     "weighter": {"distributed.v1", "first.v1", "varying.v1", "sentence_weights.v1"},
     "evaluator": {"bleu.v1", "chrf.v1", "corpus_stats.v1", "label_auc.v1",
                   "alignment_recovery.v1"},
@@ -34,7 +35,7 @@ def test_builtins_come_through_entry_points():
         if r.cls.name in BUILTIN.get(kind, ()):
             assert r.package == "bitextforge"
             assert r.plugin in ("basic_filters", "weighters", "quality", "evaluation", "nmt",
-                                "erg", "bilingual")
+                                "erg", "bilingual", "lexical")
 
 
 def _plugin_with(cls, hook="register_filters"):

@@ -116,8 +116,11 @@ class AlignmentRecoveryEvaluator(Evaluator):
 
     Measures as in ``bilingual_similarity.v1`` (cosine, euclidean, csls, margin, mlp) plus
     ``levenshtein``, the character edit distance baseline of the paper's Table 1 (needs no
-    model). Reads the run's final corpus, or the files ``src``/``tgt`` when given. Per-sentence
-    errors are kept as items (1 = wrong) for significance tests.
+    model), and the word-level scores of the lexical plugin, ``lexical_coverage`` and
+    ``lexical_translation`` (options under ``lexical``, as that filter's ``with:``; a CSLS-style
+    correction with ``k`` neighbours unless ``lexical_csls`` is false). Reads the run's final
+    corpus, or the files ``src``/``tgt`` when given. Per-sentence errors are kept as items
+    (1 = wrong) for significance tests.
     """
 
     name = "alignment_recovery.v1"
@@ -127,10 +130,15 @@ class AlignmentRecoveryEvaluator(Evaluator):
 
         model: str | None = Field(None, description="Model directory from `bitextforge "
                                   "train-bilingual` (not needed for levenshtein).")
-        measure: Literal["cosine", "euclidean", "csls", "margin", "mlp", "levenshtein"] = Field(
+        measure: Literal["cosine", "euclidean", "csls", "margin", "mlp", "levenshtein",
+                         "lexical_coverage", "lexical_translation"] = Field(
             "cosine", description="Similarity used to pick partners.")
         k: int = Field(4, ge=1, description="Nearest neighbours for csls and margin.")
         mlp: str | None = Field(None, description="MLP similarity file (measure: mlp).")
+        lexical: dict | None = Field(None, description="Options of lexical_coverage.v1 or "
+                                     "lexical_translation.v1 for the measures of the same name.")
+        lexical_csls: bool = Field(True, description="Apply the CSLS-style correction to the "
+                                   "lexical measures' score matrix.")
         src: str | None = Field(None, description="Source test file (plain or .gz) instead of "
                                 "the corpus's src column.")
         tgt: str | None = Field(None, description="Target test file, line-aligned with src.")
@@ -145,8 +153,33 @@ class AlignmentRecoveryEvaluator(Evaluator):
             raise ComponentError(f"{self.name}: give both `src` and `tgt`, or neither (then the "
                                  f"run's corpus is used)")
         self.model = self.mlp = None
-        if c.measure != "levenshtein":
+        lexical = c.measure.startswith("lexical_")
+        if bool(c.lexical) != lexical:
+            raise ComponentError(f"{self.name}: `lexical` options go with measure "
+                                 f"lexical_coverage or lexical_translation, and those measures "
+                                 f"need them (measure is {c.measure!r})")
+        if lexical:
+            self._check_lexical()
+        elif c.measure != "levenshtein":
             self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name)
+
+    def _check_lexical(self) -> None:
+        """Validate the ``lexical`` options against the matching filter's Config now, not after
+        the run."""
+        from pydantic import ValidationError
+
+        from bitextforge.plugins.lexical.components import (LexicalCoverageFilter,
+                                                             LexicalTranslationFilter)
+
+        cls = (LexicalCoverageFilter if self.config.measure == "lexical_coverage"
+               else LexicalTranslationFilter)
+        try:
+            cls.Config(**self.config.lexical)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(x) for x in err["loc"])
+            raise ComponentError(f"{self.name}: lexical.{where}: {err['msg']} (options of "
+                                 f"{cls.name})") from None
 
     def texts(self, corpus) -> tuple[list[str], list[str]]:
         """The test pairs: the files of the config, or the corpus columns."""
@@ -173,6 +206,20 @@ class AlignmentRecoveryEvaluator(Evaluator):
         if c.measure == "levenshtein":
             res = levenshtein_errors(src, tgt, c.seed)
             embed_s = 0.0
+        elif c.measure.startswith("lexical_"):
+            import numpy as np
+
+            from bitextforge.plugins.lexical.components import lexical_matrix
+            from bitextforge.plugins.lexical.coverage import csls
+
+            from .similarity import recovery_errors
+
+            perm = np.random.default_rng(c.seed).permutation(len(tgt))
+            M = lexical_matrix(c.measure, c.lexical, src, [tgt[j] for j in perm])
+            if c.lexical_csls:
+                M = csls(M, c.k)
+            embed_s = time.perf_counter() - t0
+            res = recovery_errors(M.argmax(axis=1), M.argmax(axis=0), perm)
         else:
             a = self.model.embed(src, "src")
             b = self.model.embed(tgt, "tgt")

@@ -1,0 +1,33 @@
+"""WMT-style lexical filtering signals: dictionary coverage (``lexical_coverage.v1``), IBM-1
+lexical translation scores (``lexical_translation.v1``) and the trainer of their tables
+(``lexical_translation_model.v1``), after hunalign (Varga et al. 2005) and bicleaner
+(Sánchez-Cartagena et al. 2018), with eflomal alignments (Östling & Tiedemann 2017); and a pair
+classifier trained on synthetic noise (``pair_classifier.v1`` and ``pair_classifier_model.v1``,
+after bicleaner-ai, Zaragoza-Bernabeu et al. 2022) whose features are the project's own scores.
+
+Registering imports no heavy library; scipy, snowballstemmer and eflomal load when a component is
+built.
+"""
+
+import bitextforge
+
+from .components import LexicalCoverageFilter, LexicalTranslationFilter
+from .pair_classifier import PairClassifierFilter
+
+
+@bitextforge.hookimpl
+def register_filters(register):
+    """Register lexical_coverage.v1, lexical_translation.v1 and pair_classifier.v1."""
+    register(LexicalCoverageFilter)
+    register(LexicalTranslationFilter)
+    register(PairClassifierFilter)
+
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    """Register lexical_translation_model.v1 and pair_classifier_model.v1."""
+    from .components import LexicalTranslationTrainer
+    from .pair_classifier import PairClassifierTrainer
+
+    register(LexicalTranslationTrainer)
+    register(PairClassifierTrainer)

@@ -1,0 +1,101 @@
+"""A bilingual word lexicon read from a dictionary of entry pairs, such as the Ding German-English
+dictionary (TU Chemnitz) that ``../shared/data/deen-train-pool/ding-trans-de-en-1.9-6-lexicon``
+holds as ``subentry_pairs.de-en.tsv.gz`` (``line_no<TAB>de<TAB>en``, ``;``-separated synonyms).
+
+Each entry is cleaned the way hunalign and bicleaner use such dictionaries as word lists: the
+grammar and domain notes in brackets go, the placeholders ``etw.``/``jdn.``/``sth.``/``sb.`` and the
+English infinitive ``to`` go, every synonym is paired with every synonym of the other side, and
+short entries (``max_words`` words a side at most) give word pairs: every word of one side with
+every word of the other.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from bitextforge import InputError
+from bitextforge.corpus import read_lines
+
+from .words import Words
+
+_NOTES = re.compile(r"\([^)]*\)|\{[^}]*\}|\[[^\]]*\]|<[^>]*>")
+#: placeholders of Ding entries that stand for any object, not for a word of the sentence
+_PLACEHOLDERS = {"etw", "jdn", "jdm", "jds", "jd", "sth", "sb", "sb's", "one's", "oneself",
+                 "sich", "etw.", "jdn.", "jdm.", "jds.", "sth.", "sb."}
+
+
+def _clean(phrase: str, lang: str) -> str:
+    text = _NOTES.sub(" ", phrase).replace("/", " ")
+    words = [w for w in text.split() if w.lower().strip(".,") not in _PLACEHOLDERS]
+    if lang == "en" and words and words[0].lower() == "to" and len(words) > 1:
+        words = words[1:]
+    return " ".join(words)
+
+
+def read_entries(path: str | Path, columns: tuple[int, int] = (1, 2)) -> list[tuple[str, str]]:
+    """The (first-language, second-language) synonym pairs of a TSV dictionary: every synonym of
+    one side with every synonym of the other, per line. ``columns`` are the 0-based fields of the
+    two languages (Ding's file has a line number first)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"dictionary {path} does not exist")
+    out = []
+    need = max(columns) + 1
+    for n, line in enumerate(read_lines(p), 1):
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) < need:
+            if not line.strip():
+                continue
+            raise InputError(f"{path}, line {n}: expected at least {need} tab-separated fields, "
+                             f"found {len(fields)}")
+        a_side, b_side = fields[columns[0]], fields[columns[1]]
+        a_syn = [s.strip() for s in a_side.split(";") if s.strip()]
+        b_syn = [s.strip() for s in b_side.split(";") if s.strip()]
+        out.extend((a, b) for a in a_syn for b in b_syn)
+    return out
+
+
+class Lexicon:
+    """Word translations in both directions: ``forward[w]`` is the set of second-language keys a
+    first-language key ``w`` translates to, ``backward`` the reverse."""
+
+    def __init__(self, pairs: set[tuple[str, str]]):
+        """Index the word-key pairs."""
+        self.pairs = pairs
+        self.forward: dict[str, set[str]] = {}
+        self.backward: dict[str, set[str]] = {}
+        for a, b in pairs:
+            self.forward.setdefault(a, set()).add(b)
+            self.backward.setdefault(b, set()).add(a)
+
+    def swapped(self) -> "Lexicon":
+        """The same lexicon read in the other direction."""
+        return Lexicon({(b, a) for a, b in self.pairs})
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def lexicon_pairs(entries: list[tuple[str, str]], words_a: Words, words_b: Words,
+                  max_words: int = 3) -> set[tuple[str, str]]:
+    """Word-key pairs of the entries with at most ``max_words`` words on each side (after
+    cleaning): every word of one side with every word of the other."""
+    pairs: set[tuple[str, str]] = set()
+    for a, b in entries:
+        ta = words_a.tokens(_clean(a, words_a.lang))
+        tb = words_b.tokens(_clean(b, words_b.lang))
+        if not ta or not tb or len(ta) > max_words or len(tb) > max_words:
+            continue
+        pairs.update((x, y) for x in ta for y in tb)
+    return pairs
+
+
+@functools.lru_cache(maxsize=4)
+def load_lexicon(path: str, langs: tuple[str, str], normalise: str, max_words: int,
+                 columns: tuple[int, int] = (1, 2)) -> Lexicon:
+    """The lexicon of a dictionary file, read once per process for each setting."""
+    entries = read_entries(path, columns)
+    words_a, words_b = Words(langs[0], normalise), Words(langs[1], normalise)
+    return Lexicon(lexicon_pairs(entries, words_a, words_b, max_words))

@@ -1,0 +1,322 @@
+"""A parallel-pair classifier trained without human labels (``pair_classifier_model.v1``) and the
+filter that applies it (``pair_classifier.v1``), in the manner of bicleaner-ai (Zaragoza-Bernabeu
+et al. 2022, *Bicleaner AI: Bicleaner goes neural*, section 3: clean pairs as positives and
+synthetic noise made from them as negatives) and of classic bicleaner's feature classifier
+(Sánchez-Cartagena et al. 2018), but with the project's own scores as features.
+
+Negatives are made from the clean pairs, one kind after another: ``misaligned`` (the target of
+another pair), ``shuffled`` (the target's words in random order), ``truncated`` (a side cut to
+30-70 % of its words), ``wrong_language`` (the two sides swapped, so each is in the other
+language), ``untranslated`` (the source copied as target) and ``numbers`` (a near-duplicate whose
+target numbers changed, or gained one). Features are a few surface measures computed here
+(lengths, length ratio, agreement of numbers and capitalised words, copied words, final
+punctuation) plus the score of every filter listed under ``features`` (any registered filter, built
+with its options: lexical coverage and translation scores, language ID, KenLM perplexity,
+bilingual similarity...). A scikit-learn histogram gradient boosting classifier learns P(clean).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bitextforge import ComponentError, Filter, InputError, Trainer
+
+NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
+FORMAT = "bitextforge-pair-classifier/1"
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"\w+")
+SURFACE = ("src_chars_log", "tgt_chars_log", "char_ratio_log", "word_ratio_log",
+           "numbers_agree", "numbers_jaccard", "caps_jaccard", "copied_words", "identical",
+           "final_punct_agree")
+
+
+class FeatureFilter(BaseModel):
+    """One filter whose score is a feature: its registered name and its options."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    filter: str = Field(description="Registered filter name, e.g. lexical_translation.v1.")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                  description="The filter's options.")
+
+
+def _jaccard(a: set, b: set) -> float:
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
+
+
+def surface_features(src: list[str], tgt: list[str]) -> np.ndarray:
+    """The surface measures of :data:`SURFACE` for each pair."""
+    out = np.zeros((len(src), len(SURFACE)), dtype=np.float32)
+    for r, (s, t) in enumerate(zip(src, tgt)):
+        s, t = s or "", t or ""
+        ns, nt = set(_NUMBER.findall(s)), set(_NUMBER.findall(t))
+        ws, wt = _WORD.findall(s.lower()), _WORD.findall(t.lower())
+        cs = {w for w in _WORD.findall(s) if w[:1].isupper()}
+        ct = {w for w in _WORD.findall(t) if w[:1].isupper()}
+        copied = sum(1 for w in wt if w in set(ws)) / max(len(wt), 1)
+        fs, ft = s.strip()[-1:], t.strip()[-1:]
+        out[r] = (math.log1p(len(s)), math.log1p(len(t)),
+                  math.log((len(s) + 1) / (len(t) + 1)), math.log((len(ws) + 1) / (len(wt) + 1)),
+                  float(ns == nt), _jaccard(ns, nt), _jaccard(cs, ct), copied,
+                  float(s.strip() == t.strip()),
+                  float((not fs.isalnum()) == (not ft.isalnum()) and (fs == ft or fs.isalnum())))
+    return out
+
+
+def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGATIVES,
+                   seed: int = 1) -> tuple[list[str], list[str], list[str]]:
+    """One synthetic negative per clean pair, the kinds taken in turn; returns sources, targets
+    and the kind of each."""
+    if len(src) < 2:
+        raise InputError("pair classifier: need at least two clean pairs to make negatives")
+    rng = random.Random(seed)
+    ns, nt, nk = [], [], []
+    for i, (s, t) in enumerate(zip(src, tgt)):
+        kind = kinds[i % len(kinds)]
+        if kind == "misaligned":
+            j = rng.randrange(len(src) - 1)
+            s2, t2 = s, tgt[j if j < i else j + 1]
+        elif kind == "shuffled":
+            w = t.split()
+            if len(w) > 1:
+                orig = list(w)
+                for _ in range(5):  # a two-word sentence may shuffle back into itself
+                    rng.shuffle(w)
+                    if w != orig:
+                        break
+            s2, t2 = s, " ".join(w)
+        elif kind == "truncated":
+            side = rng.random() < 0.5
+            w = (s if side else t).split()
+            cut = " ".join(w[:max(1, int(len(w) * rng.uniform(0.3, 0.7)))])
+            s2, t2 = (cut, t) if side else (s, cut)
+        elif kind == "wrong_language":
+            s2, t2 = t, s
+        elif kind == "untranslated":
+            s2, t2 = s, s
+        elif kind == "numbers":
+            if _NUMBER.search(t):
+                t2 = _NUMBER.sub(lambda m: str(int(re.sub(r"\D", "", m.group())) +
+                                               rng.randint(1, 9)), t)
+            else:
+                w = t.split()
+                w.insert(rng.randrange(len(w) + 1), str(rng.randint(2, 2030)))
+                t2 = " ".join(w)
+            s2 = s
+        else:
+            raise ComponentError(f"unknown negative kind {kind!r}; choose from "
+                                 f"{', '.join(NEGATIVES)}")
+        ns.append(s2)
+        nt.append(t2)
+        nk.append(kind)
+    return ns, nt, nk
+
+
+class FeatureScorer:
+    """Builds the feature filters once and turns pairs into feature rows."""
+
+    def __init__(self, specs: list[FeatureFilter]):
+        """Build each listed filter through the registry."""
+        from bitextforge.registry import get_registry
+
+        reg = get_registry()
+        self.filters = []
+        self.names = list(SURFACE)
+        for n, spec in enumerate(specs):
+            cls = reg.get("filter", spec.filter)
+            self.filters.append(cls(cls.Config(**spec.with_)))
+            # one filter may be a feature twice with different options
+            self.names.append(spec.filter if spec.filter not in self.names
+                              else f"{spec.filter}#{n}")
+
+    def features(self, src: list[str], tgt: list[str], batch: int = 2000) -> np.ndarray:
+        """One row per pair: the surface measures, then each filter's score (inf and NaN are
+        replaced by finite extremes; the classifier needs numbers)."""
+        cols = [surface_features(src, tgt)]
+        for f in self.filters:
+            vals = []
+            for s in range(0, len(src), batch):
+                vals.extend(f.score({"src": src[s:s + batch], "tgt": tgt[s:s + batch]}))
+            cols.append(np.asarray(vals, dtype=np.float64)[:, None])
+        X = np.hstack(cols).astype(np.float64)
+        return np.nan_to_num(X, nan=-1e3, posinf=1e3, neginf=-1e3)
+
+    def close(self):
+        """Close the filters."""
+        for f in self.filters:
+            f.close()
+
+
+def _validate_specs(specs: list[FeatureFilter]) -> None:
+    from pydantic import ValidationError
+
+    from bitextforge import RegistryError
+    from bitextforge.registry import get_registry
+
+    reg = get_registry()
+    for n, spec in enumerate(specs):
+        try:
+            cls = reg.get("filter", spec.filter)
+        except RegistryError as e:
+            raise ValueError(f"features[{n}].filter: {e}") from None
+        if cls.name == PairClassifierFilter.name:
+            raise ValueError(f"features[{n}]: {cls.name} cannot be its own feature")
+        try:
+            cls.Config(**spec.with_)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(x) for x in err["loc"])
+            raise ValueError(f"features[{n}].with.{where}: {err['msg']} (options of "
+                             f"{cls.name})") from None
+
+
+class PairClassifierTrainer(Trainer):
+    """Train ``pair_classifier.v1``'s model from clean pairs alone: synthetic negatives made from
+    them, the surface measures and the listed filters' scores as features, a histogram gradient
+    boosting classifier. A held-out share of the pairs (and their negatives) gives the ROC-AUC
+    written to ``<output>.json``."""
+
+    name = "pair_classifier_model.v1"
+
+    class Config(Trainer.Config):
+        """Options of pair_classifier_model.v1."""
+
+        corpus: list[str] = Field(min_length=1, description="Clean parallel files, "
+                                  "src<TAB>tgt per line (.gz ok).")
+        limit: int | None = Field(20000, ge=2, description="Use at most this many clean pairs, "
+                                  "drawn evenly from the files in order.")
+        features: list[FeatureFilter] = Field(default_factory=list, description="Filters whose "
+                                              "scores are features (filter + with), beside the "
+                                              "built-in surface measures.")
+        negatives: list[Literal[NEGATIVES]] = Field(list(NEGATIVES), min_length=1,
+                                                    description="Kinds of synthetic negatives, "
+                                                    "taken in turn.")
+        held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
+                                "report ROC-AUC (0: none).")
+        seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
+
+        @model_validator(mode="after")
+        def _features_valid(self):
+            _validate_specs(self.features)
+            return self
+
+    def outputs(self):
+        """The model and its facts file."""
+        out = Path(self.config.output)
+        return [out, out.with_name(out.name + ".json")]
+
+    def train(self):
+        """Make negatives, score features, fit and save."""
+        import joblib
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.metrics import roc_auc_score
+
+        from .tables import read_tsv_pairs
+
+        c = self.config
+        t0 = time.perf_counter()
+        src, tgt = [], []
+        per_file = None if c.limit is None else max(1, c.limit // len(c.corpus))
+        for path in c.corpus:
+            s, t = read_tsv_pairs([path])
+            keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()]
+            if per_file is not None and len(keep) > per_file:
+                step = len(keep) / per_file
+                keep = [keep[int(k * step)] for k in range(per_file)]
+            src += [a for a, _ in keep]
+            tgt += [b for _, b in keep]
+        rng = np.random.default_rng(c.seed)
+        order = rng.permutation(len(src))
+        src, tgt = [src[i] for i in order], [tgt[i] for i in order]
+        ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed)
+        scorer = FeatureScorer(c.features)
+        try:
+            X = scorer.features(src + ns, tgt + nt)
+        finally:
+            scorer.close()
+        y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
+        n_dev = int(len(src) * c.held_out)
+        dev = np.zeros(len(y), bool)
+        dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
+        clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=c.seed)
+        clf.fit(X[~dev], y[~dev])
+        # every option written out, so a later change of a filter's defaults cannot change what
+        # the saved model's features mean
+        filled = [{"filter": f.name, "with": f.config.model_dump(mode="json")}
+                  for f in scorer.filters]
+        facts = {"format": FORMAT, "features": filled,
+                 "feature_names": scorer.names, "negatives": list(c.negatives),
+                 "clean_pairs": len(src), "train_rows": int((~dev).sum())}
+        if n_dev:
+            p = clf.predict_proba(X[dev])[:, 1]
+            facts["held_out_roc_auc"] = round(float(roc_auc_score(y[dev], p)), 4)
+            kd = np.array(kinds[:n_dev])
+            pos = p[:n_dev]
+            facts["held_out_roc_auc_by_kind"] = {
+                k: round(float(roc_auc_score(np.r_[np.ones(n_dev), np.zeros((kd == k).sum())],
+                                             np.r_[pos, p[n_dev:][kd == k]])), 4)
+                for k in c.negatives if (kd == k).any()}
+        facts["seconds"] = round(time.perf_counter() - t0, 1)
+        out = Path(c.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        joblib.dump({"format": FORMAT, "model": clf, "features": facts["features"],
+                     "feature_names": scorer.names}, out)
+        out.with_name(out.name + ".json").write_text(json.dumps(facts, indent=2) + "\n",
+                                                     encoding="utf-8")
+        return {k: v for k, v in facts.items() if k != "features"}
+
+
+class PairClassifierFilter(Filter):
+    """P(clean pair) under a classifier trained by ``pair_classifier_model.v1``, in [0, 1]. The
+    model file names its feature filters and their options; they are built again here, so the
+    files they read (dictionary, tables, LMs) must still be where they were."""
+
+    name = "pair_classifier.v1"
+    # not cached by default: a lexical_coverage.v1 feature takes its IDF weights from the batch
+    cache_scores = False
+
+    class Config(Filter.Config):
+        """Options of pair_classifier.v1."""
+
+        model: str = Field(description="Model file written by pair_classifier_model.v1.")
+
+    def __init__(self, config=None):
+        """Load the classifier and build its feature filters once."""
+        import joblib
+
+        super().__init__(config)
+        p = Path(self.config.model)
+        if not p.exists():
+            raise ComponentError(f"{self.name}: model {p} does not exist; train it with "
+                                 f"pair_classifier_model.v1")
+        data = joblib.load(p)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ComponentError(f"{self.name}: {p} is not a pair classifier model ({FORMAT})")
+        self.clf = data["model"]
+        self.scorer = FeatureScorer([FeatureFilter(**f) for f in data["features"]])
+        self.feature_names = data["feature_names"]
+
+    def score(self, batch):
+        """One probability per row."""
+        src = ["" if t is None else t for t in batch["src"]]
+        tgt = ["" if t is None else t for t in batch["tgt"]]
+        if not src:
+            return []
+        return self.clf.predict_proba(self.scorer.features(src, tgt))[:, 1].tolist()
+
+    def manifest_info(self):
+        """The model file and its features."""
+        return {"model": self.config.model, "features": self.feature_names}
+
+    def close(self):
+        """Close the feature filters."""
+        self.scorer.close()

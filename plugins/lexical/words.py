@@ -1,0 +1,104 @@
+"""Word tokenisation for the lexical scores: lowercased word tokens, optionally reduced to Snowball
+stems (the ``snowballstemmer`` package, Porter's Snowball stemmers for German and English), and the
+sparse bag-of-words matrices that let one matrix product score every source sentence against every
+target sentence.
+
+Dictionary entries, aligner input and scored sentences all go through the same :class:`Words`, so
+a dictionary form and a sentence form of a word meet on the same key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Literal, Sequence
+
+import numpy as np
+
+from bitextforge import ComponentError
+
+#: words are runs of letters and digits, kept whole across inner hyphens, apostrophes and digit
+#: separators ("E-Mail", "don't", "10.000"), so numbers and compounds stay one token
+WORD = re.compile(r"\w+(?:[-'’.,]\w+)*")
+
+Normalise = Literal["lowercase", "stem"]
+NORMALISE = ("lowercase", "stem")
+
+
+class Words:
+    """Turns text of one language into the word keys the lexical tables use."""
+
+    def __init__(self, lang: str, normalise: str = "lowercase"):
+        """``lang`` is an ISO 639-1 code (``de``, ``en``, ...); ``normalise`` is ``lowercase`` or
+        ``stem`` (lowercase, then the Snowball stemmer of ``lang``)."""
+        if normalise not in NORMALISE:
+            raise ComponentError(f"unknown word normalisation {normalise!r}; choose one of "
+                                 f"{', '.join(NORMALISE)}")
+        self.lang = lang
+        self.normalise = normalise
+        self._stem = None
+        self._cache: dict[str, str] = {}
+        if normalise == "stem":
+            import snowballstemmer
+
+            names = {"de": "german", "en": "english", "fr": "french", "cs": "czech",
+                     "es": "spanish", "it": "italian", "nl": "dutch", "pt": "portuguese"}
+            if lang not in names:
+                raise ComponentError(f"no Snowball stemmer for language {lang!r}; use "
+                                     f"normalise: lowercase")
+            self._stem = snowballstemmer.stemmer(names[lang])
+
+    def key(self, word: str) -> str:
+        """The key of one (already lowercased) word."""
+        if self._stem is None:
+            return word
+        k = self._cache.get(word)
+        if k is None:
+            # digits are names and numbers, not inflected words
+            k = word if any(ch.isdigit() for ch in word) else self._stem.stemWord(word)
+            self._cache[word] = k
+        return k
+
+    def tokens(self, text: str | None) -> list[str]:
+        """The word keys of ``text`` in order (empty for None)."""
+        if not text:
+            return []
+        return [self.key(w) for w in WORD.findall(text.lower())]
+
+
+class Vocab:
+    """A word-to-index table that grows while building and is frozen for scoring."""
+
+    def __init__(self, words: Iterable[str] = ()):
+        """Index ``words`` in order."""
+        self.index: dict[str, int] = {}
+        self.words: list[str] = []
+        for w in words:
+            self.add(w)
+
+    def add(self, word: str) -> int:
+        """Index of ``word``, added when new."""
+        i = self.index.get(word)
+        if i is None:
+            i = self.index[word] = len(self.words)
+            self.words.append(word)
+        return i
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def bag_matrix(sentences: Sequence[Sequence[str]], vocab: Vocab, binary: bool = True):
+    """A CSR matrix with one row per tokenised sentence and one column per vocabulary word
+    (``binary``: 1 where the word occurs, else its count); words outside ``vocab`` are dropped."""
+    from scipy import sparse
+
+    rows, cols = [], []
+    for r, toks in enumerate(sentences):
+        ids = {vocab.index[t] for t in toks if t in vocab.index} if binary else \
+            [vocab.index[t] for t in toks if t in vocab.index]
+        rows.extend([r] * len(ids))
+        cols.extend(ids)
+    data = np.ones(len(rows), dtype=np.float32)
+    m = sparse.csr_matrix((data, (rows, cols)), shape=(len(sentences), len(vocab)))
+    m.sum_duplicates()
+    return m
