@@ -17,9 +17,8 @@ fine-tunes the whole encoder under a fresh two-class head
 (``transformers.AutoModelForSequenceClassification``, the pair as one sequence) with AdamW and a
 linear learning-rate decay, as BET and Hugging Face's GLUE example do: about a hundred times slower
 here. The augmented pairs are the run's paraphrase rows (variant > 0) whose original pair is in
-the sample; the
-comparison uses Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``), since augmentation
-changes the spread of the scores as well as their mean.
+the sample; the comparison uses Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``), since
+augmentation changes the spread of the scores as well as their mean.
 """
 
 from __future__ import annotations
