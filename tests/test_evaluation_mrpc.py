@@ -48,13 +48,14 @@ def _labelled(pairs):
     return out
 
 
-def _corpus(tmp_path, originals, paraphrases):
-    """A run's corpus.tsv: the originals (variant 0) and tgt paraphrases (variant 1)."""
-    lines = ["id\tvariant\torigin\tsrc\ttgt\ttgt_original\tweight"]
+def _corpus(tmp_path, originals, paraphrases, scores=lambda i: 1.0):
+    """A run's corpus.tsv: the originals (variant 0) and tgt paraphrases (variant 1) with an
+    embedding_cosine score of ``scores(row number of the original)``."""
+    lines = ["id\tvariant\torigin\tsrc\ttgt\ttgt_original\tweight\tembedding_cosine"]
     for i, (a, b, _) in enumerate(originals):
-        lines.append(f"{i}\t0\tinput\t{a}\t{b}\t{b}\t1")
+        lines.append(f"{i}\t0\tinput\t{a}\t{b}\t{b}\t1\t1.0")
         for p in paraphrases.get((a, b), []):
-            lines.append(f"{i}\t1\troundtrip.v1\t{a}\t{p}\t{b}\t1")
+            lines.append(f"{i}\t1\troundtrip.v1\t{a}\t{p}\t{b}\t1\t{scores(i)}")
     (tmp_path / "corpus.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return CorpusView(tmp_path / "corpus.tsv")
 
@@ -84,9 +85,29 @@ def test_learns_paraphrases_and_compares_with_augmentation(tmp_path):
     from scipy.stats import ttest_ind
 
     p = ttest_ind(aug, base, equal_var=False).pvalue
-    assert nums["p_value.12"] == pytest.approx(1.0 if p != p else p)
-    assert nums["gain.12"] == pytest.approx(100 * (sum(aug) - sum(base)) / sum(base))
+    assert nums["p_value.augmented.12"] == pytest.approx(1.0 if p != p else p)
+    assert nums["gain.augmented.12"] == pytest.approx(100 * (sum(aug) - sum(base)) / sum(base))
     assert "augmented" in rep.summary and "Welch p" in rep.summary
+
+
+def test_thresholds_make_one_arm_each_and_the_gain_plot(tmp_path):
+    """Paraphrases of even-numbered pairs score 0.95, of odd ones 0.85: the 0.9 arm trains on
+    half of them, the 0.8 arm on all; the PNG of the gains is written."""
+    train = _labelled(PARAPHRASES[:8])
+    test = _labelled(PARAPHRASES[8:12])
+    extra = {(a, b): ["Reportedly, " + b[0].lower() + b[1:]] for a, b, _ in train}
+    corpus = _corpus(tmp_path, train, extra, scores=lambda i: 0.95 if i % 2 == 0 else 0.85)
+    png = tmp_path / "plots" / "f1-gain.png"
+    cfg = MrpcEvaluator.Config(train=_mrpc_file(tmp_path / "train.tsv", train),
+                               test=_mrpc_file(tmp_path / "test.tsv", test),
+                               sample_sizes=[16], seeds=2, epochs=5, thresholds=[0.8, 0.9],
+                               plot=str(png))
+    nums = MrpcEvaluator(cfg).evaluate(corpus).numbers
+    assert nums["aug>=0.8.16.pairs_mean"] == 32 and nums["aug>=0.9.16.pairs_mean"] == 24
+    assert "gain.aug>=0.9.16" in nums and "p_value.aug>=0.8.16" in nums
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(InputError, match="score column 'cosine'"):
+        MrpcEvaluator(cfg.model_copy(update={"score_column": "cosine"})).evaluate(corpus)
 
 
 def test_without_paraphrase_rows_only_the_baseline(tmp_path):

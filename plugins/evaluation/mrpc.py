@@ -236,32 +236,51 @@ class MrpcEvaluator(Evaluator):
         max_length: int = Field(128, ge=8, description="full: tokens per encoded pair (longer "
                                                        "pairs are truncated).")
         threads: int | None = Field(None, ge=1, description="torch threads; default torch's.")
+        thresholds: list[float] = Field(default_factory=list, description="One augmented arm per "
+                                        "threshold T, with the paraphrases whose score_column is "
+                                        "at least T (BET: 0, 0.8, 0.9, 0.95); empty: one arm "
+                                        "with every paraphrase.")
+        score_column: str = Field("embedding_cosine", description="Corpus column the thresholds "
+                                  "apply to (the embedding_cosine.v1 step's score).")
+        plot: str | None = Field(None, description="Write a PNG of the F1 gain (BET eq. 3, "
+                                 "Figure 6) per sample size and arm to this path.")
 
     def _augmented(self, corpus, train_keys: dict) -> tuple[dict, int]:
-        """Paraphrase pairs of the corpus grouped by the key of the MRPC pair they come from."""
+        """Paraphrase pairs (a, b, score) of the corpus grouped by the key of the MRPC pair they
+        come from; score is the score_column's value when thresholds are set, else 0."""
         cols = corpus.columns
         if "variant" not in cols or not any(v > 0 for v in corpus.column("variant")):
             return {}, 0
         variant = corpus.column("variant")
+        if self.config.thresholds:
+            if self.config.score_column not in cols:
+                raise InputError(f"{self.name}: thresholds need the score column "
+                                 f"{self.config.score_column!r}, which is not in the corpus; "
+                                 f"columns are {', '.join(cols)} (set score_column)")
+            score = [float(x) if x not in ("", None) else float("nan")
+                     for x in corpus.column(self.config.score_column)]
+        else:
+            score = [0.0] * len(variant)
         src, tgt = corpus.column("src"), corpus.column("tgt")
         osrc = corpus.column("src_original") if "src_original" in cols else src
         otgt = corpus.column("tgt_original") if "tgt_original" in cols else tgt
-        by_key: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        by_key: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
         unmatched = 0
-        for v, a, b, oa, ob in zip(variant, src, tgt, osrc, otgt):
+        for v, a, b, oa, ob, sc in zip(variant, src, tgt, osrc, otgt, score):
             if v <= 0:
                 continue
             k = _key(str(oa), str(ob))
             if k in train_keys:
-                by_key.setdefault(k, []).append((str(a), str(b)))
+                by_key.setdefault(k, []).append((str(a), str(b), sc))
             else:
                 unmatched += 1
         return by_key, unmatched
 
     def evaluate(self, corpus) -> Report:
-        """Numbers ``<arm>.<N>.<metric>_mean`` / ``_std`` for arm baseline (and augmented),
-        metric f1 / precision / recall; ``augmented.<N>.pairs_mean``; ``gain.<N>`` (the paper's
-        eq. 3, percent) and ``p_value.<N>`` (Welch). Per-seed F1 in the items."""
+        """Numbers ``<arm>.<N>.<metric>_mean`` / ``_std`` for arm baseline and the augmented
+        arms (``augmented``, or ``aug>=<T>`` per threshold), metric f1 / precision / recall /
+        accuracy / pairs; ``gain.<arm>.<N>`` (the paper's eq. 3, percent) and
+        ``p_value.<arm>.<N>`` (Welch). Per-seed F1 in the items."""
         import numpy as np
         import torch
         from scipy.stats import ttest_ind
@@ -275,7 +294,10 @@ class MrpcEvaluator(Evaluator):
                              f"{len(train)} pairs of {c.train}")
         train_keys = {_key(a, b): y for a, b, y in train}
         by_key, unmatched = (self._augmented(corpus, train_keys) if c.augment else ({}, 0))
-        arms = ["baseline"] + (["augmented"] if by_key else [])
+        # arm name -> the lowest score a paraphrase needs to join the training sample
+        aug_arms = ({f"aug>={t:g}": t for t in c.thresholds} if c.thresholds
+                    else {"augmented": -float("inf")})
+        arms = ["baseline"] + (list(aug_arms) if by_key else [])
         before = torch.get_num_threads()
         if c.threads:
             torch.set_num_threads(c.threads)
@@ -296,10 +318,11 @@ class MrpcEvaluator(Evaluator):
                 runs: dict[str, dict[str, list[float]]] = {a: {} for a in arms}
                 for seed in range(c.first_seed, c.first_seed + c.seeds):
                     sample = random.Random(seed).sample(train, n)
-                    extra = [(a, b, y) for s1, s2, y in sample
-                             for a, b in by_key.get(_key(s1, s2), [])]
+                    extra = [(a, b, y, sc) for s1, s2, y in sample
+                             for a, b, sc in by_key.get(_key(s1, s2), [])]
                     for arm in arms:
-                        data = sample + extra if arm == "augmented" else sample
+                        data = sample + ([(a, b, y) for a, b, y, sc in extra
+                                          if sc >= aug_arms[arm]] if arm in aug_arms else [])
                         m = trainer.train_and_test(data, test, seed)
                         m["pairs"] = float(len(data))
                         for k, v in m.items():
@@ -309,18 +332,48 @@ class MrpcEvaluator(Evaluator):
                         numbers[f"{arm}.{n}.{k}_mean"] = float(np.mean(vals))
                         numbers[f"{arm}.{n}.{k}_std"] = float(np.std(vals, ddof=1))
                     items[f"{arm}.{n}.f1"] = runs[arm]["f1"]
-                if "augmented" in runs:
-                    base, aug = runs["baseline"]["f1"], runs["augmented"]["f1"]
-                    numbers[f"gain.{n}"] = 100 * (np.mean(aug) - np.mean(base)) / np.mean(base)
+                base = runs["baseline"]["f1"]
+                for arm in arms[1:]:
+                    aug = runs[arm]["f1"]
+                    numbers[f"gain.{arm}.{n}"] = (100 * (np.mean(aug) - np.mean(base))
+                                                  / max(np.mean(base), 1e-9))
                     with warnings.catch_warnings():  # equal constant scores: NaN, handled below
                         warnings.simplefilter("ignore", RuntimeWarning)
                         p = ttest_ind(aug, base, equal_var=False).pvalue
                     # identical constant scores in both arms: no evidence of a difference
-                    numbers[f"p_value.{n}"] = 1.0 if np.isnan(p) else float(p)
+                    numbers[f"p_value.{arm}.{n}"] = 1.0 if np.isnan(p) else float(p)
         finally:
             torch.set_num_threads(before)
         numbers["seconds"] = time.perf_counter() - t0
+        if c.plot and len(arms) > 1:
+            self._plot(numbers, arms[1:])
         return Report(numbers=numbers, items=items, summary=self._summary(numbers, arms))
+
+    def _plot(self, numbers: dict, arms: list[str]) -> None:
+        """F1 gain in percent against the sample size, one line per augmented arm (BET Fig. 6);
+        written beside and then moved over the target, so no half-written PNG is left."""
+        import os
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        sizes = self.config.sample_sizes
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for arm in arms:
+            ax.plot(sizes, [numbers[f"gain.{arm}.{n}"] for n in sizes], marker="o", label=arm)
+        ax.axhline(0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xlabel("MRPC training sample size")
+        ax.set_ylabel("F1 gain over the baseline (%)")
+        ax.set_title(f"mrpc.v1: {self.config.seeds} seeds per point")
+        ax.legend()
+        target = Path(self.config.plot)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".part")
+        fig.savefig(tmp, format="png", dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        os.replace(tmp, target)
 
     def _summary(self, numbers: dict, arms: list[str]) -> str:
         c = self.config
@@ -328,15 +381,17 @@ class MrpcEvaluator(Evaluator):
                  f"{int(numbers['paraphrase_rows'])} paraphrase rows matched to MRPC train"
                  + (f", {int(numbers['unmatched_paraphrase_rows'])} not" if
                     numbers["unmatched_paraphrase_rows"] else ""),
-                 f"{'N':>5} {'arm':<10} {'pairs':>6} {'F1':>13} {'precision':>13} {'recall':>13}"
+                 f"{'N':>5} {'arm':<{max(len(a) for a in arms)}} {'pairs':>6} {'F1':>13} {'precision':>13} {'recall':>13}"
                  + ("  gain%  Welch p" if len(arms) > 1 else "")]
+        width = max(len(a) for a in arms)
         for n in c.sample_sizes:
             for arm in arms:
                 def ms(k: str) -> str:
                     return f"{numbers[f'{arm}.{n}.{k}_mean']:.3f}±{numbers[f'{arm}.{n}.{k}_std']:.3f}"
-                line = (f"{n:>5} {arm:<10} {numbers[f'{arm}.{n}.pairs_mean']:>6.0f} {ms('f1'):>13} "
-                        f"{ms('precision'):>13} {ms('recall'):>13}")
-                if arm == "augmented":
-                    line += f"  {numbers[f'gain.{n}']:+5.1f}  {numbers[f'p_value.{n}']:.4f}"
+                line = (f"{n:>5} {arm:<{width}} {numbers[f'{arm}.{n}.pairs_mean']:>6.0f} "
+                        f"{ms('f1'):>13} {ms('precision'):>13} {ms('recall'):>13}")
+                if arm != "baseline":
+                    line += (f"  {numbers[f'gain.{arm}.{n}']:+5.1f}  "
+                             f"{numbers[f'p_value.{arm}.{n}']:.4f}")
                 lines.append(line)
         return "\n".join(lines)
