@@ -62,8 +62,8 @@ def _key(a: str, b: str) -> tuple[str, str]:
 
 class FrozenEncoderTrainer:
     """Trains an MLP over (cos(u, v), |u - v|, u * v) of frozen sentence embeddings (after
-    Sentence-BERT's classification objective, Reimers & Gurevych 2019) and scores it on a test set. Embeddings are
-    computed once per distinct sentence and reused by every run."""
+    Sentence-BERT's classification objective, Reimers & Gurevych 2019) and scores it on a test
+    set. Embeddings are computed once per distinct sentence and reused by every run."""
 
     def __init__(self, model: str | None, *, epochs: int, batch_size: int, lr: float,
                  hidden: int = 256):
@@ -377,17 +377,18 @@ class MrpcEvaluator(Evaluator):
 
     def _summary(self, numbers: dict, arms: list[str]) -> str:
         c = self.config
+        width = max(len(a) for a in arms)
         lines = [f"MRPC test ({int(numbers['test_pairs'])} pairs), {c.seeds} seeds, mean ± sd; "
                  f"{int(numbers['paraphrase_rows'])} paraphrase rows matched to MRPC train"
                  + (f", {int(numbers['unmatched_paraphrase_rows'])} not" if
                     numbers["unmatched_paraphrase_rows"] else ""),
-                 f"{'N':>5} {'arm':<{max(len(a) for a in arms)}} {'pairs':>6} {'F1':>13} {'precision':>13} {'recall':>13}"
-                 + ("  gain%  Welch p" if len(arms) > 1 else "")]
-        width = max(len(a) for a in arms)
+                 f"{'N':>5} {'arm':<{width}} {'pairs':>6} {'F1':>13} {'precision':>13} "
+                 f"{'recall':>13}" + ("  gain%  Welch p" if len(arms) > 1 else "")]
         for n in c.sample_sizes:
             for arm in arms:
                 def ms(k: str) -> str:
-                    return f"{numbers[f'{arm}.{n}.{k}_mean']:.3f}±{numbers[f'{arm}.{n}.{k}_std']:.3f}"
+                    mean, sd = numbers[f"{arm}.{n}.{k}_mean"], numbers[f"{arm}.{n}.{k}_std"]
+                    return f"{mean:.3f}±{sd:.3f}"
                 line = (f"{n:>5} {arm:<{width}} {numbers[f'{arm}.{n}.pairs_mean']:>6.0f} "
                         f"{ms('f1'):>13} {ms('precision'):>13} {ms('recall'):>13}")
                 if arm != "baseline":

@@ -8,7 +8,8 @@ similarities with human semantic-similarity judgements: better pairs, higher Pea
 The encoders are the papers' WORD (the average of word embeddings) and TRIGRAM (the average of
 character-trigram embeddings). Training minimises the margin loss of Wieting et al. 2017, eq. 2,
 
-    max(0, delta - cos(g(s1), g(s2)) + cos(g(s1), g(t1))) + max(0, delta - cos(g(s1), g(s2)) + cos(g(s2), g(t2)))
+    max(0, delta - cos(g(s1), g(s2)) + cos(g(s1), g(t1)))
+      + max(0, delta - cos(g(s1), g(s2)) + cos(g(s2), g(t2)))
 
 where t1 (t2) is the sentence most similar to s1 (s2) under the current model among the other
 pairs' sentences, chosen from a mega-batch of M mini-batches (ParaNMT section 4). Inputs are
@@ -313,7 +314,8 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         # read every benchmark before training, so a bad path fails in a second, not a minute
         benches = {name: read_similarity_set(path) for name, path in c.benchmarks.items()}
         if not benches:
-            raise InputError(f"{self.name}: benchmarks is empty; name at least one STS or SICK file")
+            raise InputError(f"{self.name}: benchmarks is empty; name at least one STS or SICK "
+                             f"file")
         pairs = self._pairs(corpus)
         numbers: dict[str, float] = {"pairs": float(len(pairs))}
         before = torch.get_num_threads()
