@@ -18,7 +18,7 @@ BUILTIN = {
                "lexical_translation.v1", "pair_classifier.v1"},
     "weighter": {"distributed.v1", "first.v1", "varying.v1", "sentence_weights.v1"},
     "evaluator": {"bleu.v1", "chrf.v1", "corpus_stats.v1", "label_auc.v1",
-                  "alignment_recovery.v1"},
+                  "alignment_recovery.v1", "paraphrastic_embeddings.v1", "mrpc.v1"},
 }
 
 

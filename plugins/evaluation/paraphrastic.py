@@ -1,0 +1,343 @@
+"""Judge paraphrase pairs by the sentence embeddings they train (``paraphrastic_embeddings.v1``).
+
+Wieting, Mallinson & Gimpel 2017 (*Learning Paraphrastic Sentence Embeddings from Back-Translated
+Bitext*, sections 4-5) and Wieting & Gimpel 2018 (*ParaNMT-50M*, section 4) measure the quality of
+a set of paraphrase pairs by training simple sentence encoders on it and correlating their cosine
+similarities with human semantic-similarity judgements: better pairs, higher Pearson's r.
+
+The encoders are the papers' WORD (the average of word embeddings) and TRIGRAM (the average of
+character-trigram embeddings). Training minimises the margin loss of Wieting et al. 2017, eq. 2,
+
+    max(0, delta - cos(g(s1), g(s2)) + cos(g(s1), g(t1)))
+      + max(0, delta - cos(g(s1), g(s2)) + cos(g(s2), g(t2)))
+
+where t1 (t2) is the sentence most similar to s1 (s2) under the current model among the other
+pairs' sentences, chosen from a mega-batch of M mini-batches (ParaNMT section 4). Inputs are
+``torch.nn.EmbeddingBag`` mean bags (one call per update for the pairs and their negatives), fast on
+a CPU. Without PARAGRAM-SL999 (not on this
+machine) the embeddings start random, so absolute correlations sit below the papers'; differences
+between training sets are what this evaluator is for (``shuffled_baseline`` gives the floor).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from bitextforge import Evaluator, InputError, Report
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+DEFAULT_BENCHMARKS = {
+    "sts_dev": "../shared/data/stsbenchmark/sts-dev.csv",
+    "sts_test": "../shared/data/stsbenchmark/sts-test.csv",
+    "sick": "../shared/data/sick2014/SICK_test_annotated.txt",
+}
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased word and punctuation tokens (the papers train on tokenised, lowercased text)."""
+    return _TOKEN.findall(text.lower())
+
+
+def trigrams(tokens: list[str]) -> list[str]:
+    """Character trigrams of the space-joined sentence with a space at each end (Huang et al. 2013,
+    as ParaNMT's TRIGRAM model reads a sentence)."""
+    s = " " + " ".join(tokens) + " "
+    return [s[i:i + 3] for i in range(len(s) - 2)]
+
+
+def read_similarity_set(path: str) -> tuple[list[str], list[str], list[float]]:
+    """Sentence pairs and gold scores of an STS Benchmark file (tab-separated, score in field 5,
+    sentences in fields 6-7; extra fields ignored) or a SICK file (a header naming sentence_A,
+    sentence_B and relatedness_score). One clear error naming the file and line otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"paraphrastic_embeddings.v1: benchmark {path}: no such file")
+    lines = p.read_text(encoding="utf-8-sig").splitlines()
+    a, b, gold = [], [], []
+    header = lines[0].split("\t") if lines else []
+    if "relatedness_score" in header:
+        ia, ib, isc = (header.index("sentence_A"), header.index("sentence_B"),
+                       header.index("relatedness_score"))
+        start, fields = 1, None
+    else:
+        ia, ib, isc, start, fields = 5, 6, 4, 0, 7
+    for n, line in enumerate(lines[start:], start + 1):
+        if not line.strip():
+            continue
+        parts = line.rstrip("\r").split("\t")
+        if fields:
+            parts = parts[:fields]
+        try:
+            score = float(parts[isc])
+            a.append(parts[ia])
+            b.append(parts[ib])
+        except (IndexError, ValueError):
+            raise InputError(f"{path}:{n}: expected an STS Benchmark row (genre, file, year, id, "
+                             f"score, sentence 1, sentence 2) or a SICK row; got "
+                             f"{line[:60]!r}") from None
+        gold.append(score)
+    if len(gold) < 3:
+        raise InputError(f"{path}: {len(gold)} scored pairs; Pearson's r needs at least 3")
+    return a, b, gold
+
+
+class _Vocab:
+    """Feature ids (words or trigrams) seen in the training pairs; unseen features are dropped at
+    encoding time, since an untrained random vector would only add noise to the average."""
+
+    def __init__(self, features: Literal["word", "trigram"]):
+        self.features = features
+        self.ids: dict[str, int] = {}
+
+    def feats(self, text: str) -> list[str]:
+        toks = tokenize(text)
+        return toks if self.features == "word" else trigrams(toks)
+
+    def add(self, text: str) -> list[int]:
+        return [self.ids.setdefault(f, len(self.ids)) for f in self.feats(text)]
+
+    def lookup(self, text: str) -> list[int]:
+        return [i for i in (self.ids.get(f) for f in self.feats(text)) if i is not None]
+
+
+class _Averager:
+    """g(s): the mean of a sentence's feature embeddings, through one EmbeddingBag."""
+
+    def __init__(self, n_features: int, dim: int, seed: int):
+        import torch
+
+        gen = torch.Generator().manual_seed(seed)
+        self.bag = torch.nn.EmbeddingBag(n_features + 1, dim, mode="mean")
+        with torch.no_grad():
+            self.bag.weight.copy_(torch.empty(n_features + 1, dim).uniform_(-0.1, 0.1,
+                                                                            generator=gen))
+
+    def __call__(self, seqs: list):
+        """Embeddings of feature-id sequences (lists or 1-D LongTensors), one row each."""
+        import torch
+
+        # an empty sentence (no known feature) gets the all-zero padding row: cosine 0 to all
+        pad = torch.tensor([self.bag.num_embeddings - 1])
+        seqs = [torch.as_tensor(s, dtype=torch.long) if len(s) else pad for s in seqs]
+        lengths = torch.tensor([len(s) for s in seqs])
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths[:-1].cumsum(0)])
+        return self.bag(torch.cat(seqs), offsets)
+
+
+def _normalize(x):
+    import torch
+
+    return torch.nn.functional.normalize(x, dim=1, eps=1e-8)
+
+
+def train_averager(pairs: list[tuple[str, str]], features: Literal["word", "trigram"], *,
+                   dim: int, epochs: int, batch_size: int, megabatch: int, margin: float,
+                   lr: float, seed: int) -> tuple[_Vocab, _Averager]:
+    """Train a WORD or TRIGRAM averaging encoder on ``pairs`` with the margin loss and
+    mega-batch negatives (see the module docstring); returns the vocabulary and the encoder."""
+    import torch
+
+    torch.manual_seed(seed)
+    vocab = _Vocab(features)
+    left = [torch.tensor(vocab.add(a), dtype=torch.long) for a, _ in pairs]
+    right = [torch.tensor(vocab.add(b), dtype=torch.long) for _, b in pairs]
+    # the same text on two pairs is never the other's negative (it would be a paraphrase)
+    text_id: dict[str, int] = {}
+    lt = torch.tensor([text_id.setdefault(a.strip().lower(), len(text_id)) for a, _ in pairs])
+    rt = torch.tensor([text_id.setdefault(b.strip().lower(), len(text_id)) for _, b in pairs])
+    model = _Averager(len(vocab.ids), dim, seed)
+    # dense Adam, as the papers: SparseAdam was no faster here, since coalescing the tens of
+    # thousands of rows an update touches (400 sentences of ~100 trigrams) costs as much
+    opt = torch.optim.Adam(model.bag.parameters(), lr=lr)
+    rng = random.Random(seed)
+    order = list(range(len(pairs)))
+    mega = batch_size * megabatch
+    for _ in range(epochs):
+        rng.shuffle(order)
+        for m0 in range(0, len(order), mega):
+            idx = order[m0:m0 + mega]
+            n = len(idx)
+            if n < 2:
+                continue
+            with torch.no_grad():
+                e1 = _normalize(model([left[i] for i in idx]))
+                e2 = _normalize(model([right[i] for i in idx]))
+                pool = torch.cat([e1, e2])                      # candidates: both sides
+                pool_text = torch.cat([lt[idx], rt[idx]])
+                pair_of = torch.arange(n).repeat(2)
+                own = torch.arange(n)
+                blocked = (pair_of[None, :] == own[:, None]) \
+                    | (pool_text[None, :] == lt[idx][:, None]) \
+                    | (pool_text[None, :] == rt[idx][:, None])
+                s1 = (e1 @ pool.T).masked_fill(blocked, -math.inf)
+                s2 = (e2 @ pool.T).masked_fill(blocked, -math.inf)
+                neg1, neg2 = s1.argmax(1), s2.argmax(1)
+                # a pair whose every candidate is blocked has no negative: it contributes nothing
+                has1 = torch.isfinite(s1.max(1).values)
+                has2 = torch.isfinite(s2.max(1).values)
+            seqs = [left[i] for i in idx] + [right[i] for i in idx]
+            for b0 in range(0, n, batch_size):
+                b = list(range(b0, min(b0 + batch_size, n)))
+                k = len(b)
+                # one bag call for s1, s2, t1 and t2: one backward per update
+                g = _normalize(model([left[idx[i]] for i in b] + [right[idx[i]] for i in b]
+                                     + [seqs[j] for j in neg1[b].tolist()]
+                                     + [seqs[j] for j in neg2[b].tolist()]))
+                g1, g2, t1, t2 = g[:k], g[k:2 * k], g[2 * k:3 * k], g[3 * k:]
+                pos = (g1 * g2).sum(1)
+                loss = (torch.relu(margin - pos + (g1 * t1).sum(1)) * has1[b]
+                        + torch.relu(margin - pos + (g2 * t2).sum(1)) * has2[b]).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    return vocab, model
+
+
+def pearson_of(vocab: _Vocab, model: _Averager, a: list[str], b: list[str],
+               gold: list[float]) -> float:
+    """Pearson's r (scipy) between the encoder's cosine similarities and the gold scores."""
+    import torch
+    from scipy.stats import pearsonr
+
+    with torch.no_grad():
+        ea = _normalize(model([vocab.lookup(x) for x in a]))
+        eb = _normalize(model([vocab.lookup(x) for x in b]))
+        cos = (ea * eb).sum(1).tolist()
+    if len(set(cos)) < 2:
+        return 0.0  # constant predictions (nothing known): no correlation, not NaN
+    return float(pearsonr(cos, gold)[0])
+
+
+class ParaphrasticEmbeddingsEvaluator(Evaluator):
+    """Pearson's r on STS Benchmark and SICK of WORD / TRIGRAM sentence embeddings trained on the
+    run's paraphrase pairs (Wieting, Mallinson & Gimpel 2017, sections 4-5; Wieting & Gimpel 2018,
+    ParaNMT-50M, section 4).
+
+    The pairs are (``<side>_original``, ``<side>``) of the paraphrase rows when the run paraphrased
+    a side, else (src, tgt) of every row (a corpus of paraphrase pairs, such as MRPC's positives);
+    ``columns`` names two columns explicitly. ``max_pairs`` draws a fixed-size random sample so that
+    filters are compared at equal size, as the papers do. ``shuffled_baseline`` also trains on the
+    same sentences with the second side shuffled (no paraphrase signal), the floor any real
+    paraphrase data must clear.
+    """
+
+    name = "paraphrastic_embeddings.v1"
+
+    class Config(Evaluator.Config):
+        """Options of paraphrastic_embeddings.v1."""
+
+        models: list[Literal["word", "trigram"]] = Field(
+            ["word", "trigram"], min_length=1,
+            description="Encoders to train: word (word averaging, WORD) and/or trigram "
+                        "(character-trigram averaging, TRIGRAM).")
+        columns: list[str] | None = Field(
+            None, min_length=2, max_length=2,
+            description="The two text columns of a pair; default: <side>_original and <side> of "
+                        "paraphrase rows (variant > 0) when the corpus has them, else src and tgt.")
+        max_pairs: int | None = Field(
+            None, ge=2, description="Train on a random sample of this many pairs (the papers "
+                                    "compare data sets at 24,000 or 100,000 pairs); default all.")
+        benchmarks: dict[str, str] = Field(
+            default_factory=lambda: dict(DEFAULT_BENCHMARKS),
+            description="Name -> file of a similarity benchmark: STS Benchmark format (score in "
+                        "field 5, sentences in fields 6-7) or SICK (header with sentence_A, "
+                        "sentence_B, relatedness_score).")
+        dim: int = Field(300, ge=1, description="Embedding dimension (the papers: 300).")
+        epochs: int = Field(10, ge=1, description="Passes over the pairs (Wieting et al. 2017 "
+                                                  "tune 1-20; ParaNMT trains 5).")
+        batch_size: int = Field(100, ge=2, description="Mini-batch size (the papers: 100).")
+        megabatch: int = Field(20, ge=1, description="M: mini-batches pooled to choose negatives "
+                                                     "(ParaNMT Table 6: 1, 20, 40).")
+        margin: float = Field(0.4, gt=0, description="delta of the margin loss (the papers: 0.4).")
+        lr: float = Field(0.001, gt=0, description="Learning rate of Adam (the papers: "
+                                                   "0.001).")
+        shuffled_baseline: bool = Field(False, description="Also train on the pairs with the "
+                                        "second side shuffled and report those numbers as "
+                                        "shuffled.*.")
+        seed: int = Field(1234, description="Seed of sampling, initialisation and batch order.")
+        threads: int = Field(1, ge=1, description="torch threads while training. One is fastest "
+                             "for these small updates; more threads only wait on each other, "
+                             "ten times slower on a busy 2-core machine.")
+
+    def _pairs(self, corpus) -> list[tuple[str, str]]:
+        c = self.config
+        cols = corpus.columns
+        variant = None
+        if c.columns:
+            first, second = c.columns
+            missing = [x for x in c.columns if x not in cols]
+            if missing:
+                raise InputError(f"{self.name}: columns {missing} are not in the corpus; columns "
+                                 f"are {', '.join(cols)}")
+        else:
+            side = next((s for s in ("tgt", "src") if f"{s}_original" in cols), None)
+            if side:
+                first, second, variant = f"{side}_original", side, corpus.column("variant")
+            else:
+                first, second = "src", "tgt"
+        a = [str(x) for x in corpus.column(first)]
+        b = [str(x) for x in corpus.column(second)]
+        pairs = [(x, y) for k, (x, y) in enumerate(zip(a, b))
+                 if x.strip() and y.strip() and (variant is None or variant[k] > 0)]
+        if len(pairs) < 2:
+            raise InputError(f"{self.name}: {len(pairs)} non-empty pairs in columns {first}, "
+                             f"{second}; training needs at least 2")
+        if c.max_pairs is not None and len(pairs) > c.max_pairs:
+            pairs = random.Random(c.seed).sample(pairs, c.max_pairs)
+        return pairs
+
+    def _train_and_score(self, pairs, benches, prefix: str, numbers: dict) -> None:
+        c = self.config
+        for feats in c.models:
+            t0 = time.perf_counter()
+            vocab, model = train_averager(pairs, feats, dim=c.dim, epochs=c.epochs,
+                                          batch_size=c.batch_size, megabatch=c.megabatch,
+                                          margin=c.margin, lr=c.lr, seed=c.seed)
+            numbers[f"{prefix}{feats}.train_seconds"] = time.perf_counter() - t0
+            for name, (a, b, gold) in benches.items():
+                numbers[f"{prefix}{feats}.{name}"] = pearson_of(vocab, model, a, b, gold)
+
+    def evaluate(self, corpus) -> Report:
+        """Numbers ``<model>.<benchmark>`` (Pearson's r) and, with ``shuffled_baseline``,
+        ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``."""
+        import torch
+
+        c = self.config
+        # read every benchmark before training, so a bad path fails in a second, not a minute
+        benches = {name: read_similarity_set(path) for name, path in c.benchmarks.items()}
+        if not benches:
+            raise InputError(f"{self.name}: benchmarks is empty; name at least one STS or SICK "
+                             f"file")
+        pairs = self._pairs(corpus)
+        numbers: dict[str, float] = {"pairs": float(len(pairs))}
+        before = torch.get_num_threads()
+        torch.set_num_threads(c.threads)
+        try:
+            self._train_and_score(pairs, benches, "", numbers)
+            if c.shuffled_baseline:
+                seconds = [b for _, b in pairs]
+                random.Random(c.seed + 1).shuffle(seconds)
+                self._train_and_score([(a, b) for (a, _), b in zip(pairs, seconds)], benches,
+                                      "shuffled.", numbers)
+        finally:
+            torch.set_num_threads(before)
+        if c.shuffled_baseline:
+            for feats in c.models:
+                for name in benches:
+                    numbers[f"delta.{feats}.{name}"] = (numbers[f"{feats}.{name}"]
+                                                        - numbers[f"shuffled.{feats}.{name}"])
+        head = f"{'model':<18}" + "".join(f"{n:>10}" for n in benches)
+        lines = [f"{len(pairs)} pairs, {c.epochs} epochs, M={c.megabatch}; Pearson's r x 100", head]
+        for prefix in ("", "shuffled.") if c.shuffled_baseline else ("",):
+            for feats in c.models:
+                lines.append(f"{prefix + feats:<18}" + "".join(
+                    f"{100 * numbers[f'{prefix}{feats}.{n}']:>10.1f}" for n in benches))
+        return Report(numbers=numbers, summary="\n".join(lines))

@@ -1,0 +1,115 @@
+"""paraphrastic_embeddings.v1: WORD / TRIGRAM embeddings trained on real paraphrase pairs correlate
+with similarity judgements, trained on shuffled pairs they do not; the STS Benchmark and SICK
+readers; errors naming the file and line."""
+
+from __future__ import annotations
+
+import pytest
+
+from bitextforge import InputError
+from bitextforge.plugins.evaluation.paraphrastic import read_similarity_set, trigrams
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+from conftest import shared
+
+# Word pairs of (near-)equal meaning. Training pairs say the same thing with either word; the
+# similarity set pairs a word with its synonym (gold 5) or with another group's word (gold 1), in
+# one shared context, so only what training taught about the words can separate the two.
+SYNONYMS = [("car", "automobile"), ("big", "large"), ("quick", "fast"), ("sofa", "couch"),
+            ("child", "kid"), ("shop", "store"), ("happy", "glad"), ("film", "movie"),
+            ("road", "street"), ("doctor", "physician"), ("gift", "present"), ("rock", "stone")]
+CONTEXTS = ["i saw the", "she likes the", "we need a", "there is a", "look at that",
+            "he talked about the"]
+
+
+def _write_sts(path, rows):
+    path.write_text("".join(f"g\tf\ty\t{i:04d}\t{s}\t{a}\t{b}\n" for i, (s, a, b) in
+                            enumerate(rows)), encoding="utf-8")
+
+
+def _recipe(tmp_path, src, tgt, sts, **extra):
+    (tmp_path / "a.txt").write_text("".join(x + "\n" for x in src), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("".join(x + "\n" for x in tgt), encoding="utf-8")
+    opts = {"benchmarks": {"toy": str(sts)}, "dim": 50, "epochs": 30, "batch_size": 10,
+            "megabatch": 3, "seed": 7, **extra}
+    return parse_recipe(f"""
+name: pe
+input: {{src: '{tmp_path / "a.txt"}', tgt: '{tmp_path / "b.txt"}'}}
+evaluate:
+  - evaluator: paraphrastic_embeddings.v1
+    with: {opts}
+output: {{dir: '{tmp_path / "run"}', formats: [tsv]}}
+progress: false
+""", "pe.yaml")
+
+
+@pytest.mark.parametrize("model", ["word", "trigram"])
+def test_paraphrase_pairs_beat_shuffled_pairs(tmp_path, model):
+    src = [f"{c} {a}" for a, _ in SYNONYMS for c in CONTEXTS]
+    tgt = [f"{c} {b}" for _, b in SYNONYMS for c in CONTEXTS]
+    rows = [(5.0, f"my {a} is here", f"my {b} is here") for a, b in SYNONYMS]
+    rows += [(1.0, f"my {a} is here", f"my {SYNONYMS[(i + 3) % len(SYNONYMS)][1]} is here")
+             for i, (a, _) in enumerate(SYNONYMS)]
+    sts = tmp_path / "toy-sts.csv"
+    _write_sts(sts, rows)
+    res = run_recipe(_recipe(tmp_path, src, tgt, sts, models=[model], shuffled_baseline=True))
+    nums = res.reports["paraphrastic_embeddings.v1"]["numbers"]
+    assert nums["pairs"] == len(src)
+    # synonyms learned: clearly correlated; shuffled pairs teach nothing about them
+    assert nums[f"{model}.toy"] > 0.6, nums
+    assert nums[f"shuffled.{model}.toy"] < 0.3, nums
+    assert nums[f"delta.{model}.toy"] == pytest.approx(nums[f"{model}.toy"]
+                                                       - nums[f"shuffled.{model}.toy"])
+
+
+def test_same_seed_same_numbers_and_max_pairs(tmp_path):
+    src = [f"{c} {a}" for a, _ in SYNONYMS for c in CONTEXTS]
+    tgt = [f"{c} {b}" for _, b in SYNONYMS for c in CONTEXTS]
+    sts = tmp_path / "toy-sts.csv"
+    _write_sts(sts, [(5.0, f"a {a}", f"a {b}") for a, b in SYNONYMS]
+               + [(0.0, f"a {a}", f"a {SYNONYMS[i - 1][1]}") for i, (a, _) in enumerate(SYNONYMS)])
+    one = run_recipe(_recipe(tmp_path, src, tgt, sts, models=["word"], max_pairs=30,
+                             epochs=3)).reports["paraphrastic_embeddings.v1"]["numbers"]
+    two = run_recipe(_recipe(tmp_path, src, tgt, sts, models=["word"], max_pairs=30,
+                             epochs=3)).reports["paraphrastic_embeddings.v1"]["numbers"]
+    assert one["pairs"] == 30
+    assert one["word.toy"] == two["word.toy"]
+
+
+def test_paraphrase_rows_are_the_pairs(tmp_path):
+    """With a paraphrased side, pairs are (<side>_original, <side>) of the paraphrase rows."""
+    from bitextforge.corpus import CorpusView
+    from bitextforge.plugins.evaluation.paraphrastic import ParaphrasticEmbeddingsEvaluator
+
+    tsv = tmp_path / "corpus.tsv"
+    tsv.write_text("id\tvariant\torigin\tsrc\ttgt\ttgt_original\tweight\n"
+                   "0\t0\tinput\tx\tthe car\tthe car\t1\n"
+                   "0\t1\trt\tx\tthe automobile\tthe car\t1\n"
+                   "1\t0\tinput\ty\ta big dog\ta big dog\t1\n"
+                   "1\t1\trt\ty\ta large dog\ta big dog\t1\n", encoding="utf-8")
+    ev = ParaphrasticEmbeddingsEvaluator(ParaphrasticEmbeddingsEvaluator.Config())
+    assert ev._pairs(CorpusView(tsv)) == [("the car", "the automobile"), ("a big dog", "a large dog")]
+
+
+def test_trigrams_cover_word_boundaries():
+    assert trigrams(["a", "cat"]) == [" a ", "a c", " ca", "cat", "at "]
+
+
+def test_reads_the_shared_sts_benchmark_and_sick():
+    dev = read_similarity_set(str(shared("stsbenchmark", "sts-dev.csv")))
+    test = read_similarity_set(str(shared("stsbenchmark", "sts-test.csv")))
+    sick = read_similarity_set(str(shared("sick2014", "SICK_test_annotated.txt")))
+    assert [len(x[2]) for x in (dev, test, sick)] == [1500, 1379, 4927]
+    assert dev[0][0] == "A man with a hard hat is dancing." and dev[2][0] == 5.0
+    assert sick[1][0] == "A group of kids is playing in a yard and an old man is standing in the background"
+    assert min(sick[2]) >= 1.0 and max(sick[2]) <= 5.0
+
+
+def test_bad_benchmark_line_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("g\tf\ty\t1\t4.0\ta\tb\ng\tf\ty\t2\tnot-a-score\ta\tb\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.csv:2: expected an STS Benchmark row"):
+        read_similarity_set(str(bad))
+    with pytest.raises(InputError, match="no such file"):
+        read_similarity_set(str(tmp_path / "missing.csv"))
