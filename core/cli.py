@@ -114,10 +114,7 @@ def _cmd_doctor(args) -> int:
     problems = 0
     checked = 0
     for kind, r in reg.registrations():
-        doctor = getattr(r.cls, "doctor", None)
-        if doctor is None or not inspect.ismethod(doctor):
-            continue
-        for ok, what, hint in doctor():
+        for ok, what, hint in r.cls.doctor():
             checked += 1
             mark = "ok  " if ok else "MISSING"
             print(f"[{mark}] {r.cls.name}: {what}")

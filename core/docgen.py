@@ -11,7 +11,7 @@ from .recipe import (EvaluateStep, FilterStep, InputSpec, KeepSpec, OutputSpec, 
                      PrepareStep, Recipe, SplitStep, WeightStep)
 from .registry import Registry, config_fields
 
-KIND_TITLES = {"paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
+KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
                "evaluator": "Evaluators", "trainer": "Trainers"}
 
 

@@ -13,6 +13,11 @@ hookimpl = pluggy.HookimplMarker("bitextforge")
 
 
 @hookspec
+def register_splitters(register):
+    """Register Splitter classes (a recipe's ``split:`` steps): call ``register(cls)`` for each."""
+
+
+@hookspec
 def register_paraphrasers(register):
     """Register Paraphraser classes: call ``register(cls)`` for each."""
 

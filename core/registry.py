@@ -26,6 +26,7 @@ from .errors import RegistryError
 
 ENTRY_POINT_GROUP = "bitextforge"
 HOOK_FOR_KIND = {
+    "splitter": "register_splitters",
     "paraphraser": "register_paraphrasers",
     "filter": "register_filters",
     "weighter": "register_weighters",
@@ -53,7 +54,7 @@ class Registry:
     """Components by kind and name, collected from pluggy hook implementations."""
 
     def __init__(self) -> None:
-        """Create an empty registry with the four hook specs installed."""
+        """Create an empty registry with the hook specs installed."""
         self.pm = pluggy.PluginManager("bitextforge")
         self.pm.add_hookspecs(hookspecs)
         self._plugin_dists: dict[str, tuple[str, str]] = {}

@@ -7,7 +7,7 @@ import types
 import pytest
 
 import bitextforge
-from bitextforge import ComponentError, Filter, Paraphraser, RecipeError
+from bitextforge import ComponentError, Filter, Paraphraser, RecipeError, Splitter
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
@@ -46,13 +46,10 @@ class Boom(Filter):
         return [1.0] * len(batch["src"])
 
 
-class CommaSplit(Paraphraser):
+class CommaSplit(Splitter):
     """Test splitter: a pair whose sides have the same number of commas splits at them."""
 
     name = "comma_split_test.v1"
-
-    def paraphrase(self, sentences):
-        return [[] for _ in sentences]
 
     def split(self, batch):
         out = []
@@ -69,6 +66,9 @@ def test_plugins(bitextforge_plugin):
     @bitextforge.hookimpl
     def register_paraphrasers(register):
         register(Swap)
+
+    @bitextforge.hookimpl
+    def register_splitters(register):
         register(CommaSplit)
 
     @bitextforge.hookimpl
@@ -76,6 +76,7 @@ def test_plugins(bitextforge_plugin):
         register(Boom)
 
     mod.register_paraphrasers = register_paraphrasers
+    mod.register_splitters = register_splitters
     mod.register_filters = register_filters
     return bitextforge_plugin(mod, name="raytest")
 

@@ -18,6 +18,11 @@ __all__ = ["ErgParaphraser", "NicholsSplit", "change_label", "check_mrs", "rank_
 
 @bitextforge.hookimpl
 def register_paraphrasers(register):
-    """Register erg.v1 and nichols_split.v1."""
+    """Register erg.v1."""
     register(ErgParaphraser)
+
+
+@bitextforge.hookimpl
+def register_splitters(register):
+    """Register nichols_split.v1."""
     register(NicholsSplit)
