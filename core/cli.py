@@ -1,4 +1,5 @@
-"""The ``bitextforge`` command: run, validate, score, plugins, describe, reference, doctor.
+"""The ``bitextforge`` command: run, validate, score, plugins, describe, reference, doctor, train,
+and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
 anything else is a bug and keeps its traceback.
@@ -7,15 +8,15 @@ anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import signal
 import sys
 import threading
-from pathlib import Path
 
 from . import __version__
+from .commands import add_train_command, plugin_commands
 from .errors import BitextforgeError
+from .registry import get_registry
 
 
 def _cmd_run(args) -> int:
@@ -173,20 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     doc = sub.add_parser("doctor", help="check external tools and models components need")
     doc.set_defaults(func=_cmd_doctor)
-    _add_extra_commands(sub)
+    add_train_command(sub)
+    for cmd in plugin_commands(get_registry()):
+        sp = sub.add_parser(cmd.name, help=cmd.help)
+        sp.set_defaults(func=cmd.setup(sp))
     return p
-
-
-def register_command(name: str, help: str):
-    """Decorator for plugins' extra subcommands (train-nmt, train-lm, ...): ``fn(subparser)``
-    adds arguments and returns the handler ``handler(args) -> int``."""
-    def deco(fn):
-        _EXTRA_COMMANDS.append((name, help, fn))
-        return fn
-    return deco
-
-
-_EXTRA_COMMANDS: list = []
 
 
 class Terminated(KeyboardInterrupt):
@@ -201,7 +193,11 @@ def _raise_terminated(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bitextforge`` command."""
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except BitextforgeError as exc:  # a plugin's commands could not be added
+        print(f"bitextforge: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     args = parser.parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
@@ -223,24 +219,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _add_extra_commands(sub) -> None:
-    """Subcommands (train-nmt, train-lm, ...) that built-in plugin packages declare in a ``cli``
-    module with :func:`register_command`; imported only to add their arguments."""
-    import importlib
-    import importlib.util
-    import pkgutil
-
-    import bitextforge.plugins as builtin
-
-    for info in pkgutil.iter_modules(builtin.__path__):
-        name = f"bitextforge.plugins.{info.name}.cli"
-        if info.ispkg and importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-    for name, help_, fn in _EXTRA_COMMANDS:
-        sp = sub.add_parser(name, help=help_)
-        sp.set_defaults(func=fn(sp))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ register a short alias for one of its trainers with :func:`trainer_command`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import typing
 from dataclasses import dataclass
@@ -169,6 +168,19 @@ def run_trainer(name: str, config, registry=None) -> dict[str, Any]:
     return train_one(registry or get_registry(), name, config, f"train {name}", force=True)
 
 
+def summary(entry: dict[str, Any]) -> str:
+    """One line for a finished training: what was written, how long it took, the trainer's facts
+    (scalars only; the manifest entry holds everything)."""
+    facts = ", ".join(f"{k} {_fmt(v)}" for k, v in (entry.get("info") or {}).items()
+                      if isinstance(v, (int, float, str)) and not isinstance(v, bool))
+    return (f"wrote {', '.join(entry['outputs'])} in {entry.get('seconds', 0)} s"
+            + (f" ({facts})" if facts else ""))
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
 def trainer_command(trainer: str, add_extra: Callable | None = None,
                     adapt: Callable | None = None) -> Setup:
     """The setup of a command that runs one trainer, with flags generated from its Config.
@@ -191,9 +203,7 @@ def trainer_command(trainer: str, add_extra: Callable | None = None,
             extra = adapt(args) if adapt is not None else None
             cfg = config_from_args(cls.Config, args, fields, args.set, where, extra)
             entry = run_trainer(trainer, cfg)
-            print(json.dumps({"trainer": trainer, "outputs": entry["outputs"],
-                              "seconds": entry.get("seconds"), **(entry.get("info") or {})},
-                             default=str))
+            print(summary(entry))
             return 0
         return handler
     return setup

@@ -57,6 +57,18 @@ class Component:
         """Extra facts for the run manifest (counts, model versions). Empty by default."""
         return {}
 
+    def log(self, message: str) -> None:
+        """Report a message on the run's one channel (stderr, prefixed with the component name)."""
+        from .log import say
+
+        say(self.name, message)
+
+    def progress(self, items, total: int | None = None, unit: str = " items"):
+        """Iterate ``items`` behind a progress bar named after the component (quiet runs: none)."""
+        from .log import progress
+
+        return progress(items, total=total, desc=self.name, unit=unit)
+
     @classmethod
     def doctor(cls) -> list[tuple[bool, str, str]]:
         """Check what the component needs outside Python (binaries, model files) for

@@ -135,17 +135,19 @@ def iter_lines(path: str | os.PathLike, errors: str, stats: ReadStats) -> Iterat
         yield from block
 
 
+def text_lines(path: str | os.PathLike, errors: str = "error") -> Iterator[str]:
+    """The lines of a text file (plain or ``.gz``), streamed, with :func:`iter_lines`' checks:
+    the one way components and trainers read a text file. ``errors="replace"`` replaces invalid
+    UTF-8 instead of stopping at it with the file and line."""
+    return iter_lines(path, errors, ReadStats())
+
+
 def read_lines(path: str | os.PathLike, limit: int | None = None) -> list[str]:
     """All lines of a text file (``.gz`` ok) as a list, with :func:`iter_lines`' checks (BOM, CRLF,
     NUL, invalid UTF-8 with file and line); ``limit`` keeps only the first lines. For the model
     trainers and evaluators that need a whole text file in memory."""
     lines = iter_lines(path, "error", ReadStats())
     return list(lines if limit is None else islice(lines, limit))
-
-
-def empty_batch(extra: Iterable[str] = ()) -> Batch:
-    """A batch with the base columns (and ``extra``) and no rows."""
-    return {c: [] for c in (*BASE_COLUMNS, *extra)}
 
 
 def batch_len(batch: Batch) -> int:
@@ -159,17 +161,6 @@ def take_rows(batch: Batch, idx: list[int]) -> Batch:
         return {k: [v[i] for i in idx] for k, v in batch.items()}
     get = itemgetter(*idx)
     return {k: list(get(v)) for k, v in batch.items()}
-
-
-def concat(batches: list[Batch]) -> Batch:
-    """Concatenate batches that have the same columns."""
-    if len(batches) == 1:
-        return batches[0]
-    out: Batch = {k: [] for k in batches[0]}
-    for b in batches:
-        for k in out:
-            out[k].extend(b[k])
-    return out
 
 
 class Reader:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from .components import Trainer
 from .errors import ComponentError
+from .log import say as _say
 
 
 def _remove(path: Path) -> None:
@@ -47,7 +48,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     outputs into place atomically; the manifest entry."""
     from .plan import build_component
 
-    say = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    say = log or (lambda m: _say("", m))
     cls = registry.get("trainer", name)
     final_out = Path(cfg.output)
     # the outputs a trainer declares depend only on its config: ask a throwaway instance
@@ -55,7 +56,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     entry: dict[str, Any] = {"trainer": name, "output": str(final_out),
                              "outputs": [str(p) for p in finals]}
     if not force and all(p.exists() for p in finals):
-        say(f"bitextforge: {where}: {final_out} exists, not retrained (force: true retrains)")
+        say(f"{where}: {final_out} exists, not retrained (force: true retrains)")
         return {**entry, "status": "exists"}
     _remove_stale_partials(final_out, say)
     tmp_out = _partial(final_out, str(os.getpid()))
@@ -63,7 +64,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     for p in _declared_outputs(cls, tmp_cfg):
         _remove(p)
     final_out.parent.mkdir(parents=True, exist_ok=True)
-    say(f"bitextforge: {where}: training {final_out}")
+    say(f"{where}: training {final_out}")
     t0 = time.perf_counter()
     trainer: Trainer = build_component(registry, "trainer", name, tmp_cfg)  # type: ignore
     try:
@@ -84,7 +85,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     finally:
         trainer.close()
     seconds = round(time.perf_counter() - t0, 1)
-    say(f"bitextforge: {where}: wrote {final_out} in {seconds} s")
+    say(f"{where}: wrote {final_out} in {seconds} s")
     return {**entry, "status": "trained", "seconds": seconds, "info": info}
 
 
@@ -102,7 +103,7 @@ def _remove_stale_partials(final_out: Path, say) -> None:
         if not pid.isdigit() or _alive(int(pid)):
             continue
         _remove(p)
-        say(f"bitextforge: removed {p}, left by a training that was killed")
+        say(f"removed {p}, left by a training that was killed")
 
 
 def _alive(pid: int) -> bool:

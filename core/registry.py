@@ -208,9 +208,3 @@ def get_registry() -> Registry:
         reg.load_entry_points()
         _REGISTRY = reg
     return _REGISTRY
-
-
-def reset_registry() -> None:
-    """Forget the process-wide registry (tests, or after installing a plugin in-process)."""
-    global _REGISTRY
-    _REGISTRY = None

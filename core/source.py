@@ -4,10 +4,10 @@ progress bar."""
 
 from __future__ import annotations
 
-import sys
 from typing import Iterable, Iterator
 
 from .corpus import Batch, Reader, batch_len
+from .log import progress
 from .shards import split_shards
 
 
@@ -41,14 +41,5 @@ class Source:
 
 
 def with_progress(batches: Iterable[Batch], show: bool, total: int | None) -> Iterator[Batch]:
-    """Pass ``batches`` through, counting rows on a tqdm bar when ``show``."""
-    if not show:
-        yield from batches
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total, unit=" rows", unit_scale=True, desc="bitextforge", file=sys.stderr,
-              dynamic_ncols=True, mininterval=0.5) as bar:
-        for b in batches:
-            yield b
-            bar.update(batch_len(b))
+    """Pass ``batches`` through, counting rows on the progress bar when ``show``."""
+    return progress(batches, total=total, show=show, weight=batch_len)

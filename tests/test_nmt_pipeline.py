@@ -108,22 +108,24 @@ def test_reused_spm_must_have_train_nmt_special_ids(tiny, tmp_path):
 
 
 def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
-    """Every TrainOptions field is a train-nmt flag with the same default, and nmt_model.v1's
-    Config has the same fields; a bad value is one line naming the flag, before any work."""
+    """train-nmt is the nmt_model.v1 trainer: every TrainOptions field is a flag generated from
+    its Config, documented with the field's default; a bad value is one line naming the flag,
+    before any work."""
     import argparse
 
     from bitextforge.cli import main
-    from bitextforge.plugins.nmt.cli import train_nmt_command
+    from bitextforge.commands import trainer_command
     from bitextforge.plugins.nmt.train import TrainOptions
     from bitextforge.plugins.nmt.trainers import NmtModelTrainer
 
     p = argparse.ArgumentParser()
-    train_nmt_command(p)
-    flags = {a.dest: a.default for a in p._actions if a.dest != "help"}
+    trainer_command("nmt_model.v1")(p)
+    flags = {a.dest: a.help for a in p._actions if a.dest != "help" and a.help != argparse.SUPPRESS}
     for name, f in TrainOptions.model_fields.items():
         if name != "tests":
-            assert name in flags and (f.is_required()
-                                      or flags[name] == f.get_default(call_default_factory=True)), name
+            assert name in flags, name
+            assert f.is_required() or f"default {f.get_default(call_default_factory=True)}" in \
+                flags[name].replace("%%", "%"), name
     assert set(TrainOptions.model_fields) <= set(NmtModelTrainer.Config.model_fields)
     args = ["train-nmt", "--src-train", "a", "--tgt-train", "b", "--src-lang", "de",
             "--tgt-lang", "en", "--output", str(tmp_path / "m")]

@@ -20,7 +20,7 @@ import numpy as np
 
 from bitextforge import ComponentError
 
-Measure = Literal["cosine", "euclidean", "csls", "margin", "mlp"]
+
 MEASURES = ("cosine", "euclidean", "csls", "margin", "mlp")
 MLP_FORMAT = "bitextforge-mlp-similarity/1"
 ROW_CHUNK = 1024

@@ -1,10 +1,9 @@
 """Trainers of Kim, Rosendahl, Rossenbach, Rosendahl, Khadivi & Ney's bilingual sentence
-embeddings (section 3.2) and their MLP similarity (section 5.2), for a recipe's ``prepare:`` list:
-the same training as ``bitextforge train-bilingual`` and ``train-mlp-similarity``."""
+embeddings (section 3.2) and their MLP similarity (section 5.2), for a recipe's ``prepare:`` list
+and ``bitextforge train`` (short names ``train-bilingual`` and ``train-mlp-similarity``)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Literal
 
 from pydantic import Field
@@ -45,7 +44,7 @@ class BilingualModelTrainer(Trainer):
         dev = read_pairs([c.dev_src], [c.dev_tgt]) if c.dev_src else None
         cfg = TrainConfig(**{k: getattr(c, k) for k in TrainConfig.model_fields})
         train_bilingual(cfg, src, tgt, c.output, mono=mono, dev=dev,
-                        log=lambda s: print(s, file=sys.stderr, flush=True))
+                        log=self.log)
         return {"pairs": len(src), "autoencoding_sentences": len(mono)}
 
 

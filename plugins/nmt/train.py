@@ -110,9 +110,7 @@ class TrainOptions(BaseModel):
     warmup_fraction: float = Field(0.08, gt=0, lt=1, description="budget schedule: share of the "
                                    "budget spent warming up.")
     min_warmup_steps: int = Field(300, ge=0, description="budget schedule: warm up over at least "
-                                  "this many updates, however short the budget (at peak lr 2e-3 "
-                                  "runs warmed up over 40-130 updates stayed in the language-model "
-                                  "phase).")
+                                  "this many updates, however short the budget.")
     warmup: int = Field(1000, ge=1, description="inverse-sqrt schedule: warm-up updates.")
     label_smoothing: float = Field(0.1, ge=0, lt=1, description="Label smoothing.")
     max_len: int = Field(128, ge=8, description="Longest sequence in subwords (longer ones are "
@@ -135,6 +133,9 @@ class TrainOptions(BaseModel):
         if self.tsv_langs and {self.src_lang, self.tgt_lang} != set(self.tsv_langs.split("-")):
             raise ValueError(f"tsv_langs {self.tsv_langs} does not name src_lang "
                              f"{self.src_lang} and tgt_lang {self.tgt_lang}")
+        if bool(self.valid_src) != bool(self.valid_tgt):
+            raise ValueError("give both valid_src and valid_tgt (--valid-src, --valid-tgt), or "
+                             "neither")
         return self
 
     def corpus_files(self) -> list[str]:
@@ -333,9 +334,6 @@ def valid_loss(torch, model, src, tgt, batches, pad) -> float:
 def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``."""
-    if bool(opts.valid_src) != bool(opts.valid_tgt):
-        raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
-                         "or neither")
     if opts.spm:
         if not Path(opts.spm).is_file():
             raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")

@@ -4,7 +4,6 @@ recipe can build its own models offline on first run."""
 
 from __future__ import annotations
 
-import sys
 
 from bitextforge import Trainer
 
@@ -27,6 +26,6 @@ class NmtModelTrainer(Trainer):
         from .train import train
 
         # the Config is a TrainOptions (plus nothing): train() takes it as it is
-        info = train(self.config, log=lambda m: print(m, file=sys.stderr, flush=True))
+        info = train(self.config, log=self.log)
         return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests")
                 if k in info}

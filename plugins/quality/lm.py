@@ -17,7 +17,6 @@ them.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
+from bitextforge.corpus import text_lines
 
 from ._common import Tokenizer
 
@@ -47,11 +47,6 @@ def find_tool(name: str) -> str | None:
     if here.is_file() and os.access(here, os.X_OK):
         return str(here)
     return shutil.which(name)
-
-
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else \
-        open(path, encoding="utf-8")
 
 
 def train_lm(text: str | Path, output: str | Path, order: int = 3, lang: str = "en",
@@ -80,13 +75,16 @@ def train_lm(text: str | Path, output: str | Path, order: int = 3, lang: str = "
                                 stdout=subprocess.DEVNULL, text=True, encoding="utf-8")
         lines = 0
         try:
-            with _open_text(text) as fh:
-                for line in fh:
-                    proc.stdin.write(tok.line(line.rstrip("\n")) + "\n")
-                    lines += 1
+            for line in text_lines(text):
+                proc.stdin.write(tok.line(line) + "\n")
+                lines += 1
             proc.stdin.close()
         except BrokenPipeError:
             pass
+        except BaseException:  # a bad input line: stop lmplz before reporting it
+            proc.kill()
+            proc.wait()
+            raise
         err = proc.stderr.read()
         if proc.wait() != 0:
             tail = err.strip().splitlines()[-1:] or ["(no message)"]
