@@ -1,4 +1,4 @@
-"""The Ray runner (issue 7): a run on a local 2-CPU Ray cluster writes exactly what the local
+"""The Ray runner: a run on a local 2-CPU Ray cluster writes exactly what the local
 runner writes, on real Tatoeba de-en data (which has duplicates), with driver-side global/stateful steps between Ray steps."""
 
 import json

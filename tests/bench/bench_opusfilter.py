@@ -1,4 +1,4 @@
-"""Benchmark against OpusFilter (issue 3): the same 1,000,000 real lines (Multi30k de-en train
+"""Benchmark against OpusFilter: the same 1,000,000 real lines (Multi30k de-en train
 repeated) through LengthFilter + LengthRatioFilter + a language-ID filter (none, HeliportSimpleFilter
 or LinguaFilter, the same library on both sides each time) + remove_duplicates in OpusFilter 3.3.1
 (Aulamo et al. 2020, *OpusFilter: A Configurable Parallel Corpus Filtering Toolbox*) and the same
