@@ -30,7 +30,7 @@ import pickle
 import queue as _queue
 import sys
 import threading
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from ..corpus import Batch, batch_len
 from ..errors import BitextforgeError, ComponentError, RecipeError
