@@ -271,6 +271,11 @@ class Reader:
             if len(fields) != len(cols):
                 if spec.extra_fields_policy == "drop-extra" and len(fields) > len(cols):
                     fields = fields[: len(cols)]
+                elif len(fields) < len(cols):
+                    raise InputError(
+                        f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
+                        f"{len(cols)} ({', '.join(cols)}); a missing field, or a line break "
+                        f"inside a field?")
                 else:
                     raise InputError(
                         f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
@@ -352,6 +357,13 @@ def format_value(v: Any) -> str:
     return str(v)
 
 
+def current_umask() -> int:
+    """The process umask (``os.umask`` only sets it, so it is set and restored at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class AtomicFile:
     """A text file written under a temporary name and renamed into place by :meth:`commit`.
 
@@ -363,6 +375,9 @@ class AtomicFile:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        # mkstemp creates 0600; a finished output gets the mode open() would give it, so other
+        # users and tools on a shared machine can read the corpus when the umask allows
+        os.fchmod(fd, 0o666 & ~current_umask())
         self.tmp = Path(tmp)
         self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
 

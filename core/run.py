@@ -25,6 +25,7 @@ from . import __version__
 from .components import Component
 from .corpus import (AtomicFile, Batch, CorpusView, Reader, TsvWriter, batch_len, format_value,
                      order_columns, write_atomic)
+from .checks import check_recipe_files
 from .errors import BitextforgeError, ComponentError
 from .prepare import run_prepare
 from .recipe import FilterStep, ParaphraseStep, Recipe, SplitStep, WeightStep, dump_yaml
@@ -177,11 +178,13 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     """
     registry = registry or get_registry()
     started = time.time()
+    check_recipe_files(recipe, registry)  # every missing file at once, before any training
     seed_everything(recipe.seed)
     if recipe.input is None:  # a recipe that only trains models
         prepared = run_prepare(recipe, registry)
         return RunResult(None, 0, 0, 0, recipe.signature(__version__), {"prepare": prepared})
     out_dir = Path(output_dir or recipe.output.dir)
+    created = not out_dir.exists()
     _check_writable(out_dir)
     prepared = run_prepare(recipe, registry) if recipe.prepare else []
 
@@ -190,18 +193,28 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     components: list[Component] = []
     executors: list = []
     outputs: _Outputs | None = None
+    store: ShardStore | None = None
     try:
-        # build every component before reading a line: a missing model fails fast
+        # build every component before reading a line: a missing model fails fast, and every
+        # component that cannot start is reported, not just the first
+        problems = []
         for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs)):
-            if isinstance(step, SplitStep):
-                comp = build_component(registry, "paraphraser", step.split, cfg)
-            elif isinstance(step, ParaphraseStep):
-                comp = build_component(registry, "paraphraser", step.paraphrase, cfg)
-            elif isinstance(step, FilterStep):
-                comp = build_component(registry, "filter", step.filter, cfg)
-            else:
-                comp = build_component(registry, "weighter", step.weight, cfg)
+            try:
+                if isinstance(step, SplitStep):
+                    comp = build_component(registry, "paraphraser", step.split, cfg)
+                elif isinstance(step, ParaphraseStep):
+                    comp = build_component(registry, "paraphraser", step.paraphrase, cfg)
+                elif isinstance(step, FilterStep):
+                    comp = build_component(registry, "filter", step.filter, cfg)
+                else:
+                    comp = build_component(registry, "weighter", step.weight, cfg)
+            except BitextforgeError as exc:
+                problems += [f"{recipe.source}: steps[{i}]: {line}"
+                             for line in str(exc).splitlines()]
+                continue
             components.append(comp)
+        if problems:
+            raise ComponentError("\n".join(problems))
         seed_everything(recipe.seed)
         sink_holder: list[_Outputs] = []
 
@@ -277,6 +290,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
         if outputs is not None:
             outputs.discard()
         _close(executors, components)
+        _remove_unstarted(store, out_dir, created)
         if isinstance(exc, OSError) and not isinstance(exc, BitextforgeError):
             raise BitextforgeError(f"{out_dir}: writing output failed: {exc.strerror or exc}") from exc
         raise
@@ -351,6 +365,16 @@ def _restore(state: dict[str, Any], components: list[Component], executors: list
         if hasattr(ex, "rejected"):
             ex.rejected = rej
     reader.stats.replaced_invalid_utf8 = state["replaced_invalid_utf8"]
+
+
+def _remove_unstarted(store: ShardStore | None, out_dir: Path, created: bool) -> None:
+    """After an error before the first shard was finished there is nothing to resume: remove the
+    shard folder (and the output directory this run created, when empty), so the corrected rerun
+    starts cleanly instead of being refused as a different run."""
+    if store is not None and store.dir.exists() and store.finished() == 0:
+        shutil.rmtree(store.dir, ignore_errors=True)
+    if created and out_dir.is_dir() and not any(out_dir.iterdir()):
+        out_dir.rmdir()
 
 
 def _close(executors: list, components: list[Component]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checks import check_recipe_files
 from .corpus import Reader, TsvWriter, order_columns
 from .errors import BitextforgeError
 from .prepare import run_prepare
@@ -31,6 +32,7 @@ def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = No
         raise BitextforgeError(f"{recipe_path}: input: required field missing (score reads a "
                                f"corpus; this recipe only trains models)")
     registry = get_registry()
+    check_recipe_files(recipe, registry)
     seed_everything(recipe.seed)
     if recipe.prepare:
         run_prepare(recipe, registry)

@@ -13,11 +13,12 @@ import pickle
 import tempfile
 import time
 from array import array
+from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from .components import Component, Filter, Paraphraser, Weighter
 from .corpus import Batch, batch_len, take_rows
-from .errors import ComponentError
+from .errors import BitextforgeError, ComponentError, StepError
 from .recipe import FilterStep, KeepSpec, ParaphraseStep, SplitStep, WeightStep, score_column
 
 RejectSink = Callable[[Batch, str, list], None]
@@ -47,6 +48,45 @@ class StepStats:
         if info:
             d["info"] = info
         return d
+
+
+@contextmanager
+def component_call(label: str, method: str, batch: Batch):
+    """Turn an exception raised inside a component's ``method`` into one line that names the step
+    and the rows it was working on; the original stays as the cause (``--debug`` prints it)."""
+    try:
+        yield
+    except BitextforgeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - foreign code: any failure becomes a StepError
+        ids = batch.get("id") or []
+        rows = f"rows with id {min(ids)}-{max(ids)}" if ids else "an empty batch"
+        detail = str(exc).strip().splitlines()
+        raise StepError(f"{label}: {method} failed on {rows}: {type(exc).__name__}"
+                        f"{': ' + detail[0] if detail else ''}") from exc
+
+
+def as_scores(raw, label: str) -> list[float]:
+    """A filter's scores as floats; text, None or other non-numbers are refused with the step's
+    name (``float("0.5")`` would otherwise accept a string silently)."""
+    kind = getattr(getattr(raw, "dtype", None), "kind", None)
+    if kind is not None and kind in "biuf":  # a numeric NumPy array: no per-value check needed
+        return raw.astype(float).tolist()
+    values = list(raw)
+    if not any(issubclass(t, (str, bytes, type(None), memoryview)) for t in set(map(type, values))):
+        try:
+            return list(map(float, values))
+        except (TypeError, ValueError):
+            pass
+    for i, v in enumerate(values):
+        try:
+            if isinstance(v, (str, bytes)) or v is None:
+                raise TypeError
+            float(v)
+        except (TypeError, ValueError):
+            raise ComponentError(f"{label}: score() returned a non-numeric score {v!r} (row {i} "
+                                 f"of a batch); scores must be numbers") from None
+    raise AssertionError("unreachable: every value converted")  # pragma: no cover
 
 
 def group_bounds(ids: list) -> list[tuple[int, int]]:
@@ -97,7 +137,8 @@ class SplitExec:
         t0 = time.perf_counter()
         n = batch_len(batch)
         self.stats.rows_in += n
-        pieces = self.comp.split(batch) if n else []
+        with component_call(f"steps[{self.stats.index}]:{self.comp.name}", "split()", batch):
+            pieces = self.comp.split(batch) if n else []
         if len(pieces) != n:
             raise ComponentError(f"{self.comp.name}: split() returned {len(pieces)} lists for "
                                  f"{n} rows")
@@ -157,12 +198,13 @@ class ParaphraseExec:
         col = batch[self.read]
         S = batch[self.side]
         texts = [col[i] for i in targets]
-        if texts and getattr(self.comp, "reads_side", False):
-            # The component also wants the current text of the side it replaces (backtranslate.v1
-            # drops candidates equal to that reference).
-            results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
-        else:
-            results = self.comp.paraphrase(texts) if texts else []
+        with component_call(self.label, "paraphrase()", batch):
+            if texts and getattr(self.comp, "reads_side", False):
+                # The component also wants the current text of the side it replaces
+                # (backtranslate.v1 drops candidates equal to that reference).
+                results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
+            else:
+                results = self.comp.paraphrase(texts) if texts else []
         if len(results) != len(texts):
             raise ComponentError(f"{self.comp.name}: paraphrase() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")
@@ -255,9 +297,10 @@ class FilterExec:
             self.cache = None
 
     def _score(self, batch: Batch):
-        if self.cache is not None:
-            return self.cache.score(batch, self.comp.score)
-        return self.comp.score(batch)
+        with component_call(self.label, "score()", batch):
+            if self.cache is not None:
+                return self.cache.score(batch, self.comp.score)
+            return self.comp.score(batch)
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
@@ -280,7 +323,7 @@ class FilterExec:
             if len(raw) != n:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
-            out: list = list(map(float, raw))
+            out: list = as_scores(raw, self.label)
         else:
             sub = take_rows(batch, scope)
             raw = self._score(sub) if scope else []
@@ -288,8 +331,8 @@ class FilterExec:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{len(scope)} rows")
             out = [None] * n
-            for i, s in zip(scope, raw):
-                out[i] = float(s)
+            for i, s in zip(scope, as_scores(raw, self.label)):
+                out[i] = s
         self.sample.extend(s for s in out if s is not None)
         return out
 
@@ -406,14 +449,15 @@ class WeightExec:
         idx: list[int] = []
         weights: list[float] = []
         weight = self.comp.weight
-        for start, end in group_bounds(batch["id"]):
-            group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
-            for j, w in weight(group):
-                if not 0 <= j < end - start:
-                    raise ComponentError(f"{self.comp.name}: weight() returned index {j} for a "
-                                         f"group of {end - start} rows")
-                idx.append(start + j)
-                weights.append(float(w))
+        with component_call(f"steps[{self.stats.index}]:{self.comp.name}", "weight()", batch):
+            for start, end in group_bounds(batch["id"]):
+                group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
+                for j, w in weight(group):
+                    if not 0 <= j < end - start:
+                        raise ComponentError(f"{self.comp.name}: weight() returned index {j} "
+                                             f"for a group of {end - start} rows")
+                    idx.append(start + j)
+                    weights.append(float(w))
         out = take_rows(batch, idx)
         out["weight"] = weights
         self.stats.rows_out += len(idx)

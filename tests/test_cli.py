@@ -58,7 +58,7 @@ def test_plugins_and_describe():
     res = cli("plugins")
     assert res.returncode == 0
     head, *rows = res.stdout.splitlines()
-    assert head.split() == ["name", "kind", "version", "package", "plugin"]
+    assert head.split() == ["name", "kind", "version", "package", "plugin", "summary"]
     assert any(r.split()[:2] == ["distributed.v1", "weighter"] for r in rows)
     res = cli("describe", "length_ratio.v1")
     assert res.returncode == 0 and "| `unit` |" in res.stdout and "filter, from plugin" in res.stdout

@@ -330,9 +330,25 @@ def valid_loss(torch, model, src, tgt, batches, pad) -> float:
     return tot / max(n, 1)
 
 
+def option_paths(opts: TrainOptions) -> dict[str, str | None]:
+    """Every file a training reads, by option name: corpora, validation and test files, a reused
+    sentencepiece model."""
+    out = {"src_train": opts.src_train, "tgt_train": opts.tgt_train,
+           "valid_src": opts.valid_src, "valid_tgt": opts.valid_tgt, "spm": opts.spm}
+    out.update({f"train_tsv[{i}]": p for i, p in enumerate(opts.train_tsv)})
+    for i, (src, ref) in enumerate(opts.tests):
+        out[f"tests[{i}][0]"], out[f"tests[{i}][1]"] = src, ref
+    return out
+
+
 def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``."""
+    # every file is checked before the first update: a wrong test path must not cost the training
+    missing = [f"{key}: {path}" for key, path in option_paths(opts).items()
+               if path is not None and not Path(path).exists()]
+    if missing:
+        raise InputError(f"train-nmt: no such file: {'; '.join(missing)}")
     if bool(opts.valid_src) != bool(opts.valid_tgt):
         raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
                          "or neither")

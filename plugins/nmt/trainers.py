@@ -8,7 +8,7 @@ import sys
 
 from bitextforge import Trainer
 
-from .train import TrainOptions
+from .train import TrainOptions, option_paths
 
 
 class NmtModelTrainer(Trainer):
@@ -21,6 +21,11 @@ class NmtModelTrainer(Trainer):
 
     class Config(Trainer.Config, TrainOptions):
         """Options of nmt_model.v1: exactly those of ``bitextforge train-nmt``."""
+
+    @classmethod
+    def input_paths(cls, config):
+        """Every corpus, validation and test file, and a reused sentencepiece model."""
+        return option_paths(config)
 
     def train(self):
         """Train, keep the best checkpoint, evaluate on the tests."""

@@ -34,6 +34,11 @@ class KenlmTrainer(Trainer):
         memory: str = Field("20%", description="lmplz -S memory limit.")
         prune: list[int] | None = Field(None, description="lmplz --prune thresholds per order.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The training text."""
+        return {"text": config.text}
+
     def outputs(self):
         """The binary model and its settings file."""
         out = Path(self.config.output)
@@ -65,6 +70,11 @@ class WordVectorsTrainer(Trainer):
         lang: str = Field("en", description="sacremoses tokenizer language.")
         lowercase: bool = Field(True, description="Lowercase the text.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The training text."""
+        return {"text": config.text}
+
     def train(self):
         """Count, weight and factorise."""
         from .wordvec import train_word_vectors
@@ -90,6 +100,11 @@ class ReferenceClassifierTrainer(Trainer):
         C: float = Field(1.0, gt=0, description="Inverse regularisation strength of the "
                          "logistic regression.")
         seed: int = Field(0, description="Random seed.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The two text files."""
+        return {"references": config.references, "translations": config.translations}
 
     def outputs(self):
         """The model and its facts file."""
