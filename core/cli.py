@@ -23,6 +23,7 @@ from .errors import BitextforgeError, StepError
 def _cmd_run(args) -> int:
     from .recipe import load_recipe
     from .run import run_recipe
+    from .summary import summary_table
 
     overrides = list(args.set)
     if args.runner:
@@ -38,6 +39,10 @@ def _cmd_run(args) -> int:
         return 0
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
+    if res.manifest.get("steps"):
+        print(summary_table(res.manifest["steps"]))
+    for warning in res.manifest.get("warnings", []):
+        print(f"bitextforge: warning: {warning}", file=sys.stderr)
     for name, rep in res.reports.items():
         if isinstance(rep, dict) and rep.get("summary"):
             print(f"{name}: {rep['summary']}")
@@ -120,8 +125,13 @@ def _cmd_reference(args) -> int:
 def _cmd_score(args) -> int:
     from .scoring import score_recipe
 
+    from .summary import summary_table
+
     recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet)
-    print(f"{recipe_out.rows} rows scored -> {recipe_out.path}")
+    print(f"{recipe_out.rows} rows scored -> {recipe_out.path} (nothing removed; rejected_by "
+          f"names the step that would reject each row)")
+    if recipe_out.steps:
+        print(summary_table(recipe_out.steps))
     return 0
 
 

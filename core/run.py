@@ -32,6 +32,7 @@ from .recipe import FilterStep, ParaphraseStep, Recipe, SplitStep, WeightStep, d
 from .registry import Registry, get_registry
 from .runners import get_runner
 from .shards import ShardStore, input_fingerprint, split_shards
+from .summary import run_warnings
 from .steps import FilterExec, ParaphraseExec, SplitExec, WeightExec
 
 KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
@@ -308,6 +309,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     eval_results = run_evaluators(recipe, registry, out_dir, columns)
     reports.update(eval_results)
 
+    step_dicts = [ex.stats.to_dict() for ex in executors]
     manifest = {
         "bitextforge": __version__,
         "signature": signature,
@@ -320,7 +322,8 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
         "input": {"files": reader.stats.files, "rows": reader.stats.rows,
                   "replaced_invalid_utf8": reader.stats.replaced_invalid_utf8},
         "prepare": prepared,
-        "steps": [ex.stats.to_dict() for ex in executors],
+        "steps": step_dicts,
+        "warnings": run_warnings(step_dicts, prepared),
         "output": {"dir": str(out_dir), "rows": totals[0], "rejected": totals[1],
                    "files": written, "columns": columns, "resumable": resumable},
         "evaluations": {k: v for k, v in eval_results.items()},
@@ -347,6 +350,7 @@ def _snapshot(outputs: _Outputs, components: list[Component], executors: list, r
         "executors": [ex.get_state() if hasattr(ex, "get_state") else None for ex in executors],
         "stats": [(ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds,
                    getattr(ex, "rejected", 0)) for ex in executors],
+        "counters": [dict(ex.stats.counters) for ex in executors],
         "replaced_invalid_utf8": reader.stats.replaced_invalid_utf8,
     }
 
@@ -364,6 +368,8 @@ def _restore(state: dict[str, Any], components: list[Component], executors: list
         ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds = rin, rout, secs
         if hasattr(ex, "rejected"):
             ex.rejected = rej
+    for ex, counters in zip(executors, state.get("counters", [])):
+        ex.stats.counters = dict(counters)
     reader.stats.replaced_invalid_utf8 = state["replaced_invalid_utf8"]
 
 

@@ -37,6 +37,16 @@ class StepStats:
         self.rows_out = 0
         self.seconds = 0.0
         self.extra: dict[str, Any] = {}
+        #: additive counts (paraphrase candidates, groups without a paraphrase, ...); the Ray
+        #: runner sums its workers' counts into the driver's
+        self.counters: dict[str, int] = {}
+        #: the cut of a top/words decision: the score of the last row kept, and what was kept
+        self.threshold: dict[str, Any] | None = None
+
+    def count(self, **amounts: int) -> None:
+        """Add to the named counters."""
+        for k, v in amounts.items():
+            self.counters[k] = self.counters.get(k, 0) + v
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest entry."""
@@ -44,6 +54,10 @@ class StepStats:
         d = {"index": self.index, "kind": self.kind, "component": c.name,
              "config": c.config.model_dump(mode="json"), "rows_in": self.rows_in,
              "rows_out": self.rows_out, "seconds": round(self.seconds, 3)}
+        if self.counters:
+            d["counts"] = dict(self.counters)
+        if self.threshold is not None:
+            d["effective_threshold"] = self.threshold
         info = {**c.manifest_info(), **self.extra}
         if info:
             d["info"] = info
@@ -185,6 +199,27 @@ class ParaphraseExec:
         """Columns this step adds."""
         return [self.orig_col, self.score_col, *self.extra]
 
+    def _count_candidates(self, targets, results, current: list[str]) -> None:
+        """Count originals without a candidate and degenerate candidates (empty, punctuation
+        only, identical to the text they replace), for the summary's warnings."""
+        empty = punct = same = total = none = 0
+        for i, cands in zip(targets, results):
+            if not cands:
+                none += 1
+                continue
+            ref = " ".join(current[i].lower().split())
+            for cand in cands:
+                text = cand[0]
+                total += 1
+                if not text.strip():
+                    empty += 1
+                elif not any(ch.isalnum() for ch in text):
+                    punct += 1
+                elif " ".join(text.lower().split()) == ref:
+                    same += 1
+        self.stats.count(originals=len(results), without_candidates=none, candidates=total,
+                         empty=empty, punctuation_only=punct, identical=same)
+
     def __call__(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
         t0 = time.perf_counter()
@@ -209,6 +244,7 @@ class ParaphraseExec:
             raise ComponentError(f"{self.comp.name}: paraphrase() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")
         cands = dict(zip(targets, results))
+        self._count_candidates(targets, results, S)
         O, S = batch["origin"], batch[self.side]
         old_score = batch.get(self.score_col)
         old_extra = {k: batch.get(k) for k in self.extra}
@@ -424,6 +460,14 @@ class FilterExec:
             w = np.frombuffer(words, dtype=np.int64)[order]
             order = order[np.cumsum(w) <= keep.words]
         selected[order] = True
+        decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
+                             ([f"words {keep.words}"] if keep.words is not None else []))
+        cut: dict[str, Any] = {"decision": decision, "order": keep.order,
+                               "candidates": int(len(cand)), "selected": int(len(order)),
+                               "score": float(s[order[-1]]) if len(order) else None}
+        if keep.words is not None:
+            cut["words"] = int(np.frombuffer(words, dtype=np.int64)[order].sum())
+        self.stats.threshold = cut
         return selected
 
 
@@ -449,8 +493,12 @@ class WeightExec:
         idx: list[int] = []
         weights: list[float] = []
         weight = self.comp.weight
+        V = batch["variant"]
+        bounds = group_bounds(batch["id"])
+        self.stats.count(groups=len(bounds), groups_without_paraphrase=sum(
+            1 for start, end in bounds if not any(V[i] for i in range(start, end))))
         with component_call(f"steps[{self.stats.index}]:{self.comp.name}", "weight()", batch):
-            for start, end in group_bounds(batch["id"]):
+            for start, end in bounds:
                 group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
                 for j, w in weight(group):
                     if not 0 <= j < end - start:

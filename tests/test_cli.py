@@ -32,7 +32,8 @@ def test_run_validate_score(pair_files, tmp_path):
     res = cli("score", r, "-o", tmp_path / "scores.tsv", "-q")
     assert res.returncode == 0, res.stderr
     lines = (tmp_path / "scores.tsv").read_text().splitlines()
-    assert lines[0].split("\t")[-2:] == ["dedupe", "length_ratio"] and len(lines) == 9
+    assert lines[0].split("\t")[-3:] == ["dedupe", "length_ratio", "rejected_by"]
+    assert len(lines) == 9
 
 
 def test_user_error_is_one_line_exit_2(pair_files, tmp_path):

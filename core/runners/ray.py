@@ -149,9 +149,10 @@ def _replay(events: list, by_index: dict, sinks: dict) -> None:
         elif kind == "sample":
             sinks[ev[1]][1].extend(ev[2])
         else:  # "stats"
-            _, index, rows_in, rows_out, seconds, hits, misses = ev
+            _, index, rows_in, rows_out, seconds, hits, misses, counters = ev
             ex = by_index[index]
             st = ex.stats
+            st.count(**counters)
             st.rows_in += rows_in
             st.rows_out += rows_out
             st.seconds += seconds
@@ -317,13 +318,14 @@ class _StepActor:
         st = ex.stats
         st.rows_in = st.rows_out = 0
         st.seconds = 0.0
+        st.counters = {}
         cache = getattr(ex, "cache", None)
         h0, m0 = (cache.hits, cache.misses) if cache is not None else (0, 0)
         _attach(ex, events)
         out = ex(batch)
         h1, m1 = (cache.hits, cache.misses) if cache is not None else (0, 0)
         events.append(("stats", st.index, st.rows_in, st.rows_out, st.seconds, h1 - h0,
-                       m1 - m0))
+                       m1 - m0, dict(st.counters)))
         return out
 
     def __del__(self):
