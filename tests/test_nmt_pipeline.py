@@ -78,6 +78,22 @@ def test_budget_schedule_warms_up_then_decays_to_zero():
     assert f(0.5, 0.08, 1000, 300) == f(0.5, 0.08)  # after it, the budget's own decay
 
 
+def test_training_warnings_below_warm_up_and_near_uniform():
+    """The issue's case: 21 updates of a 300-update warm-up, loss 8.78 with 8,000 tokens (uniform
+    8.99), warned twice; a trained model (loss 3.1 after 5,000 updates) is not."""
+    from bitextforge.plugins.nmt.train import TrainOptions, training_warnings
+
+    opts = TrainOptions(src_train="a", tgt_train="b", src_lang="de", tgt_lang="en", output="m")
+    ws = training_warnings(opts, 21, 8.78, 8000)
+    assert len(ws) == 2
+    assert ws[0].startswith("training stopped after 21 updates, before its 300-update warm-up")
+    assert ws[1].startswith("final training loss 8.78 is near uniform guessing over the "
+                            "8,000-token vocabulary (8.99)")
+    assert training_warnings(opts, 5000, 3.1, 8000) == []
+    inv = opts.model_copy(update={"schedule": "inverse-sqrt", "warmup": 4000})
+    assert "4000-update warm-up" in training_warnings(inv, 3000, 4.0, 8000)[0]
+
+
 def test_train_refuses_misaligned_files(tmp_path):
     from bitextforge.plugins.nmt.train import read_parallel
 
@@ -317,6 +333,14 @@ steps:
     res = run_recipe(parse_recipe(text, "r.yaml"))
     assert res.manifest["prepare"][0]["status"] == "trained"
     assert res.manifest["prepare"][0]["info"]["steps"] == 3
+    # 3 updates of a 300-update warm-up, loss near ln(401) (400 pieces + <pad>): in the manifest
+    # and the training log
+    warned = [w for w in res.manifest["warnings"] if w.startswith(f"nmt_model.v1 {model}: ")]
+    assert len(warned) == 2, res.manifest["warnings"]
+    assert "before its 300-update warm-up ended" in warned[0]
+    assert "near uniform guessing over the 401-token vocabulary (5.99)" in warned[1]
+    saved = json.loads((model / "train_log.json").read_text())["warnings"]
+    assert [f"nmt_model.v1 {model}: {w}" for w in saved] == warned
     assert (model / "config.json").exists() and (model / "train_log.json").exists()
     assert res.rows_out > res.rows_in == 8
     res = run_recipe(parse_recipe(text, "r.yaml"))

@@ -53,7 +53,8 @@ def train_nmt_command(p):
                 from None
         info = train(opts, log=lambda m: print(m, flush=True))
         print(json.dumps({"output": opts.output, "steps": info["steps"],
-                          "train_minutes": info["train_minutes"], "tests": info["tests"]}))
+                          "train_minutes": info["train_minutes"], "tests": info["tests"],
+                          "warnings": info["warnings"]}))
         return 0
 
     return handler

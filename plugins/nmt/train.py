@@ -160,6 +160,31 @@ def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
     return max(factor, 1e-3)
 
 
+#: a final loss above this share of uniform guessing's (ln of the vocabulary size) is "near uniform"
+NEAR_UNIFORM = 0.9
+
+
+def training_warnings(opts: TrainOptions, steps: int, loss: float | None,
+                      vocab: int) -> list[str]:
+    """What makes a finished training suspect: it stopped before its warm-up ended (the learning
+    rate never reached its peak), or its loss is still near that of uniform guessing over the
+    vocabulary (such a model back-translates to ".", ".." and "...")."""
+    out = []
+    # under the budget schedule the time share of the warm-up is always reached by the end; the
+    # minimum number of warm-up updates is what a short run misses
+    warm = opts.warmup if opts.schedule == "inverse-sqrt" else opts.min_warmup_steps
+    if steps < warm:
+        out.append(f"training stopped after {steps} updates, before its {warm}-update warm-up "
+                   f"ended (the learning rate never reached its peak); train longer (minutes, "
+                   f"max_steps) or warm up over fewer updates")
+    uniform = math.log(vocab)
+    if loss is not None and loss >= NEAR_UNIFORM * uniform:
+        out.append(f"final training loss {loss:.2f} is near uniform guessing over the "
+                   f"{vocab:,}-token vocabulary ({uniform:.2f}): the model has learnt little and "
+                   f"its translations will be degenerate")
+    return out
+
+
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
     """A joint unigram sentencepiece model over both languages (one vocabulary, shared embeddings)."""
     import sentencepiece as spm
@@ -492,6 +517,9 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
                 next_valid += opts.valid_every * 60.0
     checkpoint("final")
     train_minutes = (time.perf_counter() - t_train) / 60
+    warnings = training_warnings(opts, step, history[-1]["train_loss"] if run_n else None, vocab)
+    for w in warnings:
+        log(f"train-nmt: warning: {w}")
     # A final checkpoint that was worse than an earlier one is not saved; the directory holds the
     # best model.  generation defaults (beam) travel with it.
     results: list[dict] = []
@@ -501,7 +529,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
                 "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
                 "train_minutes": round(train_minutes, 2),
                 "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
-                "options": opts.model_dump(),
+                "options": opts.model_dump(), "warnings": warnings,
                 "history": history, "tests": results}
         (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
         return info

@@ -33,5 +33,5 @@ class NmtModelTrainer(Trainer):
 
         # the Config is a TrainOptions (plus nothing): train() takes it as it is
         info = train(self.config, log=lambda m: print(m, file=sys.stderr, flush=True))
-        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests")
+        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests", "warnings")
                 if k in info}
