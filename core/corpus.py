@@ -478,6 +478,9 @@ class CorpusView:
         self.numeric = set(numeric) | set(NUMERIC_BASE)
         with open(self.path, encoding="utf-8") as fh:
             self.columns = fh.readline().rstrip("\n").split("\t")
+        #: the run's rejected rows (``rejected.tsv``) when it wrote them, so an evaluator can
+        #: report on the input (kept + rejected) as well as on the final corpus
+        self.rejected: CorpusView | None = None
 
     def _convert(self, name: str, values: list[str]) -> list:
         if name in NUMERIC_BASE:

@@ -398,6 +398,8 @@ def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
         return {}
     numeric = [c for c in columns if c not in ("src", "tgt", "origin") and not c.endswith("_original")]
     view = CorpusView(out_dir / "corpus.tsv", numeric=numeric)
+    if (out_dir / "rejected.tsv").is_file():
+        view.rejected = CorpusView(out_dir / "rejected.tsv", numeric=numeric)
     results: dict[str, Any] = {}
     for ev, cfg in zip(recipe.evaluate, recipe.eval_configs):
         comp = build_component(registry, "evaluator", ev.evaluator, cfg)
