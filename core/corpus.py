@@ -514,10 +514,13 @@ class CorpusView:
         """One whole column in memory (evaluators that need the full corpus)."""
         if name not in self.columns:
             raise InputError(f"{self.path}: no column {name!r}; columns are {', '.join(self.columns)}")
-        out: list = []
-        for b in self.iter_batches():
-            out.extend(b[name])
-        return out
+        # split off only the fields up to this column and convert just it: reading one column
+        # of a wide corpus.tsv need not convert the others
+        i = self.columns.index(name)
+        with open(self.path, encoding="utf-8") as fh:
+            fh.readline()
+            values = [line.rstrip("\n").split("\t", i + 1)[i] for line in fh]
+        return self._convert(name, values)
 
     def __len__(self) -> int:
         with open(self.path, "rb") as fh:
