@@ -97,7 +97,12 @@ class _Decisions:
 def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = None,
                  quiet: bool = False) -> ScoreResult:
     """Score the recipe's input with its filters (after its paraphrase steps) into ``output``."""
-    recipe = load_recipe(recipe_path, overrides)
+    return score_parsed(load_recipe(recipe_path, overrides), output, quiet)
+
+
+def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
+    """:func:`score_recipe` for a recipe already validated (trainers that score data use it)."""
+    recipe_path = recipe.source
     if recipe.input is None:
         raise BitextforgeError(f"{recipe_path}: input: required field missing (score reads a "
                                f"corpus; this recipe only trains models)")

@@ -13,7 +13,8 @@ from bitextforge.registry import Registry, get_registry
 
 BUILTIN = {
     "paraphraser": {"backtranslate.v1", "roundtrip.v1", "erg.v1", "nichols_split.v1"},
-    "filter": {"dedupe.v1", "length.v1", "length_ratio.v1", "language_id.v1", "ngram_overlap.v1",
+    "filter": {"dedupe.v1", "length.v1", "length_ratio.v1", "column.v1", "combine.v1",
+               "language_id.v1", "ngram_overlap.v1",
                "sentence_bleu.v1", "sentence_chrf.v1", "kenlm_perplexity.v1",
                "embedding_cosine.v1", "paraphrase_score.v1", "translation_cost.v1",
                "reference_classifier.v1", "bilingual_similarity.v1"},
