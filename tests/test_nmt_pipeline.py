@@ -94,6 +94,46 @@ def test_training_warnings_below_warm_up_and_near_uniform():
     assert "4000-update warm-up" in training_warnings(inv, 3000, 4.0, 8000)[0]
 
 
+def test_training_logs_progress_by_time(tiny, tmp_path, monkeypatch):
+    """Besides every 100 updates, a line at least every LOG_SECONDS (here: every update)."""
+    from bitextforge.plugins.nmt import train as train_mod
+
+    monkeypatch.setattr(train_mod, "LOG_SECONDS", 0.0)
+    d = tiny["data"]
+    opts = train_mod.TrainOptions(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"),
+                                  src_lang="de", tgt_lang="en", output=str(tmp_path / "m"),
+                                  max_steps=3, vocab_size=400, d_model=32, layers=1, heads=2,
+                                  ffn_dim=64, batch_tokens=600, threads=1, max_len=24)
+    lines: list[str] = []
+    train_mod.train(opts, log=lines.append)
+    steps = [ln for ln in lines if ln.startswith("train-nmt: step ")]
+    assert [ln.split()[2] for ln in steps] == ["1", "2", "3"]
+
+
+def test_progress_bar_only_on_a_terminal():
+    import os
+    import subprocess
+    import sys
+
+    code = ("from bitextforge.progress import progress\n"
+            "for _ in progress(range(3), 'counting', minimum=2): pass\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr == ""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], stderr=slave, stdout=subprocess.DEVNULL)
+        os.close(slave)
+        out = os.read(master, 4096).decode(errors="replace")
+    finally:
+        os.close(master)
+    assert proc.returncode == 0 and "counting:   0%" in out and "/3.00" in out
+
+
 def test_train_refuses_misaligned_files(tmp_path):
     from bitextforge.plugins.nmt.train import read_parallel
 

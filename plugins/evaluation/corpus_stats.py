@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import Evaluator, InputError, Report
+from bitextforge.progress import progress
 
 from ._texts import read_text_file
 
@@ -73,16 +74,6 @@ class IdfTable:
             return math.nan
         get = self.idf.get
         return sum(get(t, self.unseen) for t in tokens) / len(tokens)
-
-
-def _progress(items: list, what: str):
-    """``items`` with a progress bar on stderr when it is a terminal and the list is long."""
-    if len(items) < 20_000:
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, desc=what, unit=" sentences", unit_scale=True, disable=None,
-                mininterval=0.5, leave=False)
 
 
 class CorpusStatsEvaluator(Evaluator):
@@ -167,7 +158,8 @@ class CorpusStatsEvaluator(Evaluator):
         rep3_s: list[float] = []
         idf_s: list[float] = []
         r1 = c1 = r3 = c3 = 0
-        for s in _progress(texts, f"{self.name}: tokenising"):
+        for s in progress(texts, f"{self.name}: {len(texts)} sentences", unit=" sentences",
+                          minimum=20_000):
             toks = cache.get((lang, s))
             if toks is None:
                 toks = cache[(lang, s)] = tok(s)

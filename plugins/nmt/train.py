@@ -160,6 +160,8 @@ def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
     return max(factor, 1e-3)
 
 
+#: the training log has a line at least this often (seconds), besides one every 100 updates
+LOG_SECONDS = 30.0
 #: a final loss above this share of uniform guessing's (ln of the vocabulary size) is "near uniform"
 NEAR_UNIFORM = 0.9
 
@@ -304,9 +306,12 @@ def translate(model, tok, texts: list[str], beam: int, batch_size: int = 64,
     # neither the source nor the output may run past the model's position table (news sentences
     # can be longer than anything in Multi30k)
     table = getattr(model.config, "max_position_embeddings", None) or max_len + 1
+    from bitextforge.progress import progress
+
     model.eval()
     with torch.inference_mode():
-        for b in range(0, len(order), batch_size):
+        for b in progress(range(0, len(order), batch_size), f"translating {len(texts)} sentences",
+                          unit=" batches"):
             idx = order[b: b + batch_size]
             enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True,
                       truncation=True, max_length=min(max_len, table))
@@ -460,6 +465,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     history: list[dict] = []
     run_loss, run_n = 0.0, 0
     done = False
+    last_log = 0.0
 
     def checkpoint(reason: str) -> None:
         nonlocal best
@@ -505,7 +511,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
             run_loss += loss.item()
             run_n += 1
             elapsed = time.perf_counter() - t_train
-            if step % 100 == 0:
+            # every 100 updates, and at least every half minute: a slow machine may take
+            # minutes over the first hundred
+            if step % 100 == 0 or elapsed - last_log >= LOG_SECONDS:
+                last_log = elapsed
                 log(f"train-nmt: step {step} epoch {epoch} {elapsed / 60:.1f} min "
                     f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}")
             if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
