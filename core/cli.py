@@ -9,26 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
+import traceback
 
 from . import __version__
 from .commands import add_train_command, plugin_commands
-from .errors import BitextforgeError
+from .errors import BitextforgeError, StepError
 from .registry import get_registry
 
 
 def _cmd_run(args) -> int:
     from .recipe import load_recipe
     from .run import run_recipe
+    from .summary import summary_table
 
     overrides = list(args.set)
     if args.runner:
         overrides.append(f"runner={args.runner}")
     if args.address:
-        import os
-
         os.environ["RAY_ADDRESS"] = args.address  # ray.init() reads it
     recipe = load_recipe(args.recipe, overrides)
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
@@ -39,6 +40,10 @@ def _cmd_run(args) -> int:
         return 0
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
+    if res.manifest.get("steps"):
+        print(summary_table(res.manifest["steps"]))
+    for warning in res.manifest.get("warnings", []):
+        print(f"bitextforge: warning: {warning}", file=sys.stderr)
     for name, rep in res.reports.items():
         if isinstance(rep, dict) and rep.get("summary"):
             print(f"{name}: {rep['summary']}")
@@ -49,9 +54,12 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_validate(args) -> int:
+    from .checks import check_recipe_files
     from .recipe import dump_yaml, load_recipe
+    from .registry import get_registry
 
     recipe = load_recipe(args.recipe, args.set)
+    check_recipe_files(recipe, get_registry())
     if args.filled:
         sys.stdout.write(dump_yaml(recipe.filled()))
     else:
@@ -67,19 +75,34 @@ def _cmd_validate(args) -> int:
 def _cmd_plugins(args) -> int:
     from .registry import get_registry
 
+    from .docgen import summary_line
+
     reg = get_registry()
-    rows = [(r.cls.name, kind, r.package_version, r.package, r.plugin)
-            for kind, r in reg.registrations()]
+    kind_filter = _kind_argument(args.kind)
+    head = ("name", "kind", "version", "package", "plugin", "summary")
+    rows = [(r.cls.name, kind, r.package_version, r.package, r.plugin, summary_line(r.cls))
+            for kind, r in reg.registrations() if kind_filter in (None, kind)]
     if args.json:
-        print(json.dumps([dict(zip(("name", "kind", "version", "package", "plugin"), r))
-                          for r in rows], indent=2))
+        print(json.dumps([dict(zip(head, r)) for r in rows], indent=2))
         return 0
-    widths = [max(len(str(r[i])) for r in rows + [("name", "kind", "version", "package",
-                                                   "plugin")]) for i in range(5)]
-    head = ("name", "kind", "version", "package", "plugin")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
     for r in [head, *rows]:
-        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip())
+        print("  ".join(str(v).ljust(w) for v, w in zip(r[:5], widths)) + "  " + r[5])
     return 0
+
+
+def _kind_argument(value: str | None) -> str | None:
+    """``filter``, ``filters`` or ``Filters`` -> ``filter``; a wrong kind is a one-line error."""
+    from .components import KINDS
+    from .registry import suggest
+
+    if value is None:
+        return None
+    v = value.lower()
+    kind = v if v in KINDS else v[:-1] if v.endswith("s") and v[:-1] in KINDS else None
+    if kind is None:
+        raise BitextforgeError(f"plugins: unknown kind {value!r}{suggest(v, KINDS)}")
+    return kind
 
 
 def _cmd_describe(args) -> int:
@@ -103,8 +126,13 @@ def _cmd_reference(args) -> int:
 def _cmd_score(args) -> int:
     from .scoring import score_recipe
 
+    from .summary import summary_table
+
     recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet)
-    print(f"{recipe_out.rows} rows scored -> {recipe_out.path}")
+    print(f"{recipe_out.rows} rows scored -> {recipe_out.path} (nothing removed; rejected_by "
+          f"names the step that would reject each row)")
+    if recipe_out.steps:
+        print(summary_table(recipe_out.steps))
     return 0
 
 
@@ -133,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bitextforge", description="Paraphrase, filter, weight and "
                                 "evaluate parallel corpora with recipes.")
     p.add_argument("--version", action="version", version=f"bitextforge {__version__}")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an exception "
+                   "raised inside a component (otherwise written to a log file)")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a recipe")
@@ -161,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=_cmd_score)
 
-    pl = sub.add_parser("plugins", help="list registered components")
+    pl = sub.add_parser("plugins", help="list registered components with a one-line summary")
+    pl.add_argument("kind", nargs="?", help="only this kind: paraphraser, filter, weighter, "
+                    "evaluator or trainer (plural accepted)")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=_cmd_plugins)
 
@@ -198,13 +230,23 @@ def main(argv: list[str] | None = None) -> int:
     except BitextforgeError as exc:  # a plugin's commands could not be added
         print(f"bitextforge: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # accepted anywhere on the line, before or after the command
+    args = parser.parse_args([a for a in argv if a != "--debug"])
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return int(args.func(args) or 0)
     except BitextforgeError as exc:
-        for line in str(exc).splitlines() or [type(exc).__name__]:
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        cause = exc.__cause__
+        if isinstance(exc, StepError) and cause is not None:
+            trace = "".join(traceback.format_exception(cause))
+            if debug:
+                sys.stderr.write(trace)
+            else:
+                lines[-1] += f" (traceback in {_write_log(trace)}; --debug prints it)"
+        for line in lines:
             print(f"bitextforge: error: {line}", file=sys.stderr)
         return exc.exit_code
     except Terminated:
@@ -219,6 +261,18 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _write_log(text: str) -> str:
+    """Write a traceback to a log file in the temporary directory; return its path."""
+    import tempfile
+    import time
+
+    fd, path = tempfile.mkstemp(prefix=f"bitextforge-{time.strftime('%Y%m%d-%H%M%S')}-",
+                                suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import argparse
 import sys
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -202,6 +203,11 @@ def trainer_command(trainer: str, add_extra: Callable | None = None,
             where = parser.prog.removeprefix("bitextforge ")
             extra = adapt(args) if adapt is not None else None
             cfg = config_from_args(cls.Config, args, fields, args.set, where, extra)
+            # every file the trainer reads is checked before it starts
+            missing = [f"{key}: {path}" for key, path in cls.input_paths(cfg).items()
+                       if path is not None and not Path(path).expanduser().exists()]
+            if missing:
+                raise InputError(f"{where}: no such file: {'; '.join(missing)}")
             entry = run_trainer(trainer, cfg)
             print(summary(entry))
             return 0

@@ -42,6 +42,15 @@ class Component:
         """Keep the validated ``config`` (the class's ``Config`` defaults when omitted)."""
         self.config = config if config is not None else self.Config()
 
+    @classmethod
+    def input_paths(cls, config: ComponentConfig) -> dict[str, str | None]:
+        """Files and directories this component will read with ``config``, by their key in its
+        ``with:`` mapping (``{"model": "models/lm.bin", "tests[0][0]": "test.de"}``). The framework
+        checks them all before any work starts (``bitextforge validate`` too) and lists every
+        missing one at once; a path that an earlier ``prepare:`` entry writes is fine. Leave out
+        values that may name something else (a hub id, a column). Empty by default."""
+        return {}
+
     def close(self) -> None:
         """Release models, processes or files. Called once when the run ends."""
 
@@ -67,7 +76,7 @@ class Component:
         """Iterate ``items`` behind a progress bar named after the component (quiet runs: none)."""
         from .log import progress
 
-        return progress(items, total=total, desc=self.name, unit=unit)
+        return progress(items, self.name, total=total, unit=unit)
 
     @classmethod
     def doctor(cls) -> list[tuple[bool, str, str]]:

@@ -262,6 +262,11 @@ class Reader:
             if len(fields) != len(cols):
                 if spec.extra_fields_policy == "drop-extra" and len(fields) > len(cols):
                     fields = fields[: len(cols)]
+                elif len(fields) < len(cols):
+                    raise InputError(
+                        f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
+                        f"{len(cols)} ({', '.join(cols)}); a missing field, or a line break "
+                        f"inside a field?")
                 else:
                     raise InputError(
                         f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
@@ -343,6 +348,13 @@ def format_value(v: Any) -> str:
     return str(v)
 
 
+def current_umask() -> int:
+    """The process umask (``os.umask`` only sets it, so it is set and restored at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class AtomicFile:
     """A text file written under a temporary name and renamed into place by :meth:`commit`.
 
@@ -354,6 +366,9 @@ class AtomicFile:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        # mkstemp creates 0600; a finished output gets the mode open() would give it, so other
+        # users and tools on a shared machine can read the corpus when the umask allows
+        os.fchmod(fd, 0o666 & ~current_umask())
         self.tmp = Path(tmp)
         self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
 
@@ -454,6 +469,9 @@ class CorpusView:
         self.numeric = set(numeric) | set(NUMERIC_BASE)
         with open(self.path, encoding="utf-8") as fh:
             self.columns = fh.readline().rstrip("\n").split("\t")
+        #: the run's rejected rows (``rejected.tsv``) when it wrote them, so an evaluator can
+        #: report on the input (kept + rejected) as well as on the final corpus
+        self.rejected: CorpusView | None = None
 
     def _convert(self, name: str, values: list[str]) -> list:
         if name in NUMERIC_BASE:
@@ -487,10 +505,13 @@ class CorpusView:
         """One whole column in memory (evaluators that need the full corpus)."""
         if name not in self.columns:
             raise InputError(f"{self.path}: no column {name!r}; columns are {', '.join(self.columns)}")
-        out: list = []
-        for b in self.iter_batches():
-            out.extend(b[name])
-        return out
+        # split off only the fields up to this column and convert just it: reading one column
+        # of a wide corpus.tsv need not convert the others
+        i = self.columns.index(name)
+        with open(self.path, encoding="utf-8") as fh:
+            fh.readline()
+            values = [line.rstrip("\n").split("\t", i + 1)[i] for line in fh]
+        return self._convert(name, values)
 
     def __len__(self) -> int:
         with open(self.path, "rb") as fh:

@@ -4,6 +4,8 @@ models and the recipe schema, so the documentation cannot drift from the code (a
 from __future__ import annotations
 
 import inspect
+from types import UnionType
+from typing import Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -19,6 +21,38 @@ def _cell(v) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
+def summary_line(cls) -> str:
+    """The first sentence line of a component's docstring (what ``bitextforge plugins`` shows)."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    return doc.split("\n\n")[0].replace("\n", " ").strip() if doc else "(no docstring)"
+
+
+def type_label(annotation) -> str:
+    """A readable type: ``'src' | 'tgt'`` for a Literal (its allowed values), else its name."""
+    if get_origin(annotation) is Literal:
+        return " | ".join(repr(v) for v in get_args(annotation))
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1 and \
+            get_origin(args[0]) is Literal:
+        return type_label(args[0]) + " or none"
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+_BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="), ("min_length", "length >="),
+           ("max_length", "length <="))
+
+
+def bounds_label(field) -> str:
+    """A field's constraints from ``Field(ge=1, ...)`` as text: ``>= 1, <= 10``."""
+    out = []
+    for meta in field.metadata:
+        for attr, sym in _BOUNDS:
+            v = getattr(meta, attr, None)
+            if v is not None:
+                out.append(f"{sym} {v}")
+    return ", ".join(out)
+
+
 def fields_table(model: type[BaseModel]) -> str:
     """A Markdown table of a model's fields: name, type, default, description."""
     rows = ["| key | type | default | description |", "|---|---|---|---|"]
@@ -26,8 +60,11 @@ def fields_table(model: type[BaseModel]) -> str:
         if f.exclude:
             continue
         key = f.alias or name
-        tname = _cell(getattr(f.annotation, "__name__", None) or
-                      str(f.annotation).replace("typing.", ""))
+        tname = type_label(f.annotation)
+        bounds = bounds_label(f)
+        if bounds:
+            tname += f" ({bounds})"
+        tname = _cell(tname)
         if f.is_required():
             default = "required"
         else:

@@ -29,17 +29,23 @@ def say(who: str, message: str) -> None:
               flush=True)
 
 
-def progress(items: Iterable[T], total: int | None = None, desc: str = "bitextforge",
-             unit: str = " rows", show: bool = True, weight=None) -> Iterator[T]:
-    """Pass ``items`` through, advancing a tqdm bar on stderr by ``weight(item)`` (1 when not
-    given) per item; no bar when ``show`` is false or output is quiet."""
-    if not show or quiet():
+def progress(items: Iterable[T], desc: str = "bitextforge", total: int | None = None,
+             unit: str = " items", minimum: int = 0, show: bool | None = None,
+             weight=None) -> Iterator[T]:
+    """``items`` behind a tqdm bar named ``desc`` on stderr, advanced by ``weight(item)`` (1 when
+    not given) per item. ``show``: None draws the bar only when stderr is a terminal (logs and
+    captured output stay clean), True always, False never; no bar either when output is quiet or
+    there are fewer than ``minimum`` items (a short list finishes before a bar is worth drawing)."""
+    if total is None and hasattr(items, "__len__"):
+        total = len(items)  # type: ignore[arg-type]
+    if show is False or quiet() or (total is not None and total < minimum):
         yield from items
         return
     from tqdm import tqdm
 
     with tqdm(total=total, unit=unit, unit_scale=True, desc=desc, file=sys.stderr,
-              dynamic_ncols=True, mininterval=0.5) as bar:
+              disable=None if show is None else False, mininterval=0.5,
+              leave=show is not None, dynamic_ncols=True) as bar:
         for item in items:
             yield item
             bar.update(weight(item) if weight is not None else 1)

@@ -55,11 +55,19 @@ class Plan:
         report); ``extra_columns`` are the input's own columns beyond src and tgt."""
         self.executors: list[Executor] = []
         self._closed = False
+        problems: list[str] = []  # every component that cannot start, not just the first
         try:
             for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs)):
                 kind = kind_of(step)
-                comp = build_component(registry, kind.component, step.component, cfg)
+                try:
+                    comp = build_component(registry, kind.component, step.component, cfg)
+                except BitextforgeError as exc:
+                    problems += [f"{recipe.source}: steps[{i}]: {line}"
+                                 for line in str(exc).splitlines()]
+                    continue
                 self.executors.append(kind.executor(i, step, comp, sample=sample))
+            if problems:
+                raise ComponentError("\n".join(problems))
         except BaseException:
             self.close()
             raise
@@ -97,6 +105,7 @@ class Plan:
             "executors": [ex.get_state() for ex in self.executors],
             "stats": [(ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds, ex.rejected)
                       for ex in self.executors],
+            "counters": [dict(ex.stats.counters) for ex in self.executors],
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -110,3 +119,5 @@ class Plan:
         for ex, (rin, rout, secs, rej) in zip(self.executors, state["stats"]):
             ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds = rin, rout, secs
             ex.rejected = rej
+        for ex, counters in zip(self.executors, state.get("counters", [])):
+            ex.stats.counters = dict(counters)

@@ -234,8 +234,36 @@ _RecipeLoader.add_implicit_resolver(
     list("tTfF"))
 
 
+def _duplicate_keys(node: yaml.Node, path: str, source: str) -> list[str]:
+    """Every key given twice in one mapping of a composed YAML tree, with its key path: YAML
+    loaders keep the last silently, which would make e.g. one of two ``keep:`` vanish."""
+    out: list[str] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            sub = f"{path}.{key}" if path else str(key)
+            if key is not None:
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    out.append(f"{source}:{line}: {sub}: duplicate key (also given on line "
+                               f"{seen[key]}; YAML would keep only the last)")
+                else:
+                    seen[key] = line
+            out += _duplicate_keys(value_node, sub, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out += _duplicate_keys(item, f"{path}[{i}]", source)
+    return out
+
+
 def _yaml_load(text: str, source: str) -> Any:
     try:
+        node = yaml.compose(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
+        if node is not None:
+            dups = _duplicate_keys(node, "", source)
+            if dups:
+                raise RecipeError("\n".join(dups))
         return yaml.load(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -303,6 +331,7 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         raise RecipeError(f"{source}: prepare: expected a list of {{train: name, with: ...}}")
     errors: list[str] = []
     registry = registry or get_registry()
+    registry.check()  # a duplicate component name is one error, not one per step using it
 
     top = {k: v for k, v in data.items() if k not in ("steps", "evaluate", "prepare")}
     top["steps"], top["evaluate"], top["prepare"] = [], [], []

@@ -18,6 +18,7 @@ from .recipe import Recipe, dump_yaml
 from .registry import Registry
 from .sink import Written
 from .source import Source
+from .summary import run_warnings
 
 KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
                  "torch", "transformers", "sentence-transformers", "ctranslate2", "kenlm",
@@ -42,6 +43,8 @@ def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
         return {}
     numeric = [c for c in columns if c not in ("src", "tgt", "origin") and not c.endswith("_original")]
     view = CorpusView(out_dir / "corpus.tsv", numeric=numeric)
+    if (out_dir / "rejected.tsv").is_file():
+        view.rejected = CorpusView(out_dir / "rejected.tsv", numeric=numeric)
     results: dict[str, Any] = {}
     for ev, cfg in zip(recipe.evaluate, recipe.eval_configs):
         comp = build_component(registry, "evaluator", ev.evaluator, cfg)
@@ -72,6 +75,7 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
     eval_results = run_evaluators(recipe, registry, out_dir, plan.columns)
     reports.update(eval_results)
     stats = source.stats
+    step_dicts = [ex.stats.to_dict() for ex in plan.executors]
     manifest = {
         "bitextforge": __version__,
         "signature": signature,
@@ -84,7 +88,8 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
         "input": {"files": stats.files, "rows": stats.rows,
                   "replaced_invalid_utf8": stats.replaced_invalid_utf8},
         "prepare": prepared,
-        "steps": [ex.stats.to_dict() for ex in plan.executors],
+        "steps": step_dicts,
+        "warnings": run_warnings(step_dicts, prepared),
         "output": {"dir": str(out_dir), "rows": written.rows, "rejected": written.rejected,
                    "files": written.files, "columns": plan.columns,
                    "resumable": written.resumable},

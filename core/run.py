@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .checks import check_recipe_files
 from .plan import Plan, build_component, seed_everything  # noqa: F401 - re-exported
 from .prepare import run_prepare
 from .recipe import Recipe
@@ -46,18 +47,21 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     """
     registry = registry or get_registry()
     started = time.time()
+    check_recipe_files(recipe, registry)  # every missing file at once, before any training
     seed_everything(recipe.seed)
     if recipe.input is None:  # a recipe that only trains models
         prepared = run_prepare(recipe, registry)
         return RunResult(None, 0, 0, 0, recipe.signature(__version__), {"prepare": prepared})
     out_dir = Path(output_dir or recipe.output.dir)
+    created = not out_dir.exists()
     check_writable(out_dir)
     prepared = run_prepare(recipe, registry) if recipe.prepare else []
 
     source = Source(recipe.input, recipe.batch_size,
                     progress=recipe.progress if progress is None else progress)
-    with Plan(recipe, registry, source.extra_columns()) as plan:
-        written = Sink(out_dir, recipe, restart).write(source, get_runner(recipe.runner), plan)
+    sink = Sink(out_dir, recipe, restart, created=created)
+    with sink.cleanup_on_error(), Plan(recipe, registry, source.extra_columns()) as plan:
+        written = sink.write(source, get_runner(recipe.runner), plan)
     manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written, prepared,
                                       started)
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,

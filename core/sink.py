@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -138,16 +139,33 @@ def check_writable(out_dir: Path) -> None:
 class Sink:
     """Writes a run into its directory, in one pass or shard by shard."""
 
-    def __init__(self, out_dir: Path, recipe, restart: bool = False):
+    def __init__(self, out_dir: Path, recipe, restart: bool = False, created: bool = False):
         """Write ``recipe``'s outputs into ``out_dir``; ``restart`` discards an unfinished run of
-        a different recipe there instead of refusing."""
+        a different recipe there instead of refusing; ``created``: this run created ``out_dir``."""
         self.dir = out_dir
         self.recipe = recipe
         self.restart = restart
+        self.created = created
+        self.store: ShardStore | None = None
         out = recipe.output
         self.formats = list(out.formats)
         if recipe.evaluate and "tsv" not in self.formats:
             self.formats.append("tsv")  # evaluators read the corpus back from corpus.tsv
+
+    @contextmanager
+    def cleanup_on_error(self):
+        """After an error before the first shard was finished there is nothing to resume: remove
+        the shard folder (and the output directory this run created, when empty), so the
+        corrected rerun starts cleanly instead of being refused as a different run."""
+        try:
+            yield
+        except BaseException:
+            store = self.store
+            if store is not None and store.dir.exists() and store.finished() == 0:
+                shutil.rmtree(store.dir, ignore_errors=True)
+            if self.created and self.dir.is_dir() and not any(self.dir.iterdir()):
+                self.dir.rmdir()
+            raise
 
     def _outputs(self, where: Path, plan: Plan, keep_weights: bool = False) -> Outputs:
         return Outputs(where, self.formats, plan.columns, self.recipe.output.write_rejected,
@@ -176,7 +194,7 @@ class Sink:
         return Written(files, outputs.rows, outputs.rejected_rows, False)
 
     def _sharded(self, source: Source, runner, plan: Plan) -> Written:
-        store = ShardStore(self.dir, input_fingerprint(self.recipe), self.restart)
+        store = self.store = ShardStore(self.dir, input_fingerprint(self.recipe), self.restart)
         done = store.finished()
         if done:
             state = store.state(done - 1)

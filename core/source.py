@@ -42,4 +42,4 @@ class Source:
 
 def with_progress(batches: Iterable[Batch], show: bool, total: int | None) -> Iterator[Batch]:
     """Pass ``batches`` through, counting rows on the progress bar when ``show``."""
-    return progress(batches, total=total, show=show, weight=batch_len)
+    return progress(batches, total=total, unit=" rows", show=show, weight=batch_len)

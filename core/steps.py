@@ -16,13 +16,16 @@ import pickle
 import tempfile
 import time
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Iterator
 
 from .components import Component, Filter, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
-from .errors import ComponentError
+from .errors import BitextforgeError, ComponentError, StepError
 from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepModel, WeightStep
+
+NAN = float("nan")
 
 
 @dataclass
@@ -48,11 +51,12 @@ class StepResult:
     scores: list[float] = field(default_factory=list)  # offered to the report's score sample
     cache_hits: int = 0
     cache_misses: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # the step's additive counts
 
     def counters(self) -> "StepResult":
         """This result without its rows (what a Ray worker sends back for the driver's counts)."""
         return StepResult(None, [], self.rows_rejected, self.rows_in, self.rows_out, self.seconds,
-                          self.scores, self.cache_hits, self.cache_misses)
+                          self.scores, self.cache_hits, self.cache_misses, self.counts)
 
 
 class StepStats:
@@ -67,6 +71,16 @@ class StepStats:
         self.rows_out = 0
         self.seconds = 0.0
         self.extra: dict[str, Any] = {}
+        #: additive counts (paraphrase candidates, groups without a paraphrase, ...); the Ray
+        #: runner sums its workers' counts into the driver's
+        self.counters: dict[str, int] = {}
+        #: the cut of a top/words decision: the score of the last row kept, and what was kept
+        self.threshold: dict[str, Any] | None = None
+
+    def count(self, **amounts: int) -> None:
+        """Add to the named counters."""
+        for k, v in amounts.items():
+            self.counters[k] = self.counters.get(k, 0) + v
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest entry."""
@@ -74,10 +88,53 @@ class StepStats:
         d = {"index": self.index, "kind": self.kind, "component": c.name,
              "config": c.config.model_dump(mode="json"), "rows_in": self.rows_in,
              "rows_out": self.rows_out, "seconds": round(self.seconds, 3)}
+        if self.counters:
+            d["counts"] = dict(self.counters)
+        if self.threshold is not None:
+            d["effective_threshold"] = self.threshold
         info = {**c.manifest_info(), **self.extra}
         if info:
             d["info"] = info
         return d
+
+
+@contextmanager
+def component_call(label: str, method: str, batch: Batch):
+    """Turn an exception raised inside a component's ``method`` into one line that names the step
+    and the rows it was working on; the original stays as the cause (``--debug`` prints it)."""
+    try:
+        yield
+    except BitextforgeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - foreign code: any failure becomes a StepError
+        ids = batch.get("id") or []
+        rows = f"rows with id {min(ids)}-{max(ids)}" if ids else "an empty batch"
+        detail = str(exc).strip().splitlines()
+        raise StepError(f"{label}: {method} failed on {rows}: {type(exc).__name__}"
+                        f"{': ' + detail[0] if detail else ''}") from exc
+
+
+def as_scores(raw, label: str) -> list[float]:
+    """A filter's scores as floats; text, None or other non-numbers are refused with the step's
+    name (``float("0.5")`` would otherwise accept a string silently)."""
+    kind = getattr(getattr(raw, "dtype", None), "kind", None)
+    if kind is not None and kind in "biuf":  # a numeric NumPy array: no per-value check needed
+        return raw.astype(float).tolist()
+    values = list(raw)
+    if not any(issubclass(t, (str, bytes, type(None), memoryview)) for t in set(map(type, values))):
+        try:
+            return list(map(float, values))
+        except (TypeError, ValueError):
+            pass
+    for i, v in enumerate(values):
+        try:
+            if isinstance(v, (str, bytes)) or v is None:
+                raise TypeError
+            float(v)
+        except (TypeError, ValueError):
+            raise ComponentError(f"{label}: score() returned a non-numeric score {v!r} (row {i} "
+                                 f"of a batch); scores must be numbers") from None
+    raise AssertionError("unreachable: every value converted")  # pragma: no cover
 
 
 def group_bounds(ids: list) -> list[tuple[int, int]]:
@@ -108,6 +165,8 @@ class Executor:
     kind: ClassVar[str] = ""
     #: the step keeps or rejects rows by a score (the run's score report plots these)
     decides: ClassVar[bool] = False
+    #: the step runs in ``bitextforge score`` (which scores rows and decides nothing)
+    in_score: ClassVar[bool] = True
 
     def __init__(self, index: int, step: StepModel, comp: Component, sample: bool = True):
         """Bind ``step`` to ``comp`` at position ``index``; ``sample`` keeps a sample of scores
@@ -118,6 +177,7 @@ class Executor:
         self.stats = StepStats(index, self.kind, comp)
         self.label = f"steps[{index}]:{comp.name}"
         self.rejected = 0
+        self._counts: dict[str, int] = {}
 
     @property
     def needs_all_rows(self) -> bool:
@@ -141,13 +201,22 @@ class Executor:
     def run(self, batch: Batch) -> StepResult:
         """Apply the step to one batch."""
         t0 = time.perf_counter()
+        self._counts = {}
         out = self.apply(batch)
         return StepResult(out, rows_in=batch_len(batch), rows_out=batch_len(out),
-                          seconds=time.perf_counter() - t0)
+                          seconds=time.perf_counter() - t0, counts=self._counts)
+
+    def count(self, **amounts: int) -> None:
+        """Add to the named counts of the batch being applied (they reach the manifest through
+        the result, also from a Ray worker)."""
+        for k, v in amounts.items():
+            self._counts[k] = self._counts.get(k, 0) + v
 
     def score_only(self, batch: Batch) -> Batch:
         """The batch with this step's columns and no row removed (``bitextforge score``)."""
-        return self.apply(batch)
+        res = self.run(batch)
+        self.record(res)
+        return res.kept
 
     def record(self, result: StepResult) -> None:
         """Add a result's counters to this step's totals."""
@@ -155,6 +224,7 @@ class Executor:
         st.rows_in += result.rows_in
         st.rows_out += result.rows_out
         st.seconds += result.seconds
+        st.count(**result.counts)
         self.rejected += result.rows_rejected
 
     def get_state(self) -> Any:
@@ -203,7 +273,8 @@ class SplitExec(Executor):
     def apply(self, batch: Batch) -> Batch:
         """Split one batch."""
         n = batch_len(batch)
-        pieces = self.comp.split(batch) if n else []
+        with component_call(self.label, "split()", batch):
+            pieces = self.comp.split(batch) if n else []
         if len(pieces) != n:
             raise ComponentError(f"{self.comp.name}: split() returned {len(pieces)} lists for "
                                  f"{n} rows")
@@ -249,6 +320,27 @@ class ParaphraseExec(Executor):
         """Columns this step adds."""
         return [self.orig_col, self.score_col, *self.extra]
 
+    def _count_candidates(self, targets, results, current: list[str]) -> None:
+        """Count originals without a candidate and degenerate candidates (empty, punctuation
+        only, identical to the text they replace), for the summary's warnings."""
+        empty = punct = same = total = none = 0
+        for i, cands in zip(targets, results):
+            if not cands:
+                none += 1
+                continue
+            ref = " ".join(current[i].lower().split())
+            for cand in cands:
+                text = cand[0]
+                total += 1
+                if not text.strip():
+                    empty += 1
+                elif not any(ch.isalnum() for ch in text):
+                    punct += 1
+                elif " ".join(text.lower().split()) == ref:
+                    same += 1
+        self.count(originals=len(results), without_candidates=none, candidates=total,
+                   empty=empty, punctuation_only=punct, identical=same)
+
     def apply(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
         n = batch_len(batch)
@@ -260,14 +352,16 @@ class ParaphraseExec(Executor):
         col = batch[self.read]
         S = batch[self.side]
         texts = [col[i] for i in targets]
-        if texts and self.comp.reads_side:
-            results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
-        else:
-            results = self.comp.paraphrase(texts) if texts else []
+        with component_call(self.label, "paraphrase()", batch):
+            if texts and self.comp.reads_side:
+                results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
+            else:
+                results = self.comp.paraphrase(texts) if texts else []
         if len(results) != len(texts):
             raise ComponentError(f"{self.comp.name}: paraphrase() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")
         cands = dict(zip(targets, results))
+        self._count_candidates(targets, results, S)
         O = batch["origin"]
         old_score = batch.get(self.score_col)
         old_extra = {k: batch.get(k) for k in self.extra}
@@ -371,9 +465,10 @@ class FilterExec(Executor):
         self.sample.extend(result.scores)
 
     def _score(self, batch: Batch):
-        if self.cache is not None:
-            return self.cache.score(batch, self.comp.score)
-        return self.comp.score(batch)
+        with component_call(self.label, "score()", batch):
+            if self.cache is not None:
+                return self.cache.score(batch, self.comp.score)
+            return self.comp.score(batch)
 
     def _scope(self, batch: Batch) -> list[int] | None:
         mode = self.step.apply_to
@@ -391,20 +486,22 @@ class FilterExec(Executor):
             if len(raw) != n:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
-            return list(map(float, raw))
+            return as_scores(raw, self.label)
         sub = take_rows(batch, scope)
         raw = self._score(sub) if scope else []
         if len(raw) != len(scope):
             raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                  f"{len(scope)} rows")
         out: list = [None] * n
-        for i, s in zip(scope, raw):
-            out[i] = float(s)
+        for i, s in zip(scope, as_scores(raw, self.label)):
+            out[i] = s
         return out
 
     def score_only(self, batch: Batch) -> Batch:
         """The batch with its score column; nothing decided."""
+        t0 = time.perf_counter()
         batch[self.col] = self.scores(batch)
+        self.stats.seconds += time.perf_counter() - t0
         return batch
 
     def bounds_mask(self, scores: list) -> list[bool]:
@@ -512,6 +609,14 @@ class FilterExec(Executor):
             w = np.frombuffer(words, dtype=np.int64)[order]
             order = order[np.cumsum(w) <= keep.words]
         selected[order] = True
+        decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
+                             ([f"words {keep.words}"] if keep.words is not None else []))
+        cut: dict[str, Any] = {"decision": decision, "order": keep.order,
+                               "candidates": int(len(cand)), "selected": int(len(order)),
+                               "score": float(s[order[-1]]) if len(order) else None}
+        if keep.words is not None:
+            cut["words"] = int(np.frombuffer(words, dtype=np.int64)[order].sum())
+        self.stats.threshold = cut
         return selected
 
 
@@ -519,6 +624,7 @@ class WeightExec(Executor):
     """Replaces each group of rows by what a Weighter returns: replicated rows with weights."""
 
     kind = "weight"
+    in_score = False  # weighting scores nothing
     comp: Weighter
 
     def apply(self, batch: Batch) -> Batch:
@@ -528,21 +634,23 @@ class WeightExec(Executor):
         idx: list[int] = []
         weights: list[float] = []
         weight = self.comp.weight
-        for start, end in group_bounds(batch["id"]):
-            group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
-            for j, w in weight(group):
-                if not 0 <= j < end - start:
-                    raise ComponentError(f"{self.comp.name}: weight() returned index {j} for a "
-                                         f"group of {end - start} rows")
-                idx.append(start + j)
-                weights.append(float(w))
+        V = batch["variant"]
+        bounds = group_bounds(batch["id"])
+        self.count(groups=len(bounds), groups_without_paraphrase=sum(
+            1 for start, end in bounds if not any(V[i] for i in range(start, end))))
+        with component_call(f"steps[{self.stats.index}]:{self.comp.name}", "weight()", batch):
+            for start, end in bounds:
+                group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
+                for j, w in weight(group):
+                    if not 0 <= j < end - start:
+                        raise ComponentError(f"{self.comp.name}: weight() returned index {j} "
+                                             f"for a group of {end - start} rows")
+                    idx.append(start + j)
+                    weights.append(float(w))
         out = take_rows(batch, idx)
         out["weight"] = weights
         return out
 
-    def score_only(self, batch: Batch) -> Batch:
-        """Weighting decides nothing to score: the batch passes unchanged."""
-        return batch
 
 
 class Reservoir:

@@ -32,7 +32,8 @@ def test_run_validate_score(pair_files, tmp_path):
     res = cli("score", r, "-o", tmp_path / "scores.tsv", "-q")
     assert res.returncode == 0, res.stderr
     lines = (tmp_path / "scores.tsv").read_text().splitlines()
-    assert lines[0].split("\t")[-2:] == ["dedupe", "length_ratio"] and len(lines) == 9
+    assert lines[0].split("\t")[-3:] == ["dedupe", "length_ratio", "rejected_by"]
+    assert len(lines) == 9
 
 
 def test_user_error_is_one_line_exit_2(pair_files, tmp_path):
@@ -58,7 +59,7 @@ def test_plugins_and_describe():
     res = cli("plugins")
     assert res.returncode == 0
     head, *rows = res.stdout.splitlines()
-    assert head.split() == ["name", "kind", "version", "package", "plugin"]
+    assert head.split() == ["name", "kind", "version", "package", "plugin", "summary"]
     assert any(r.split()[:2] == ["distributed.v1", "weighter"] for r in rows)
     res = cli("describe", "length_ratio.v1")
     assert res.returncode == 0 and "| `unit` |" in res.stdout and "filter, from plugin" in res.stdout

@@ -82,3 +82,29 @@ def test_trainer_and_command_of_a_third_party_package(installed, tmp_path):
     assert res.stdout.startswith("6 of 9 tokens covered")  # "The" is not "the"
     res = cli("doctor")
     assert "[ok  ] vocabulary.v1: pure Python, no external tool" in res.stdout
+
+
+PLUGIN_TEST = '''
+import bitextforge_example
+
+
+def test_registered(bitextforge_plugin):
+    registry = bitextforge_plugin(bitextforge_example)
+    assert "number_agreement.v1" in registry.names("filter")
+    assert "contractions.v1" in registry.names("paraphraser")
+'''
+
+
+@pytest.mark.parametrize("how", ["pip-installed", "importable only"])
+def test_documented_fixture_works_installed_or_not(installed, tmp_path, how):
+    """The plugin author's test from docs/plugins.md, run by pytest as its author would, with the
+    plugin pip-installed (found through its entry point too) and merely importable."""
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["bitextforge.testing"]\n')
+    (tmp_path / "test_my_plugin.py").write_text(PLUGIN_TEST)
+    env = dict(installed)
+    if how == "importable only":
+        env["PYTHONPATH"] = str(ROOT / "docs" / "example-plugin")
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 passed" in res.stdout

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from bitextforge import Trainer
 
-from .train import TrainOptions
+from .train import TrainOptions, option_paths
 
 
 class NmtModelTrainer(Trainer):
@@ -21,11 +21,16 @@ class NmtModelTrainer(Trainer):
     class Config(Trainer.Config, TrainOptions):
         """Options of nmt_model.v1: exactly those of ``bitextforge train-nmt``."""
 
+    @classmethod
+    def input_paths(cls, config):
+        """Every corpus, validation and test file, and a reused sentencepiece model."""
+        return option_paths(config)
+
     def train(self):
         """Train, keep the best checkpoint, evaluate on the tests."""
         from .train import train
 
         # the Config is a TrainOptions (plus nothing): train() takes it as it is
         info = train(self.config, log=self.log)
-        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests")
+        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests", "warnings")
                 if k in info}

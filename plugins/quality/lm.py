@@ -123,6 +123,11 @@ class KenlmPerplexityFilter(Filter):
                                  "<model>.json (en when there is none).")
 
     @classmethod
+    def input_paths(cls, config):
+        """The KenLM model file."""
+        return {"model": config.model}
+
+    @classmethod
     def doctor(cls):
         """Whether KenLM's lmplz and build_binary (for `train-lm`) and the kenlm module exist."""
         out = []

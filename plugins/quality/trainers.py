@@ -35,6 +35,11 @@ class KenlmTrainer(Trainer):
         memory: str = Field("20%", description="lmplz -S memory limit.")
         prune: list[int] | None = Field(None, description="lmplz --prune thresholds per order.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The training text."""
+        return {"text": config.text}
+
     def outputs(self):
         """The binary model and its settings file."""
         out = Path(self.config.output)
@@ -66,6 +71,11 @@ class WordVectorsTrainer(Trainer):
         lang: str = Field("en", description="sacremoses tokenizer language.")
         lowercase: bool = Field(True, description="Lowercase the text.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The training text."""
+        return {"text": config.text}
+
     def train(self):
         """Count, weight and factorise."""
         from .wordvec import train_word_vectors
@@ -95,6 +105,11 @@ class ReferenceClassifierTrainer(Trainer):
                                "Lines are split at random; split by document yourself for a "
                                "stricter test.")
         seed: int = Field(0, description="Random seed (model and held-out split).")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The two text files."""
+        return {"references": config.references, "translations": config.translations}
 
     def outputs(self):
         """The model and its facts file."""

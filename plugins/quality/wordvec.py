@@ -77,6 +77,11 @@ class ParaphraseScoreFilter(Filter):
         limit: int | None = Field(None, ge=1, description="Read only the first N vectors "
                                   "(files are usually sorted by frequency).")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The word-vector file."""
+        return {"vectors": config.vectors}
+
     def __init__(self, config=None):
         """Read the vectors once."""
         super().__init__(config)
