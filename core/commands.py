@@ -13,7 +13,6 @@ import argparse
 import sys
 import typing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -166,7 +165,9 @@ def run_trainer(name: str, config, registry=None) -> dict[str, Any]:
     from .prepare import train_one
     from .registry import get_registry
 
-    return train_one(registry or get_registry(), name, config, f"train {name}", force=True)
+    # the command prints its own one-line summary: no "training ..."/"wrote ..." messages
+    return train_one(registry or get_registry(), name, config, f"train {name}", force=True,
+                     announce=False)
 
 
 def summary(entry: dict[str, Any]) -> str:
@@ -203,11 +204,6 @@ def trainer_command(trainer: str, add_extra: Callable | None = None,
             where = parser.prog.removeprefix("bitextforge ")
             extra = adapt(args) if adapt is not None else None
             cfg = config_from_args(cls.Config, args, fields, args.set, where, extra)
-            # every file the trainer reads is checked before it starts
-            missing = [f"{key}: {path}" for key, path in cls.input_paths(cfg).items()
-                       if path is not None and not Path(path).expanduser().exists()]
-            if missing:
-                raise InputError(f"{where}: no such file: {'; '.join(missing)}")
             entry = run_trainer(trainer, cfg)
             print(summary(entry))
             return 0

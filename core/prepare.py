@@ -42,9 +42,10 @@ def run_prepare(recipe, registry, log: Callable[[str], None] | None = None) -> l
 
 
 def train_one(registry, name: str, cfg, where: str, force: bool = False,
-              log: Callable[[str], None] | None = None) -> dict[str, Any]:
+              log: Callable[[str], None] | None = None, announce: bool = True) -> dict[str, Any]:
     """Train one trainer (or skip it when its outputs exist and not ``force``), moving its
-    outputs into place atomically; the manifest entry."""
+    outputs into place atomically; the manifest entry. ``announce`` reports the start and end
+    of the training."""
     from .plan import build_component
 
     say = log or (lambda m: _say("", m))
@@ -63,7 +64,8 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     for p in _declared_outputs(cls, tmp_cfg):
         _remove(p)
     final_out.parent.mkdir(parents=True, exist_ok=True)
-    say(f"{where}: training {final_out}")
+    if announce:
+        say(f"{where}: training {final_out}")
     t0 = time.perf_counter()
     trainer: Trainer = build_component(registry, "trainer", name, tmp_cfg)  # type: ignore
     try:
@@ -84,7 +86,8 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     finally:
         trainer.close()
     seconds = round(time.perf_counter() - t0, 1)
-    say(f"{where}: wrote {final_out} in {seconds} s")
+    if announce:
+        say(f"{where}: wrote {final_out} in {seconds} s")
     return {**entry, "status": "trained", "seconds": seconds, "info": info}
 
 

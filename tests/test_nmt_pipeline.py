@@ -115,7 +115,7 @@ def test_progress_bar_only_on_a_terminal():
     import subprocess
     import sys
 
-    code = ("from bitextforge.progress import progress\n"
+    code = ("from bitextforge.log import progress\n"
             "for _ in progress(range(3), 'counting', minimum=2): pass\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0 and res.stderr == ""
