@@ -73,9 +73,8 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_plugins(args) -> int:
-    from .registry import get_registry
-
     from .docgen import summary_line
+    from .registry import get_registry
 
     reg = get_registry()
     kind_filter = _kind_argument(args.kind)
@@ -125,7 +124,6 @@ def _cmd_reference(args) -> int:
 
 def _cmd_score(args) -> int:
     from .scoring import score_recipe
-
     from .summary import summary_table
 
     recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet)

@@ -282,7 +282,6 @@ class CombineModelTrainer(Trainer):
 
     def train(self):
         """Read or make the data, fit, write the model file."""
-        import numpy as np
         from sklearn.linear_model import LogisticRegression
         from sklearn.metrics import roc_auc_score
         from sklearn.model_selection import StratifiedKFold, cross_val_predict

@@ -12,7 +12,7 @@ from bitextforge import BitextforgeError, ComponentError, RecipeError
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
-from conftest import ROOT, read_lines, shared
+from conftest import ROOT, shared
 
 V3 = ["url1", "url2", "src", "tgt", "hunalign", "zipporah", "bicleaner", "label", "comments"]
 

@@ -142,6 +142,11 @@ def test_ray_output_identical_to_local(cluster, test_plugins, tmp_path):
     counts = [(s["component"], s["rows_in"], s["rows_out"]) for s in m["steps"]]
     assert counts == [(s["component"], s["rows_in"], s["rows_out"]) for s in steps]
     assert m["steps"][0]["info"] == steps[0]["info"]  # dedupe ran once, in the driver
+    # the summary's counts made in the actors (paraphrase, weight) reach the driver's manifest
+    assert steps[3]["counts"]["originals"] > 0 and steps[6]["counts"]["groups"] > 0
+    assert [s.get("counts") for s in m["steps"]] == [s.get("counts") for s in steps]
+    assert [s.get("effective_threshold") for s in m["steps"]] == \
+        [s.get("effective_threshold") for s in steps]
     # rejected rows keep the step and score that rejected them
     rej = (tmp_path / "ray" / "rejected.tsv").read_text(encoding="utf-8").splitlines()
     head = rej[0].split("\t")

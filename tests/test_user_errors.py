@@ -300,3 +300,38 @@ def test_describe_shows_literal_values_and_bounds():
     assert "| `unit` | 'tokens' \\| 'chars' | `'tokens'` |" in res.stdout
     res = cli("describe", "distributed.v1")
     assert "| `n` | int (>= 0) | `4` |" in res.stdout
+
+
+def test_a_list_of_declared_paths_is_checked_path_by_path(bitextforge_plugin, tmp_path):
+    from pydantic import Field
+
+    from bitextforge import Trainer
+    from bitextforge.checks import preflight
+    from bitextforge.registry import get_registry
+
+    class Texts(Trainer):
+        """Reads several text files."""
+
+        name = "texts_test.v1"
+
+        class Config(Trainer.Config):
+            texts: list[str] = Field(description="Files.")
+
+        @classmethod
+        def input_paths(cls, config):
+            return {"texts": config.texts}
+
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_trainers(register):
+        register(Texts)
+
+    mod.register_trainers = register_trainers
+    bitextforge_plugin(mod, name="texts")
+    (tmp_path / "a.txt").write_text("x\n")
+    recipe = parse_recipe(f"name: t\nprepare:\n  - train: texts_test.v1\n    with: {{texts: "
+                          f"['{tmp_path}/a.txt', '{tmp_path}/b.txt'], output: '{tmp_path}/m'}}\n",
+                          "r.yaml")
+    assert preflight(recipe, get_registry()) == [
+        f"r.yaml: prepare[0].with.texts[1]: {tmp_path}/b.txt: no such file or directory"]

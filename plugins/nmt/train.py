@@ -375,6 +375,9 @@ def option_paths(opts: TrainOptions) -> dict[str, str | None]:
 def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``."""
+    if bool(opts.valid_src) != bool(opts.valid_tgt):
+        raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
+                         "or neither")
     # every file is checked before the first update: a wrong test path must not cost the training
     missing = [f"{key}: {path}" for key, path in option_paths(opts).items()
                if path is not None and not Path(path).exists()]
