@@ -9,8 +9,8 @@ from typing import Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .recipe import (EvaluateStep, FilterStep, InputSpec, KeepSpec, OutputSpec, ParaphraseStep,
-                     PrepareStep, Recipe, SplitStep, WeightStep)
+from .kinds import STEP_KINDS
+from .recipe import EvaluateStep, InputSpec, OutputSpec, PrepareStep, Recipe
 from .registry import Registry, config_fields
 
 KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
@@ -53,10 +53,12 @@ def bounds_label(field) -> str:
     return ", ".join(out)
 
 
-def fields_table(model: type[BaseModel]) -> str:
-    """A Markdown table of a model's fields: name, type, default, description."""
+def fields_table(model: type[BaseModel], order: list[str] | None = None) -> str:
+    """A Markdown table of a model's fields (in ``order`` when given): name, type, default,
+    description."""
     rows = ["| key | type | default | description |", "|---|---|---|---|"]
-    for name, f in model.model_fields.items():
+    names = order or list(model.model_fields)
+    for name, f in ((n, model.model_fields[n]) for n in names):
         if f.exclude:
             continue
         key = f.alias or name
@@ -100,11 +102,13 @@ def render_reference(registry: Registry) -> str:
         "### `input`", "", fields_table(InputSpec), "",
         "### `output`", "", fields_table(OutputSpec), "",
         "### Prepare entry (a trainer)", "", fields_table(PrepareStep), "",
-        "### Split step", "", fields_table(SplitStep), "",
-        "### Paraphrase step", "", fields_table(ParaphraseStep), "",
-        "### Filter step", "", fields_table(FilterStep), "",
-        "### `keep` (the decision of a filter step)", "", fields_table(KeepSpec), "",
-        "### Weight step", "", fields_table(WeightStep), "",
+    ]
+    for kind in STEP_KINDS.values():
+        parts += [f"### {kind.key.capitalize()} step", "",
+                  fields_table(kind.model, kind.model.field_order()), ""]
+        for title, model in kind.model.nested:
+            parts += [f"### {title}", "", fields_table(model), ""]
+    parts += [
         "### Evaluate entry", "",
         "A name (`- corpus_stats.v1`) or a mapping:", "", fields_table(EvaluateStep), "",
     ]

@@ -62,10 +62,18 @@ class StepModel(BaseModel):
     model_config = Strict
     #: the recipe key that names the component (``filter``, ``paraphrase``, ...)
     key: ClassVar[str] = ""
+    #: nested option models documented under the step in the reference: ``(title, model)``
+    nested: ClassVar[tuple[tuple[str, type[BaseModel]], ...]] = ()
     with_: dict[str, Any] = Field(default_factory=dict, alias="with",
                                   description="The component's configuration.")
     resources: Resources | None = Field(None, description="Worker resources under the Ray "
                                         "runner.")
+
+    @classmethod
+    def field_order(cls) -> list[str]:
+        """Field names as a user writes a step: the component's key first, the shared ``with``
+        and ``resources`` last."""
+        return sorted(cls.model_fields, key=lambda n: (n != cls.key, n in ("with_", "resources")))
 
     @property
     def component(self) -> str:
@@ -111,10 +119,12 @@ class FilterStep(StepModel):
     """Score rows with a Filter and keep those the ``keep`` decision accepts."""
 
     key: ClassVar[str] = "filter"
+    nested: ClassVar[tuple[tuple[str, type[BaseModel]], ...]] = (
+        ("`keep` (the decision of a filter step)", KeepSpec),)
     filter: str = Field(description="Registered Filter name, e.g. length_ratio.v1.")
     keep: KeepSpec | None = Field(None, description="The decision; the filter's default if omitted.")
     cache: bool | None = Field(None, description="Cache scores by row content and component "
-                               "config (default: the component's choice; model filters cache).")
+                               "config (default: the filter's cache_scores).")
     apply_to: Literal["all", "originals", "paraphrases"] = Field(
         "all", description="Rows the decision applies to; others pass with an empty score.")
     as_: str | None = Field(None, alias="as", description="Score column name (default: the "
