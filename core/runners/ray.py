@@ -277,6 +277,7 @@ class _Feeder(threading.Thread):
         self._stop_flag = threading.Event()
 
     def stop(self) -> None:
+        """Ask the thread to stop feeding (the run is ending)."""
         self._stop_flag.set()
 
     def _put(self, item: bytes) -> bool:
@@ -291,6 +292,7 @@ class _Feeder(threading.Thread):
         return False
 
     def run(self) -> None:
+        """Queue every packet, then the end marker; an error is kept for the driver."""
         try:
             for packet in self.packets:
                 if not self._put(pickle.dumps(packet, protocol=pickle.HIGHEST_PROTOCOL)):
