@@ -10,13 +10,13 @@ embeddings) and Corbeil & Abdi Ghavidel (BET).
 __version__ = "0.1.0"
 
 from .components import (ComponentConfig, Evaluator, Filter, Paraphraser, Report,  # noqa: E402
-                         Trainer, Weighter)
+                         Splitter, Trainer, Weighter)
 from .errors import (BitextforgeError, ComponentError, InputError, RecipeError,  # noqa: E402
                      RegistryError)
 from .hookspecs import hookimpl  # noqa: E402
 
 __all__ = [
-    "__version__", "hookimpl", "Paraphraser", "Filter", "Weighter", "Evaluator", "Trainer", "Report",
+    "__version__", "hookimpl", "Splitter", "Paraphraser", "Filter", "Weighter", "Evaluator", "Trainer", "Report",
     "ComponentConfig", "BitextforgeError", "RecipeError", "InputError", "RegistryError",
     "ComponentError",
 ]

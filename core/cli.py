@@ -1,4 +1,5 @@
-"""The ``bitextforge`` command: run, validate, score, plugins, describe, reference, doctor.
+"""The ``bitextforge`` command: run, validate, score, plugins, describe, reference, doctor, train,
+and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
 anything else is a bug and keeps its traceback.
@@ -7,27 +8,28 @@ anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
+import os
 import signal
 import sys
 import threading
-from pathlib import Path
+import traceback
 
 from . import __version__
-from .errors import BitextforgeError
+from .commands import add_train_command, plugin_commands
+from .errors import BitextforgeError, StepError
+from .registry import get_registry
 
 
 def _cmd_run(args) -> int:
     from .recipe import load_recipe
     from .run import run_recipe
+    from .summary import summary_table
 
     overrides = list(args.set)
     if args.runner:
         overrides.append(f"runner={args.runner}")
     if args.address:
-        import os
-
         os.environ["RAY_ADDRESS"] = args.address  # ray.init() reads it
     recipe = load_recipe(args.recipe, overrides)
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
@@ -38,6 +40,10 @@ def _cmd_run(args) -> int:
         return 0
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
+    if res.manifest.get("steps"):
+        print(summary_table(res.manifest["steps"]))
+    for warning in res.manifest.get("warnings", []):
+        print(f"bitextforge: warning: {warning}", file=sys.stderr)
     for name, rep in res.reports.items():
         if isinstance(rep, dict) and rep.get("summary"):
             print(f"{name}: {rep['summary']}")
@@ -48,9 +54,12 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_validate(args) -> int:
+    from .checks import check_recipe_files
     from .recipe import dump_yaml, load_recipe
+    from .registry import get_registry
 
     recipe = load_recipe(args.recipe, args.set)
+    check_recipe_files(recipe, get_registry())
     if args.filled:
         sys.stdout.write(dump_yaml(recipe.filled()))
     else:
@@ -64,21 +73,35 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_plugins(args) -> int:
+    from .docgen import summary_line
     from .registry import get_registry
 
     reg = get_registry()
-    rows = [(r.cls.name, kind, r.package_version, r.package, r.plugin)
-            for kind, r in reg.registrations()]
+    kind_filter = _kind_argument(args.kind)
+    head = ("name", "kind", "version", "package", "plugin", "summary")
+    rows = [(r.cls.name, kind, r.package_version, r.package, r.plugin, summary_line(r.cls))
+            for kind, r in reg.registrations() if kind_filter in (None, kind)]
     if args.json:
-        print(json.dumps([dict(zip(("name", "kind", "version", "package", "plugin"), r))
-                          for r in rows], indent=2))
+        print(json.dumps([dict(zip(head, r)) for r in rows], indent=2))
         return 0
-    widths = [max(len(str(r[i])) for r in rows + [("name", "kind", "version", "package",
-                                                   "plugin")]) for i in range(5)]
-    head = ("name", "kind", "version", "package", "plugin")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
     for r in [head, *rows]:
-        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip())
+        print("  ".join(str(v).ljust(w) for v, w in zip(r[:5], widths)) + "  " + r[5])
     return 0
+
+
+def _kind_argument(value: str | None) -> str | None:
+    """``filter``, ``filters`` or ``Filters`` -> ``filter``; a wrong kind is a one-line error."""
+    from .components import KINDS
+    from .registry import suggest
+
+    if value is None:
+        return None
+    v = value.lower()
+    kind = v if v in KINDS else v[:-1] if v.endswith("s") and v[:-1] in KINDS else None
+    if kind is None:
+        raise BitextforgeError(f"plugins: unknown kind {value!r}{suggest(v, KINDS)}")
+    return kind
 
 
 def _cmd_describe(args) -> int:
@@ -101,9 +124,13 @@ def _cmd_reference(args) -> int:
 
 def _cmd_score(args) -> int:
     from .scoring import score_recipe
+    from .summary import summary_table
 
     recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet)
-    print(f"{recipe_out.rows} rows scored -> {recipe_out.path}")
+    print(f"{recipe_out.rows} rows scored -> {recipe_out.path} (nothing removed; rejected_by "
+          f"names the step that would reject each row)")
+    if recipe_out.steps:
+        print(summary_table(recipe_out.steps))
     return 0
 
 
@@ -114,10 +141,7 @@ def _cmd_doctor(args) -> int:
     problems = 0
     checked = 0
     for kind, r in reg.registrations():
-        doctor = getattr(r.cls, "doctor", None)
-        if doctor is None or not inspect.ismethod(doctor):
-            continue
-        for ok, what, hint in doctor():
+        for ok, what, hint in r.cls.doctor():
             checked += 1
             mark = "ok  " if ok else "MISSING"
             print(f"[{mark}] {r.cls.name}: {what}")
@@ -135,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bitextforge", description="Paraphrase, filter, weight and "
                                 "evaluate parallel corpora with recipes.")
     p.add_argument("--version", action="version", version=f"bitextforge {__version__}")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an exception "
+                   "raised inside a component (otherwise written to a log file)")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a recipe")
@@ -163,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=_cmd_score)
 
-    pl = sub.add_parser("plugins", help="list registered components")
+    pl = sub.add_parser("plugins", help="list registered components with a one-line summary")
+    pl.add_argument("kind", nargs="?", help="only this kind: paraphraser, filter, weighter, "
+                    "evaluator or trainer (plural accepted)")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=_cmd_plugins)
 
@@ -176,20 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     doc = sub.add_parser("doctor", help="check external tools and models components need")
     doc.set_defaults(func=_cmd_doctor)
-    _add_extra_commands(sub)
+    add_train_command(sub)
+    for cmd in plugin_commands(get_registry()):
+        sp = sub.add_parser(cmd.name, help=cmd.help)
+        sp.set_defaults(func=cmd.setup(sp))
     return p
-
-
-def register_command(name: str, help: str):
-    """Decorator for plugins' extra subcommands (train-nmt, train-lm, ...): ``fn(subparser)``
-    adds arguments and returns the handler ``handler(args) -> int``."""
-    def deco(fn):
-        _EXTRA_COMMANDS.append((name, help, fn))
-        return fn
-    return deco
-
-
-_EXTRA_COMMANDS: list = []
 
 
 class Terminated(KeyboardInterrupt):
@@ -204,14 +223,28 @@ def _raise_terminated(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bitextforge`` command."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+    except BitextforgeError as exc:  # a plugin's commands could not be added
+        print(f"bitextforge: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # accepted anywhere on the line, before or after the command
+    args = parser.parse_args([a for a in argv if a != "--debug"])
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return int(args.func(args) or 0)
     except BitextforgeError as exc:
-        for line in str(exc).splitlines() or [type(exc).__name__]:
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        cause = exc.__cause__
+        if isinstance(exc, StepError) and cause is not None:
+            trace = "".join(traceback.format_exception(cause))
+            if debug:
+                sys.stderr.write(trace)
+            else:
+                lines[-1] += f" (traceback in {_write_log(trace)}; --debug prints it)"
+        for line in lines:
             print(f"bitextforge: error: {line}", file=sys.stderr)
         return exc.exit_code
     except Terminated:
@@ -228,22 +261,16 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _add_extra_commands(sub) -> None:
-    """Subcommands (train-nmt, train-lm, ...) that built-in plugin packages declare in a ``cli``
-    module with :func:`register_command`; imported only to add their arguments."""
-    import importlib
-    import importlib.util
-    import pkgutil
+def _write_log(text: str) -> str:
+    """Write a traceback to a log file in the temporary directory; return its path."""
+    import tempfile
+    import time
 
-    import bitextforge.plugins as builtin
-
-    for info in pkgutil.iter_modules(builtin.__path__):
-        name = f"bitextforge.plugins.{info.name}.cli"
-        if info.ispkg and importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-    for name, help_, fn in _EXTRA_COMMANDS:
-        sp = sub.add_parser(name, help=help_)
-        sp.set_defaults(func=fn(sp))
+    fd, path = tempfile.mkstemp(prefix=f"bitextforge-{time.strftime('%Y%m%d-%H%M%S')}-",
+                                suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
 
 
 if __name__ == "__main__":

@@ -1,10 +1,15 @@
-"""Base classes of the component kinds: Paraphraser, Filter, Weighter, Evaluator, and Trainer
-(which builds the models the others load, in a recipe's ``prepare:`` list).
+"""Base classes of the component kinds: Splitter, Paraphraser, Filter, Weighter, Evaluator, and
+Trainer (which builds the models the others load, in a recipe's ``prepare:`` list).
 
 Every component has a stable versioned ``name`` (``"length_ratio.v1"``) independent of its class
 name, and a nested pydantic ``Config`` (``extra="forbid"``, every field described) that subclasses
 its base's ``Config``. The framework validates the recipe's ``with:`` mapping against ``Config`` and
 builds the component as ``cls(config)``; the component reads ``self.config``.
+
+Everything the framework asks of a component is declared here, on the base classes: the lifecycle
+(``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``doctor()``, a
+Paraphraser's ``extra_columns`` and ``reads_side``, a Filter's ``cache_scores`` and
+``default_keep``. Nothing is looked up by ``getattr``.
 """
 
 from __future__ import annotations
@@ -28,10 +33,23 @@ class Component:
     name: ClassVar[str] = ""
     kind: ClassVar[str] = ""
     Config: ClassVar[type[ComponentConfig]] = ComponentConfig
+    #: the result for a row depends on earlier rows (e.g. duplicates): the component sees every
+    #: batch in input order in one process (under Ray, in the driver) and its scores are never
+    #: cached; :meth:`get_state` carries what it has seen across resumed shards
+    stateful: ClassVar[bool] = False
 
     def __init__(self, config: ComponentConfig | None = None):
         """Keep the validated ``config`` (the class's ``Config`` defaults when omitted)."""
         self.config = config if config is not None else self.Config()
+
+    @classmethod
+    def input_paths(cls, config: ComponentConfig) -> dict[str, str | None]:
+        """Files and directories this component will read with ``config``, by their key in its
+        ``with:`` mapping (``{"model": "models/lm.bin", "tests[0][0]": "test.de"}``). The framework
+        checks them all before any work starts (``bitextforge validate`` too) and lists every
+        missing one at once; a path that an earlier ``prepare:`` entry writes is fine. Leave out
+        values that may name something else (a hub id, a column). Empty by default."""
+        return {}
 
     def close(self) -> None:
         """Release models, processes or files. Called once when the run ends."""
@@ -48,6 +66,25 @@ class Component:
         """Extra facts for the run manifest (counts, model versions). Empty by default."""
         return {}
 
+    def log(self, message: str) -> None:
+        """Report a message on the run's one channel (stderr, prefixed with the component name)."""
+        from .log import say
+
+        say(self.name, message)
+
+    def progress(self, items, total: int | None = None, unit: str = " items"):
+        """Iterate ``items`` behind a progress bar named after the component (quiet runs: none)."""
+        from .log import progress
+
+        return progress(items, self.name, total=total, unit=unit)
+
+    @classmethod
+    def doctor(cls) -> list[tuple[bool, str, str]]:
+        """Check what the component needs outside Python (binaries, model files) for
+        ``bitextforge doctor``: ``(ok, what, hint)`` per check, the hint saying how to get what is
+        missing. Empty by default (nothing external)."""
+        return []
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.config!r}>"
 
@@ -61,17 +98,42 @@ class Paraphraser(Component):
     """
 
     kind: ClassVar[str] = "paraphraser"
+    #: names of the extra per-candidate columns a candidate's info dict may carry (written as
+    #: columns of the output; an undeclared key is an error)
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+    #: also pass the current text of the replaced side as ``side=[...]`` (back-translation reads
+    #: src, replaces tgt, and drops candidates equal to the current tgt)
+    reads_side: ClassVar[bool] = False
 
     class Config(ComponentConfig):
         """Paraphrasers take no common options."""
 
-    def paraphrase(self, sentences: list[str]) -> list[list[tuple]]:
+    def paraphrase(self, sentences: list[str], side: list[str] | None = None) -> list[list[tuple]]:
         """Return, for each sentence, its candidates best first as ``(text, score)`` tuples.
 
-        A tuple may carry a third element, a dict of extra per-candidate columns (for example
-        ``{"pivot": "de"}`` or ``{"nll": 0.83}``); the framework writes them as columns and
-        appends a ``"provenance"`` entry, if any, to the row's ``origin``.
+        A tuple may carry a third element, a dict of extra per-candidate columns named in
+        ``extra_columns`` (for example ``{"pivot": "de"}`` or ``{"nll": 0.83}``); the framework
+        writes them as columns and appends a ``"provenance"`` entry, if any, to the row's
+        ``origin``. ``side`` is given only when ``reads_side`` is true.
         """
+        raise NotImplementedError
+
+
+class Splitter(Component):
+    """Replaces each sentence pair by the pairs it splits into (a recipe's ``split:`` step).
+
+    Pieces become separate originals with fresh ids; the row they came from is kept in
+    ``source_id``. Runs before paraphrase and weight steps.
+    """
+
+    kind: ClassVar[str] = "splitter"
+
+    class Config(ComponentConfig):
+        """Splitters take no common options."""
+
+    def split(self, batch: Mapping[str, Sequence[Any]]) -> list[list[tuple[str, str]]]:
+        """Return, for each row of ``batch``, its ``(src, tgt)`` pieces; an empty list or one
+        piece keeps the row whole."""
         raise NotImplementedError
 
 
@@ -84,10 +146,9 @@ class Filter(Component):
 
     kind: ClassVar[str] = "filter"
     default_keep: ClassVar[dict[str, Any] | None] = None
-    #: cache scores by default (expensive, pure filters: models, LMs); a step's ``cache`` overrides
+    #: cache scores by row content and config by default (worth it for expensive, pure filters);
+    #: a recipe step's ``cache:`` overrides it
     cache_scores: ClassVar[bool] = False
-    #: the score of a row depends on earlier rows (e.g. duplicates): never cached
-    stateful: ClassVar[bool] = False
 
     class Config(ComponentConfig):
         """Filters take no common options."""
@@ -172,6 +233,7 @@ class Trainer(Component):
 
 
 KINDS: dict[str, type[Component]] = {
+    "splitter": Splitter,
     "paraphraser": Paraphraser,
     "filter": Filter,
     "weighter": Weighter,

@@ -135,17 +135,19 @@ def iter_lines(path: str | os.PathLike, errors: str, stats: ReadStats) -> Iterat
         yield from block
 
 
+def text_lines(path: str | os.PathLike, errors: str = "error") -> Iterator[str]:
+    """The lines of a text file (plain or ``.gz``), streamed, with :func:`iter_lines`' checks:
+    the one way components and trainers read a text file. ``errors="replace"`` replaces invalid
+    UTF-8 instead of stopping at it with the file and line."""
+    return iter_lines(path, errors, ReadStats())
+
+
 def read_lines(path: str | os.PathLike, limit: int | None = None) -> list[str]:
     """All lines of a text file (``.gz`` ok) as a list, with :func:`iter_lines`' checks (BOM, CRLF,
     NUL, invalid UTF-8 with file and line); ``limit`` keeps only the first lines. For the model
     trainers and evaluators that need a whole text file in memory."""
     lines = iter_lines(path, "error", ReadStats())
     return list(lines if limit is None else islice(lines, limit))
-
-
-def empty_batch(extra: Iterable[str] = ()) -> Batch:
-    """A batch with the base columns (and ``extra``) and no rows."""
-    return {c: [] for c in (*BASE_COLUMNS, *extra)}
 
 
 def batch_len(batch: Batch) -> int:
@@ -159,17 +161,6 @@ def take_rows(batch: Batch, idx: list[int]) -> Batch:
         return {k: [v[i] for i in idx] for k, v in batch.items()}
     get = itemgetter(*idx)
     return {k: list(get(v)) for k, v in batch.items()}
-
-
-def concat(batches: list[Batch]) -> Batch:
-    """Concatenate batches that have the same columns."""
-    if len(batches) == 1:
-        return batches[0]
-    out: Batch = {k: [] for k in batches[0]}
-    for b in batches:
-        for k in out:
-            out[k].extend(b[k])
-    return out
 
 
 class Reader:
@@ -271,6 +262,11 @@ class Reader:
             if len(fields) != len(cols):
                 if spec.extra_fields_policy == "drop-extra" and len(fields) > len(cols):
                     fields = fields[: len(cols)]
+                elif len(fields) < len(cols):
+                    raise InputError(
+                        f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
+                        f"{len(cols)} ({', '.join(cols)}); a missing field, or a line break "
+                        f"inside a field?")
                 else:
                     raise InputError(
                         f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
@@ -352,6 +348,13 @@ def format_value(v: Any) -> str:
     return str(v)
 
 
+def current_umask() -> int:
+    """The process umask (``os.umask`` only sets it, so it is set and restored at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class AtomicFile:
     """A text file written under a temporary name and renamed into place by :meth:`commit`.
 
@@ -363,6 +366,9 @@ class AtomicFile:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        # mkstemp creates 0600; a finished output gets the mode open() would give it, so other
+        # users and tools on a shared machine can read the corpus when the umask allows
+        os.fchmod(fd, 0o666 & ~current_umask())
         self.tmp = Path(tmp)
         self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
 
@@ -463,6 +469,9 @@ class CorpusView:
         self.numeric = set(numeric) | set(NUMERIC_BASE)
         with open(self.path, encoding="utf-8") as fh:
             self.columns = fh.readline().rstrip("\n").split("\t")
+        #: the run's rejected rows (``rejected.tsv``) when it wrote them, so an evaluator can
+        #: report on the input (kept + rejected) as well as on the final corpus
+        self.rejected: CorpusView | None = None
 
     def _convert(self, name: str, values: list[str]) -> list:
         if name in NUMERIC_BASE:
@@ -496,10 +505,13 @@ class CorpusView:
         """One whole column in memory (evaluators that need the full corpus)."""
         if name not in self.columns:
             raise InputError(f"{self.path}: no column {name!r}; columns are {', '.join(self.columns)}")
-        out: list = []
-        for b in self.iter_batches():
-            out.extend(b[name])
-        return out
+        # split off only the fields up to this column and convert just it: reading one column
+        # of a wide corpus.tsv need not convert the others
+        i = self.columns.index(name)
+        with open(self.path, encoding="utf-8") as fh:
+            fh.readline()
+            values = [line.rstrip("\n").split("\t", i + 1)[i] for line in fh]
+        return self._convert(name, values)
 
     def __len__(self) -> int:
         with open(self.path, "rb") as fh:

@@ -4,14 +4,16 @@ models and the recipe schema, so the documentation cannot drift from the code (a
 from __future__ import annotations
 
 import inspect
+from types import UnionType
+from typing import Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .recipe import (EvaluateStep, FilterStep, InputSpec, KeepSpec, OutputSpec, ParaphraseStep,
-                     PrepareStep, Recipe, SplitStep, WeightStep)
+from .kinds import STEP_KINDS
+from .recipe import EvaluateStep, InputSpec, OutputSpec, PrepareStep, Recipe
 from .registry import Registry, config_fields
 
-KIND_TITLES = {"paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
+KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
                "evaluator": "Evaluators", "trainer": "Trainers"}
 
 
@@ -19,15 +21,52 @@ def _cell(v) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
-def fields_table(model: type[BaseModel]) -> str:
-    """A Markdown table of a model's fields: name, type, default, description."""
+def summary_line(cls) -> str:
+    """The first sentence line of a component's docstring (what ``bitextforge plugins`` shows)."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    return doc.split("\n\n")[0].replace("\n", " ").strip() if doc else "(no docstring)"
+
+
+def type_label(annotation) -> str:
+    """A readable type: ``'src' | 'tgt'`` for a Literal (its allowed values), else its name."""
+    if get_origin(annotation) is Literal:
+        return " | ".join(repr(v) for v in get_args(annotation))
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1 and \
+            get_origin(args[0]) is Literal:
+        return type_label(args[0]) + " or none"
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+_BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="), ("min_length", "length >="),
+           ("max_length", "length <="))
+
+
+def bounds_label(field) -> str:
+    """A field's constraints from ``Field(ge=1, ...)`` as text: ``>= 1, <= 10``."""
+    out = []
+    for meta in field.metadata:
+        for attr, sym in _BOUNDS:
+            v = getattr(meta, attr, None)
+            if v is not None:
+                out.append(f"{sym} {v}")
+    return ", ".join(out)
+
+
+def fields_table(model: type[BaseModel], order: list[str] | None = None) -> str:
+    """A Markdown table of a model's fields (in ``order`` when given): name, type, default,
+    description."""
     rows = ["| key | type | default | description |", "|---|---|---|---|"]
-    for name, f in model.model_fields.items():
+    names = order or list(model.model_fields)
+    for name, f in ((n, model.model_fields[n]) for n in names):
         if f.exclude:
             continue
         key = f.alias or name
-        tname = _cell(getattr(f.annotation, "__name__", None) or
-                      str(f.annotation).replace("typing.", ""))
+        tname = type_label(f.annotation)
+        bounds = bounds_label(f)
+        if bounds:
+            tname += f" ({bounds})"
+        tname = _cell(tname)
         if f.is_required():
             default = "required"
         else:
@@ -63,11 +102,13 @@ def render_reference(registry: Registry) -> str:
         "### `input`", "", fields_table(InputSpec), "",
         "### `output`", "", fields_table(OutputSpec), "",
         "### Prepare entry (a trainer)", "", fields_table(PrepareStep), "",
-        "### Split step", "", fields_table(SplitStep), "",
-        "### Paraphrase step", "", fields_table(ParaphraseStep), "",
-        "### Filter step", "", fields_table(FilterStep), "",
-        "### `keep` (the decision of a filter step)", "", fields_table(KeepSpec), "",
-        "### Weight step", "", fields_table(WeightStep), "",
+    ]
+    for kind in STEP_KINDS.values():
+        parts += [f"### {kind.key.capitalize()} step", "",
+                  fields_table(kind.model, kind.model.field_order()), ""]
+        for title, model in kind.model.nested:
+            parts += [f"### {title}", "", fields_table(model), ""]
+    parts += [
         "### Evaluate entry", "",
         "A name (`- corpus_stats.v1`) or a mapping:", "", fields_table(EvaluateStep), "",
     ]

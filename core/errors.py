@@ -27,3 +27,8 @@ class RegistryError(BitextforgeError):
 
 class ComponentError(BitextforgeError):
     """A component cannot run (missing model file, missing external tool, ...)."""
+
+
+class StepError(ComponentError):
+    """A component raised an exception while processing rows; the message names the step and the
+    rows, and the original exception (with its traceback) is the ``__cause__``."""

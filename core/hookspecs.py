@@ -1,7 +1,7 @@
-"""The plugin hooks of bitextforge, one per component kind.
+"""The plugin hooks of bitextforge: one per component kind, and one for CLI commands.
 
-A plugin module implements any of them with ``@bitextforge.hookimpl`` and calls ``register(cls)``
-once per component class (the callback style of simonw/llm and datasette).
+A plugin module implements any of them with ``@bitextforge.hookimpl`` and calls ``register(...)``
+once per thing it adds (the callback style of simonw/llm and datasette).
 """
 
 from __future__ import annotations
@@ -10,6 +10,11 @@ import pluggy
 
 hookspec = pluggy.HookspecMarker("bitextforge")
 hookimpl = pluggy.HookimplMarker("bitextforge")
+
+
+@hookspec
+def register_splitters(register):
+    """Register Splitter classes (a recipe's ``split:`` steps): call ``register(cls)`` for each."""
 
 
 @hookspec
@@ -36,3 +41,9 @@ def register_evaluators(register):
 def register_trainers(register):
     """Register Trainer classes (model builders for a recipe's ``prepare:``): call
     ``register(cls)`` for each."""
+
+
+@hookspec
+def register_commands(register):
+    """Register CLI subcommands: call ``register(name, help, setup)`` for each, where
+    ``setup(parser)`` adds arguments and returns ``handler(args) -> int``."""

@@ -1,8 +1,8 @@
-"""The ``prepare:`` list of a recipe: trainers that build the models its steps load.
+"""Running trainers: a recipe's ``prepare:`` list (the models its steps load) and
+``bitextforge train``.
 
-Issues 3, 4 and 6 ask for each training command "also as a recipe step": a recipe such as
-``recipes/bet-roundtrip.yaml`` can then build its own NMT models from ``../shared/data`` the first
-time it runs and reuse them afterwards. A trainer is skipped when every path it writes exists; it
+A recipe such as ``recipes/bet-roundtrip.yaml`` builds its own NMT models from ``../shared/data``
+the first time it runs and reuses them afterwards. In a recipe a trainer is skipped when every path it writes exists; it
 trains into temporary names beside the final ones, which are moved into place only when training
 succeeds, so an interrupted run never leaves a half-written model that a later run would take for
 a finished one.
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from .components import Trainer
 from .errors import ComponentError
+from .log import say as _say
 
 
 def _remove(path: Path) -> None:
@@ -34,26 +34,29 @@ def _partial(path: Path, tag: str) -> Path:
 
 def run_prepare(recipe, registry, log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Run the recipe's trainers in order; return one manifest entry per trainer."""
-    from .run import build_component
-
-    say = log or (lambda m: print(m, file=sys.stderr, flush=True))
     done: list[dict[str, Any]] = []
     for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
         where = f"prepare[{i}] {prep.train}"
-        done.append(_one(where, prep, cfg, registry, build_component, say))
+        done.append(train_one(registry, prep.train, cfg, where, prep.force, log))
     return done
 
 
-def _one(where: str, prep, cfg, registry, build_component, say) -> dict[str, Any]:
-    """Train one step (or skip it), moving its outputs into place atomically."""
-    cls = registry.get("trainer", prep.train)
+def train_one(registry, name: str, cfg, where: str, force: bool = False,
+              log: Callable[[str], None] | None = None, announce: bool = True) -> dict[str, Any]:
+    """Train one trainer (or skip it when its outputs exist and not ``force``), moving its
+    outputs into place atomically; the manifest entry. ``announce`` reports the start and end
+    of the training."""
+    from .plan import build_component
+
+    say = log or (lambda m: _say("", m))
+    cls = registry.get("trainer", name)
     final_out = Path(cfg.output)
     # the outputs a trainer declares depend only on its config: ask a throwaway instance
     finals = _declared_outputs(cls, cfg)
-    entry: dict[str, Any] = {"trainer": prep.train, "output": str(final_out),
+    entry: dict[str, Any] = {"trainer": name, "output": str(final_out),
                              "outputs": [str(p) for p in finals]}
-    if not prep.force and all(p.exists() for p in finals):
-        say(f"bitextforge: {where}: {final_out} exists, not retrained (force: true retrains)")
+    if not force and all(p.exists() for p in finals):
+        say(f"{where}: {final_out} exists, not retrained (force: true retrains)")
         return {**entry, "status": "exists"}
     _remove_stale_partials(final_out, say)
     tmp_out = _partial(final_out, str(os.getpid()))
@@ -61,15 +64,16 @@ def _one(where: str, prep, cfg, registry, build_component, say) -> dict[str, Any
     for p in _declared_outputs(cls, tmp_cfg):
         _remove(p)
     final_out.parent.mkdir(parents=True, exist_ok=True)
-    say(f"bitextforge: {where}: training {final_out}")
+    if announce:
+        say(f"{where}: training {final_out}")
     t0 = time.perf_counter()
-    trainer: Trainer = build_component(registry, "trainer", prep.train, tmp_cfg)  # type: ignore
+    trainer: Trainer = build_component(registry, "trainer", name, tmp_cfg)  # type: ignore
     try:
         info = trainer.train() or {}
         temps = trainer.outputs()
         missing = [str(p) for p in temps if not p.exists()]
         if missing:
-            raise ComponentError(f"{prep.train}: training finished without writing "
+            raise ComponentError(f"{name}: training finished without writing "
                                  f"{', '.join(missing)}")
         for tmp, final in zip(temps, finals):
             if final.exists() or final.is_symlink():
@@ -82,7 +86,8 @@ def _one(where: str, prep, cfg, registry, build_component, say) -> dict[str, Any
     finally:
         trainer.close()
     seconds = round(time.perf_counter() - t0, 1)
-    say(f"bitextforge: {where}: wrote {final_out} in {seconds} s")
+    if announce:
+        say(f"{where}: wrote {final_out} in {seconds} s")
     return {**entry, "status": "trained", "seconds": seconds, "info": info}
 
 
@@ -100,7 +105,7 @@ def _remove_stale_partials(final_out: Path, say) -> None:
         if not pid.isdigit() or _alive(int(pid)):
             continue
         _remove(p)
-        say(f"bitextforge: removed {p}, left by a training that was killed")
+        say(f"removed {p}, left by a training that was killed")
 
 
 def _alive(pid: int) -> bool:

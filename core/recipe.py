@@ -19,40 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .components import ComponentConfig
 from .errors import RecipeError, RegistryError
+from .kinds import STEP_KINDS
 from .registry import Registry, get_registry, suggest
+from .step_models import (FilterStep, KeepSpec, ParaphraseStep, Resources, SplitStep,  # noqa: F401
+                          StepModel, WeightStep)
 
 _Strict = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class KeepSpec(BaseModel):
-    """The decision of a filter step. Bounds and selections combine: min/max first, then top/words."""
-
-    model_config = _Strict
-    min: float | None = Field(None, description="Keep rows whose score is >= min.")
-    max: float | None = Field(None, description="Keep rows whose score is <= max.")
-    top: float | None = Field(None, gt=0, description="Keep the best rows: a fraction in (0, 1) "
-                              "or a count >= 1 over the whole corpus.")
-    words: int | None = Field(None, gt=0, description="Keep the best rows until this many words "
-                              "(whitespace tokens, on words_side) are reached (WMT18 filtering task).")
-    words_side: Literal["src", "tgt", "both"] = Field("tgt", description="Side whose words count "
-                                                      "towards `words`.")
-    order: Literal["highest", "lowest"] = Field("highest", description="For top/words: whether "
-                                                "high or low scores are best (perplexity: lowest).")
-
-    @model_validator(mode="after")
-    def _check(self):
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
-        if self.top is not None and self.top >= 1 and self.top != int(self.top):
-            raise ValueError("top must be a fraction below 1 or a whole count")
-        if all(v is None for v in (self.min, self.max, self.top, self.words)):
-            raise ValueError("give at least one of min, max, top, words")
-        return self
-
-    @property
-    def is_global(self) -> bool:
-        """True when the decision needs every score of the corpus (top or words)."""
-        return self.top is not None or self.words is not None
 
 
 class InputSpec(BaseModel):
@@ -111,75 +83,6 @@ class OutputSpec(BaseModel):
                          "step (needs matplotlib; skipped with a note otherwise).")
 
 
-class Resources(BaseModel):
-    """What one worker of a step needs under the Ray runner (ignored by the local runner)."""
-
-    model_config = _Strict
-    num_cpus: float = Field(0.5, gt=0, description="CPUs per worker (below 1 leaves room for "
-                            "read tasks on small clusters).")
-    num_gpus: float = Field(0, ge=0, description="GPUs per worker.")
-    concurrency: int = Field(2, ge=1, description="Workers (actors) for this step.")
-
-
-class SplitStep(BaseModel):
-    """Replace each row by the sentence pairs a splitting component returns (nichols_split.v1)."""
-
-    model_config = _Strict
-    split: str = Field(description="Registered component with a split() method, e.g. "
-                       "nichols_split.v1.")
-    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
-                                  description="The component's configuration.")
-    resources: Resources | None = Field(None, description="Worker resources under the Ray "
-                                        "runner.")
-
-
-class ParaphraseStep(BaseModel):
-    """Expand rows with paraphrases of one side."""
-
-    model_config = _Strict
-    paraphrase: str = Field(description="Registered Paraphraser name, e.g. backtranslate.v1.")
-    side: Literal["src", "tgt"] = Field(description="The side whose text is replaced by candidates.")
-    read: str | None = Field(None, description="Column given to the paraphraser (default: side); "
-                             "back-translation paraphrases tgt reading src.")
-    of: Literal["originals", "all"] = Field("originals", description="Paraphrase only variant-0 "
-                                            "rows, or every row.")
-    as_: str | None = Field(None, alias="as", description="Name of the candidate-score column "
-                            "(default: <component>_score).")
-    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
-                                  description="The component's configuration.")
-    resources: Resources | None = Field(None, description="Worker resources under the Ray "
-                                        "runner.")
-
-
-class FilterStep(BaseModel):
-    """Score rows with a Filter and keep those the ``keep`` decision accepts."""
-
-    model_config = _Strict
-    filter: str = Field(description="Registered Filter name, e.g. length_ratio.v1.")
-    keep: KeepSpec | None = Field(None, description="The decision; the filter's default if omitted.")
-    cache: bool | None = Field(None, description="Cache scores by row content and component "
-                               "config (default: the component's choice; model filters cache).")
-    apply_to: Literal["all", "originals", "paraphrases"] = Field(
-        "all", description="Rows the decision applies to; others pass with an empty score.")
-    as_: str | None = Field(None, alias="as", description="Score column name (default: the "
-                            "component name without its version).")
-    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
-                                  description="The component's configuration.")
-    resources: Resources | None = Field(None, description="Worker resources under the Ray "
-                                        "runner.")
-
-
-class WeightStep(BaseModel):
-    """Turn each group (original + paraphrases) into weighted training rows."""
-
-    model_config = _Strict
-    weight: str = Field(description="Registered Weighter name, e.g. distributed.v1.")
-    with_: dict[str, Any] = Field(default_factory=dict, alias="with",
-                                  description="The component's configuration.")
-    resources: Resources | None = Field(None, description="Worker resources under the Ray "
-                                        "runner.")
-
-
 class EvaluateStep(BaseModel):
     """Evaluate the final corpus."""
 
@@ -202,10 +105,6 @@ class PrepareStep(BaseModel):
 
 
 Step = Union[SplitStep, ParaphraseStep, FilterStep, WeightStep]
-STEP_KINDS = {"split": (SplitStep, "paraphraser"),
-              "paraphrase": (ParaphraseStep, "paraphraser"),
-              "filter": (FilterStep, "filter"),
-              "weight": (WeightStep, "weighter")}
 
 
 class Recipe(BaseModel):
@@ -240,8 +139,11 @@ class Recipe(BaseModel):
                                                        "prepare_configs"})
         for prep, cfg in zip(data["prepare"], self.prepare_configs):
             prep["with"] = cfg.model_dump(mode="json")
-        for step, cfg in zip(data["steps"], self.configs):
+        for i, (step, cfg) in enumerate(zip(data["steps"], self.configs)):
             step["with"] = cfg.model_dump(mode="json")
+            # the component's key first, the shared with/resources last, as a user writes a step
+            data["steps"][i] = {k: step[k] for k in sorted(
+                step, key=lambda k: (k != self.steps[i].key, k in ("with", "resources")))}
         for ev, cfg in zip(data["evaluate"], self.eval_configs):
             ev["with"] = cfg.model_dump(mode="json")
         return data
@@ -250,19 +152,9 @@ class Recipe(BaseModel):
         """A one-line string that identifies what produced an output (sacrebleu style)."""
         filled = json.dumps(self.filled(), sort_keys=True, default=str)
         digest = hashlib.sha256(filled.encode()).hexdigest()[:12]
-        names = "+".join(_step_component(s) for s in self.steps) or "none"
+        names = "+".join(s.component for s in self.steps) or "none"
         return (f"bitextforge:{version}|recipe:{self.name}|steps:{names}|seed:{self.seed}"
                 f"|config:{digest}")
-
-
-def _step_component(step: Step) -> str:
-    if isinstance(step, SplitStep):
-        return step.split
-    if isinstance(step, ParaphraseStep):
-        return step.paraphrase
-    if isinstance(step, FilterStep):
-        return step.filter
-    return step.weight
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,8 +234,36 @@ _RecipeLoader.add_implicit_resolver(
     list("tTfF"))
 
 
+def _duplicate_keys(node: yaml.Node, path: str, source: str) -> list[str]:
+    """Every key given twice in one mapping of a composed YAML tree, with its key path: YAML
+    loaders keep the last silently, which would make e.g. one of two ``keep:`` vanish."""
+    out: list[str] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            sub = f"{path}.{key}" if path else str(key)
+            if key is not None:
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    out.append(f"{source}:{line}: {sub}: duplicate key (also given on line "
+                               f"{seen[key]}; YAML would keep only the last)")
+                else:
+                    seen[key] = line
+            out += _duplicate_keys(value_node, sub, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out += _duplicate_keys(item, f"{path}[{i}]", source)
+    return out
+
+
 def _yaml_load(text: str, source: str) -> Any:
     try:
+        node = yaml.compose(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
+        if node is not None:
+            dups = _duplicate_keys(node, "", source)
+            if dups:
+                raise RecipeError("\n".join(dups))
         return yaml.load(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -411,6 +331,7 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         raise RecipeError(f"{source}: prepare: expected a list of {{train: name, with: ...}}")
     errors: list[str] = []
     registry = registry or get_registry()
+    registry.check()  # a duplicate component name is one error, not one per step using it
 
     top = {k: v for k, v in data.items() if k not in ("steps", "evaluate", "prepare")}
     top["steps"], top["evaluate"], top["prepare"] = [], [], []
@@ -449,38 +370,25 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         if len(kinds) != 1:
             keys = ", ".join(map(str, raw)) or "nothing"
             hint = "" if kinds else suggest(next(iter(raw), ""), STEP_KINDS)
-            errors.append(f"{source}: {where}: a step names exactly one of split, paraphrase, "
-                          f"filter, weight (found {keys}){hint}")
+            errors.append(f"{source}: {where}: a step names exactly one of "
+                          f"{', '.join(STEP_KINDS)} (found {keys}){hint}")
             continue
-        model, kind = STEP_KINDS[kinds[0]]
+        kind = STEP_KINDS[kinds[0]]
         try:
-            step = model.model_validate(raw)
+            step = kind.model.model_validate(raw)
         except ValidationError as exc:
-            errors.append(format_validation_error(source, where, exc, model))
+            errors.append(format_validation_error(source, where, exc, kind.model))
             continue
-        cfg = _validate_component(registry, kind, getattr(step, kinds[0]), step.with_, source,
-                                  f"{where}", errors)
-        if isinstance(step, SplitStep):
-            if cfg is not None and not callable(getattr(registry.get(kind, step.split), "split",
-                                                        None)):
-                errors.append(f"{source}: {where}.split: {step.split} cannot split rows (it has "
-                              f"no split() method)")
-            later = [j for j, prev in enumerate(steps) if isinstance(prev, (ParaphraseStep,
-                                                                            WeightStep))]
-            if later:
-                errors.append(f"{source}: {where}: split steps must come before paraphrase and "
-                              f"weight steps (steps[{later[0]}] is one)")
-        if cfg is not None and isinstance(step, FilterStep) and step.cache and \
-                registry.get(kind, step.filter).stateful:
-            errors.append(f"{source}: {where}.cache: {step.filter} scores depend on earlier rows "
-                          f"and cannot be cached")
-        if cfg is not None and isinstance(step, FilterStep) and step.keep is None:
-            cls = registry.get(kind, step.filter)
-            if cls.default_keep is None:
-                errors.append(f"{source}: {where}.keep: required field missing ({step.filter} "
-                              f"has no default decision; give min, max, top or words)")
-            else:
-                step = step.model_copy(update={"keep": KeepSpec(**cls.default_keep)})
+        cfg = _validate_component(registry, kind.component, step.component, step.with_, source,
+                                  where, errors, key=kind.key)
+        earlier = [j for j, prev in enumerate(steps) if prev.key in kind.before]
+        if earlier:
+            errors.append(f"{source}: {where}: {kind.key} steps must come before "
+                          f"{' and '.join(kind.before)} steps (steps[{earlier[0]}] is one)")
+        if cfg is not None:
+            step, problems = step.check(registry.get(kind.component, step.component), source,
+                                        where)
+            errors.extend(problems)
         steps.append(step)
         configs.append(cfg)
 
@@ -529,16 +437,15 @@ def _validate_entry(registry: Registry, model: type[BaseModel], kind: str, name_
         errors.append(format_validation_error(source, where, exc, model))
         return None
     cfg = _validate_component(registry, kind, getattr(entry, name_key), entry.with_, source,
-                              where, errors)
+                              where, errors, key=name_key)
     return entry, cfg
 
 
 def _validate_component(registry: Registry, kind: str, name: str, with_: dict, source: str,
-                        where: str, errors: list[str]) -> ComponentConfig | None:
+                        where: str, errors: list[str], key: str) -> ComponentConfig | None:
     try:
         cls = registry.get(kind, name)
     except RegistryError as exc:
-        key = {"paraphraser": "paraphrase", "weighter": "weight", "trainer": "train"}.get(kind, kind)
         errors.append(f"{source}: {where}.{key}: {exc}")
         return None
     try:
@@ -552,11 +459,8 @@ def _check_columns(recipe: Recipe, source: str) -> None:
     """Score column names must be unique across steps."""
     seen: dict[str, int] = {}
     for i, step in enumerate(recipe.steps):
-        if isinstance(step, FilterStep):
-            col = score_column(step)
-        elif isinstance(step, ParaphraseStep):
-            col = score_column(step)
-        else:
+        col = step.score_column()
+        if col is None:
             continue
         if col in seen:
             raise RecipeError(f"{source}: steps[{i}]: score column {col!r} is already written by "
@@ -564,15 +468,9 @@ def _check_columns(recipe: Recipe, source: str) -> None:
         seen[col] = i
 
 
-def score_column(step: Step) -> str:
-    """The column a filter or paraphrase step writes its scores to."""
-    if step.as_:
-        return step.as_
-    if isinstance(step, FilterStep):
-        return step.filter.split(".")[0]
-    if isinstance(step, ParaphraseStep):
-        return step.paraphrase.split(".")[0] + "_score"
-    raise TypeError(step)
+def score_column(step: StepModel) -> str | None:
+    """The column a step writes its scores to (None for split and weight steps)."""
+    return step.score_column()
 
 
 def dump_yaml(data: Any) -> str:

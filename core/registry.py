@@ -13,6 +13,7 @@ import difflib
 import importlib
 import inspect
 import os
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Iterator
@@ -26,6 +27,7 @@ from .errors import RegistryError
 
 ENTRY_POINT_GROUP = "bitextforge"
 HOOK_FOR_KIND = {
+    "splitter": "register_splitters",
     "paraphraser": "register_paraphrasers",
     "filter": "register_filters",
     "weighter": "register_weighters",
@@ -33,6 +35,8 @@ HOOK_FOR_KIND = {
     "trainer": "register_trainers",
 }
 
+#: every hook a plugin may implement: one per component kind, and register_commands
+HOOKS = (*HOOK_FOR_KIND.values(), "register_commands")
 
 @dataclass(frozen=True)
 class Registration:
@@ -53,11 +57,13 @@ class Registry:
     """Components by kind and name, collected from pluggy hook implementations."""
 
     def __init__(self) -> None:
-        """Create an empty registry with the four hook specs installed."""
+        """Create an empty registry with the hook specs installed."""
         self.pm = pluggy.PluginManager("bitextforge")
         self.pm.add_hookspecs(hookspecs)
         self._plugin_dists: dict[str, tuple[str, str]] = {}
         self._components: dict[str, dict[str, Registration]] | None = None
+        #: one line per entry-point plugin that was skipped (failed import, misspelled hook)
+        self.problems: list[str] = []
 
     # -- loading ---------------------------------------------------------------------------------
     def load_entry_points(self) -> None:
@@ -69,25 +75,35 @@ class Registry:
                 continue
             if self.pm.get_plugin(ep.name) is not None:
                 continue
+            # A broken third-party plugin names itself and is skipped, so the other plugins and
+            # commands such as `bitextforge plugins` keep working.
             try:
                 module = ep.load()
-            except Exception as exc:  # a broken third-party plugin must name itself
-                raise RegistryError(
-                    f"plugin {ep.name!r} (entry point {ep.value}) failed to import: {exc}"
-                ) from exc
+            except Exception as exc:  # noqa: BLE001 - any import failure of foreign code
+                self.problems.append(f"plugin {ep.name!r} (entry point {ep.value}) failed to "
+                                     f"import: {exc}; plugin skipped")
+                continue
             dist = getattr(ep, "dist", None)
-            self.add_plugin(
-                module,
-                name=ep.name,
-                package=dist.metadata["Name"] if dist else "?",
-                version=dist.version if dist else "?",
-            )
+            try:
+                self.add_plugin(
+                    module,
+                    name=ep.name,
+                    package=dist.metadata["Name"] if dist else "?",
+                    version=dist.version if dist else "?",
+                )
+            except RegistryError as exc:
+                self.problems.append(f"{exc}; plugin skipped")
 
     def add_plugin(self, plugin: Any, name: str | None = None, package: str = "(in-process)",
                    version: str = "") -> str:
         """Register a plugin object or module in-process; returns the plugin name used."""
         if isinstance(plugin, str):
             plugin = importlib.import_module(plugin)
+        label = name or getattr(plugin, "__name__", None) or repr(plugin)
+        for attr in _unknown_hooks(plugin):
+            best = difflib.get_close_matches(attr, list(HOOKS), n=1, cutoff=0.5)
+            hint = f"; did you mean {best[0]}?" if best else f"; the hooks are {', '.join(HOOKS)}"
+            raise RegistryError(f"plugin {label!r}: {attr} is not a bitextforge hook{hint}")
         name = self.pm.register(plugin, name=name)
         if name is None:
             raise RegistryError(f"plugin {plugin!r} was registered already")
@@ -146,6 +162,11 @@ class Registry:
             raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.Config must forbid extra keys")
 
     # -- queries ---------------------------------------------------------------------------------
+    def check(self) -> None:
+        """Collect every plugin's components now: a duplicate name or a bad class raises its one
+        :class:`RegistryError` here, once, rather than at every lookup that would meet it."""
+        self._collect()
+
     def names(self, kind: str) -> list[str]:
         """Sorted registered names of one kind."""
         return sorted(self._collect()[kind])
@@ -172,6 +193,24 @@ class Registry:
         if name in every:
             return every[name]
         raise RegistryError(f"no component named {name!r}{suggest(name, every)}")
+
+
+def _unknown_hooks(plugin: Any) -> list[str]:
+    """Names of ``plugin``'s hook implementations that match no hook spec (a misspelled hook),
+    found before registering so pluggy never half-registers the plugin."""
+    marker = f"{hookspecs.hookimpl.project_name}_impl"
+    known = set(HOOKS)
+    out = []
+    for attr in dir(plugin):
+        try:
+            value = getattr(plugin, attr)
+        except Exception:  # noqa: BLE001 - a property of foreign code; not a hook
+            continue
+        if getattr(value, marker, None) is not None:
+            hook = getattr(value, marker).get("specname") or attr
+            if hook not in known:
+                out.append(hook)
+    return out
 
 
 def suggest(name: str, candidates) -> str:
@@ -205,11 +244,7 @@ def get_registry() -> Registry:
     if _REGISTRY is None:
         reg = Registry()
         reg.load_entry_points()
+        for problem in reg.problems:
+            print(f"bitextforge: error: {problem}", file=sys.stderr)
         _REGISTRY = reg
     return _REGISTRY
-
-
-def reset_registry() -> None:
-    """Forget the process-wide registry (tests, or after installing a plugin in-process)."""
-    global _REGISTRY
-    _REGISTRY = None

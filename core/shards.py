@@ -55,9 +55,13 @@ class ShardStore:
                 old = None
             if old != fingerprint:
                 if not restart:
+                    done = self.finished()
                     raise BitextforgeError(
-                        f"{out_dir}: holds an unfinished run of a different recipe or input; "
-                        f"rerun with --restart to discard it, or choose another output directory")
+                        f"{out_dir}: holds an unfinished run of a different recipe or input "
+                        f"({done} shard{'' if done == 1 else 's'} finished); to continue it, rerun "
+                        f"with the recipe and input files it started with (unchanged, as their "
+                        f"size and modification time are compared); to start again, rerun with "
+                        f"--restart (discards it) or choose another output directory")
                 shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not meta.exists():

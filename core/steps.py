@@ -1,9 +1,12 @@
-"""Executors that apply one recipe step to columnar batches.
+"""Executors: each applies one recipe step to columnar batches and returns what it did.
 
-Each executor wraps one component instance, built once per run, and transforms batches: a
-paraphrase step expands rows into variants, a filter step scores and decides (streaming for
-``min``/``max``, two passes over a spill file for the corpus-wide ``top``/``words``), a weight step
-replaces each group by weighted rows (Nichols et al., section 4.2).
+An executor wraps one component instance, built once per run. :meth:`Executor.run` takes a batch
+and returns a :class:`StepResult`: the kept rows, the rejected rows (with the step and score that
+rejected them) and the step's counters for this batch. Runners compose these results and the sink
+writes them; an executor never writes anything itself. A split step replaces rows by their
+sentence pieces, a paraphrase step expands rows into variants, a filter step scores and decides
+(streaming for ``min``/``max``, two passes over a spill file for the corpus-wide ``top``/``words``),
+a weight step replaces each group by weighted rows (Nichols et al., section 4.2).
 """
 
 from __future__ import annotations
@@ -13,15 +16,47 @@ import pickle
 import tempfile
 import time
 from array import array
-from typing import Any, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable, Iterator
 
-from .components import Component, Filter, Paraphraser, Weighter
+from .components import Component, Filter, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
-from .errors import ComponentError
-from .recipe import FilterStep, KeepSpec, ParaphraseStep, SplitStep, WeightStep, score_column
+from .errors import BitextforgeError, ComponentError, StepError
+from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepModel, WeightStep
 
-RejectSink = Callable[[Batch, str, list], None]
 NAN = float("nan")
+
+
+@dataclass
+class Rejected:
+    """Rows one step rejected, why (``steps[i]:name`` plus the selection), and their scores."""
+
+    batch: Batch
+    why: str
+    scores: list
+
+
+@dataclass
+class StepResult:
+    """What one step did to one batch: the rows it kept (None in the scoring pass of a corpus-wide
+    selection, whose rows are held back until the selection), the rows it rejected, and counters."""
+
+    kept: Batch | None
+    rejected: list[Rejected] = field(default_factory=list)
+    rows_rejected: int = 0
+    rows_in: int = 0
+    rows_out: int = 0
+    seconds: float = 0.0
+    scores: list[float] = field(default_factory=list)  # offered to the report's score sample
+    cache_hits: int = 0
+    cache_misses: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # the step's additive counts
+
+    def counters(self) -> "StepResult":
+        """This result without its rows (what a Ray worker sends back for the driver's counts)."""
+        return StepResult(None, [], self.rows_rejected, self.rows_in, self.rows_out, self.seconds,
+                          self.scores, self.cache_hits, self.cache_misses, self.counts)
 
 
 class StepStats:
@@ -36,6 +71,16 @@ class StepStats:
         self.rows_out = 0
         self.seconds = 0.0
         self.extra: dict[str, Any] = {}
+        #: additive counts (paraphrase candidates, groups without a paraphrase, ...); the Ray
+        #: runner sums its workers' counts into the driver's
+        self.counters: dict[str, int] = {}
+        #: the cut of a top/words decision: the score of the last row kept, and what was kept
+        self.threshold: dict[str, Any] | None = None
+
+    def count(self, **amounts: int) -> None:
+        """Add to the named counters."""
+        for k, v in amounts.items():
+            self.counters[k] = self.counters.get(k, 0) + v
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest entry."""
@@ -43,10 +88,53 @@ class StepStats:
         d = {"index": self.index, "kind": self.kind, "component": c.name,
              "config": c.config.model_dump(mode="json"), "rows_in": self.rows_in,
              "rows_out": self.rows_out, "seconds": round(self.seconds, 3)}
+        if self.counters:
+            d["counts"] = dict(self.counters)
+        if self.threshold is not None:
+            d["effective_threshold"] = self.threshold
         info = {**c.manifest_info(), **self.extra}
         if info:
             d["info"] = info
         return d
+
+
+@contextmanager
+def component_call(label: str, method: str, batch: Batch):
+    """Turn an exception raised inside a component's ``method`` into one line that names the step
+    and the rows it was working on; the original stays as the cause (``--debug`` prints it)."""
+    try:
+        yield
+    except BitextforgeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - foreign code: any failure becomes a StepError
+        ids = batch.get("id") or []
+        rows = f"rows with id {min(ids)}-{max(ids)}" if ids else "an empty batch"
+        detail = str(exc).strip().splitlines()
+        raise StepError(f"{label}: {method} failed on {rows}: {type(exc).__name__}"
+                        f"{': ' + detail[0] if detail else ''}") from exc
+
+
+def as_scores(raw, label: str) -> list[float]:
+    """A filter's scores as floats; text, None or other non-numbers are refused with the step's
+    name (``float("0.5")`` would otherwise accept a string silently)."""
+    kind = getattr(getattr(raw, "dtype", None), "kind", None)
+    if kind is not None and kind in "biuf":  # a numeric NumPy array: no per-value check needed
+        return raw.astype(float).tolist()
+    values = list(raw)
+    if not any(issubclass(t, (str, bytes, type(None), memoryview)) for t in set(map(type, values))):
+        try:
+            return list(map(float, values))
+        except (TypeError, ValueError):
+            pass
+    for i, v in enumerate(values):
+        try:
+            if isinstance(v, (str, bytes)) or v is None:
+                raise TypeError
+            float(v)
+        except (TypeError, ValueError):
+            raise ComponentError(f"{label}: score() returned a non-numeric score {v!r} (row {i} "
+                                 f"of a batch); scores must be numbers") from None
+    raise AssertionError("unreachable: every value converted")  # pragma: no cover
 
 
 def group_bounds(ids: list) -> list[tuple[int, int]]:
@@ -67,18 +155,108 @@ def group_bounds(ids: list) -> list[tuple[int, int]]:
     return bounds
 
 
-class SplitExec:
-    """Replaces each row by the ``(src, tgt)`` pieces a component's ``split(batch)`` returns.
+class Executor:
+    """Common base of the executors: binds a step to its built component and counts.
+
+    Subclasses implement :meth:`apply` (a batch in, the kept batch out) or, when a step rejects
+    rows, override :meth:`run`. The driver adds each result's counters with :meth:`record`.
+    """
+
+    kind: ClassVar[str] = ""
+    #: the step keeps or rejects rows by a score (the run's score report plots these)
+    decides: ClassVar[bool] = False
+    #: the step runs in ``bitextforge score`` (which scores rows and decides nothing)
+    in_score: ClassVar[bool] = True
+
+    def __init__(self, index: int, step: StepModel, comp: Component, sample: bool = True):
+        """Bind ``step`` to ``comp`` at position ``index``; ``sample`` keeps a sample of scores
+        for the report (filters only)."""
+        self.index = index
+        self.step = step
+        self.comp = comp
+        self.stats = StepStats(index, self.kind, comp)
+        self.label = f"steps[{index}]:{comp.name}"
+        self.rejected = 0
+        self._counts: dict[str, int] = {}
+
+    @property
+    def needs_all_rows(self) -> bool:
+        """True when the step decides over the whole corpus (two passes, never sharded)."""
+        return False
+
+    @property
+    def in_order(self) -> bool:
+        """True when the step must see every batch in input order in one process: its result
+        depends on earlier batches (a stateful component) or it numbers rows across batches."""
+        return self.comp.stateful
+
+    def columns(self) -> list[str]:
+        """Columns this step adds."""
+        return []
+
+    def apply(self, batch: Batch) -> Batch:
+        """The kept rows of one batch (steps that reject rows override :meth:`run` instead)."""
+        raise NotImplementedError
+
+    def run(self, batch: Batch) -> StepResult:
+        """Apply the step to one batch."""
+        t0 = time.perf_counter()
+        self._counts = {}
+        out = self.apply(batch)
+        return StepResult(out, rows_in=batch_len(batch), rows_out=batch_len(out),
+                          seconds=time.perf_counter() - t0, counts=self._counts)
+
+    def count(self, **amounts: int) -> None:
+        """Add to the named counts of the batch being applied (they reach the manifest through
+        the result, also from a Ray worker)."""
+        for k, v in amounts.items():
+            self._counts[k] = self._counts.get(k, 0) + v
+
+    def score_only(self, batch: Batch) -> Batch:
+        """The batch with this step's columns and no row removed (``bitextforge score``)."""
+        res = self.run(batch)
+        self.record(res)
+        return res.kept
+
+    def record(self, result: StepResult) -> None:
+        """Add a result's counters to this step's totals."""
+        st = self.stats
+        st.rows_in += result.rows_in
+        st.rows_out += result.rows_out
+        st.seconds += result.seconds
+        st.count(**result.counts)
+        self.rejected += result.rows_rejected
+
+    def get_state(self) -> Any:
+        """State of the executor itself saved with each finished shard (None: none)."""
+        return None
+
+    def set_state(self, state: Any) -> None:
+        """Restore what :meth:`get_state` returned."""
+
+    def close(self) -> None:
+        """Release what the executor opened (the component is closed by the plan)."""
+
+
+class SplitExec(Executor):
+    """Replaces each row by the ``(src, tgt)`` pieces a Splitter's ``split(batch)`` returns.
 
     Every output row gets a fresh ``id`` (pieces are separate originals for later weighting); the
     input row's id is kept in ``source_id``. A row that stays whole keeps its ``origin``.
     """
 
-    def __init__(self, index: int, step: SplitStep, comp):
-        """Bind a built component that has a ``split`` method."""
-        self.comp = comp
-        self.stats = StepStats(index, "split", comp)
+    kind = "split"
+    comp: Splitter
+
+    def __init__(self, index: int, step: SplitStep, comp: Splitter, sample: bool = True):
+        """Bind a built Splitter."""
+        super().__init__(index, step, comp, sample)
         self.next_id = 0
+
+    @property
+    def in_order(self) -> bool:
+        """Always: fresh ids are numbered from batch to batch."""
+        return True
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
@@ -92,12 +270,11 @@ class SplitExec:
         """Restore the next fresh id."""
         self.next_id = state
 
-    def __call__(self, batch: Batch) -> Batch:
+    def apply(self, batch: Batch) -> Batch:
         """Split one batch."""
-        t0 = time.perf_counter()
         n = batch_len(batch)
-        self.stats.rows_in += n
-        pieces = self.comp.split(batch) if n else []
+        with component_call(self.label, "split()", batch):
+            pieces = self.comp.split(batch) if n else []
         if len(pieces) != n:
             raise ComponentError(f"{self.comp.name}: split() returned {len(pieces)} lists for "
                                  f"{n} rows")
@@ -120,35 +297,53 @@ class SplitExec:
         out["id"] = list(range(self.next_id, self.next_id + len(idx)))
         self.next_id += len(idx)
         out["src"], out["tgt"], out["origin"] = src, tgt, origin
-        self.stats.rows_out += len(idx)
-        self.stats.seconds += time.perf_counter() - t0
         return out
 
 
-class ParaphraseExec:
+class ParaphraseExec(Executor):
     """Runs a Paraphraser on one side and expands each row into variant 0 plus candidates."""
 
-    def __init__(self, index: int, step: ParaphraseStep, comp: Paraphraser):
+    kind = "paraphrase"
+    comp: Paraphraser
+    step: ParaphraseStep
+
+    def __init__(self, index: int, step: ParaphraseStep, comp: Paraphraser, sample: bool = True):
         """Bind the step's options to a built component."""
-        self.step = step
-        self.comp = comp
-        self.stats = StepStats(index, "paraphrase", comp)
+        super().__init__(index, step, comp, sample)
         self.side = step.side
         self.read = step.read or step.side
         self.orig_col = f"{step.side}_original"
-        self.score_col = score_column(step)
-        self.extra = tuple(getattr(comp, "extra_columns", ()))
-        self.label = f"steps[{index}]:{comp.name}"
+        self.score_col = step.score_column()
+        self.extra = tuple(comp.extra_columns)
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return [self.orig_col, self.score_col, *self.extra]
 
-    def __call__(self, batch: Batch) -> Batch:
+    def _count_candidates(self, targets, results, current: list[str]) -> None:
+        """Count originals without a candidate and degenerate candidates (empty, punctuation
+        only, identical to the text they replace), for the summary's warnings."""
+        empty = punct = same = total = none = 0
+        for i, cands in zip(targets, results):
+            if not cands:
+                none += 1
+                continue
+            ref = " ".join(current[i].lower().split())
+            for cand in cands:
+                text = cand[0]
+                total += 1
+                if not text.strip():
+                    empty += 1
+                elif not any(ch.isalnum() for ch in text):
+                    punct += 1
+                elif " ".join(text.lower().split()) == ref:
+                    same += 1
+        self.count(originals=len(results), without_candidates=none, candidates=total,
+                   empty=empty, punctuation_only=punct, identical=same)
+
+    def apply(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
-        t0 = time.perf_counter()
         n = batch_len(batch)
-        self.stats.rows_in += n
         if self.read not in batch:
             raise ComponentError(f"{self.label}: read column {self.read!r} does not exist; "
                                  f"columns are {', '.join(batch)}")
@@ -157,17 +352,17 @@ class ParaphraseExec:
         col = batch[self.read]
         S = batch[self.side]
         texts = [col[i] for i in targets]
-        if texts and getattr(self.comp, "reads_side", False):
-            # The component also wants the current text of the side it replaces (backtranslate.v1
-            # drops candidates equal to that reference).
-            results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
-        else:
-            results = self.comp.paraphrase(texts) if texts else []
+        with component_call(self.label, "paraphrase()", batch):
+            if texts and self.comp.reads_side:
+                results = self.comp.paraphrase(texts, side=[S[i] for i in targets])
+            else:
+                results = self.comp.paraphrase(texts) if texts else []
         if len(results) != len(texts):
             raise ComponentError(f"{self.comp.name}: paraphrase() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")
         cands = dict(zip(targets, results))
-        O, S = batch["origin"], batch[self.side]
+        self._count_candidates(targets, results, S)
+        O = batch["origin"]
         old_score = batch.get(self.score_col)
         old_extra = {k: batch.get(k) for k in self.extra}
         idx: list[int] = []
@@ -218,27 +413,26 @@ class ParaphraseExec:
         out[self.orig_col] = [orig_src[i] for i in idx]
         out[self.score_col] = score
         out.update(extra)
-        self.stats.rows_out += len(idx)
-        self.stats.seconds += time.perf_counter() - t0
         return out
 
 
-class FilterExec:
+class FilterExec(Executor):
     """Scores rows with a Filter and applies the step's ``keep`` decision."""
 
-    def __init__(self, index: int, step: FilterStep, comp: Filter, reject: RejectSink,
-                 sample: bool = True):
-        """Bind the step's options to a built component and the sink for rejected rows;
-        ``sample`` keeps a sample of scores for the report's histograms."""
-        self.step = step
-        self.comp = comp
+    kind = "filter"
+    decides = True
+    comp: Filter
+    step: FilterStep
+
+    def __init__(self, index: int, step: FilterStep, comp: Filter, sample: bool = True):
+        """Bind the step's options to a built component; ``sample`` keeps a sample of scores for
+        the report's histograms."""
+        super().__init__(index, step, comp, sample)
         self.keep: KeepSpec = step.keep  # type: ignore[assignment]
-        self.col = score_column(step)
-        self.reject = reject
-        self.stats = StepStats(index, "filter", comp)
-        self.label = f"steps[{index}]:{comp.name}"
+        self.col = step.score_column()
         self.sample = Reservoir(50_000 if sample else 0, seed=index)
-        self.rejected = 0
+        self.cache_hits = 0
+        self.cache_misses = 0
         use_cache = comp.cache_scores if step.cache is None else step.cache
         self.cache = None
         if use_cache and not comp.stateful:
@@ -246,30 +440,42 @@ class FilterExec:
 
             self.cache = ScoreCache(comp, self.col)
 
+    @property
+    def needs_all_rows(self) -> bool:
+        """True for ``keep: {top, words}``."""
+        return self.keep.is_global
+
     def close(self) -> None:
         """Close the score cache; its hit counts go to the manifest."""
         if self.cache is not None:
-            self.stats.extra["score_cache"] = {"file": str(self.cache.path), "hits": self.cache.hits,
-                                               "computed": self.cache.misses}
+            self.stats.extra["score_cache"] = {"file": str(self.cache.path), "hits": self.cache_hits,
+                                               "computed": self.cache_misses}
             self.cache.close()
             self.cache = None
-
-    def _score(self, batch: Batch):
-        if self.cache is not None:
-            return self.cache.score(batch, self.comp.score)
-        return self.comp.score(batch)
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return [self.col]
 
+    def record(self, result: StepResult) -> None:
+        """Add counters, cache lookups and the score sample."""
+        super().record(result)
+        self.cache_hits += result.cache_hits
+        self.cache_misses += result.cache_misses
+        self.sample.extend(result.scores)
+
+    def _score(self, batch: Batch):
+        with component_call(self.label, "score()", batch):
+            if self.cache is not None:
+                return self.cache.score(batch, self.comp.score)
+            return self.comp.score(batch)
+
     def _scope(self, batch: Batch) -> list[int] | None:
         mode = self.step.apply_to
         if mode == "all":
             return None
-        V = batch["variant"]
         want_orig = mode == "originals"
-        return [i for i, v in enumerate(V) if (v == 0) == want_orig]
+        return [i for i, v in enumerate(batch["variant"]) if (v == 0) == want_orig]
 
     def scores(self, batch: Batch) -> list:
         """Score a batch (only the rows in scope); out-of-scope rows get ``None``."""
@@ -280,18 +486,23 @@ class FilterExec:
             if len(raw) != n:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
-            out: list = list(map(float, raw))
-        else:
-            sub = take_rows(batch, scope)
-            raw = self._score(sub) if scope else []
-            if len(raw) != len(scope):
-                raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
-                                     f"{len(scope)} rows")
-            out = [None] * n
-            for i, s in zip(scope, raw):
-                out[i] = float(s)
-        self.sample.extend(s for s in out if s is not None)
+            return as_scores(raw, self.label)
+        sub = take_rows(batch, scope)
+        raw = self._score(sub) if scope else []
+        if len(raw) != len(scope):
+            raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
+                                 f"{len(scope)} rows")
+        out: list = [None] * n
+        for i, s in zip(scope, as_scores(raw, self.label)):
+            out[i] = s
         return out
+
+    def score_only(self, batch: Batch) -> Batch:
+        """The batch with its score column; nothing decided."""
+        t0 = time.perf_counter()
+        batch[self.col] = self.scores(batch)
+        self.stats.seconds += time.perf_counter() - t0
+        return batch
 
     def bounds_mask(self, scores: list) -> list[bool]:
         """Which rows pass min/max (rows out of scope pass; NaN fails)."""
@@ -300,28 +511,43 @@ class FilterExec:
         hi = math.inf if hi is None else hi
         return [s is None or (lo <= s <= hi) for s in scores]
 
-    def _split(self, batch: Batch, mask: list[bool], why: str) -> Batch:
+    def _split(self, batch: Batch, mask: list[bool], why: str, res: StepResult) -> Batch:
         if all(mask):
             return batch
         keep = [i for i, m in enumerate(mask) if m]
         drop = [i for i, m in enumerate(mask) if not m]
-        self.rejected += len(drop)
-        self.reject(take_rows(batch, drop), f"{self.label}{why}", [batch[self.col][i] for i in drop])
+        col = batch[self.col]
+        res.rows_rejected += len(drop)
+        res.rejected.append(Rejected(take_rows(batch, drop), f"{self.label}{why}",
+                                     [col[i] for i in drop]))
         return take_rows(batch, keep)
 
-    def __call__(self, batch: Batch) -> Batch:
-        """Streaming decision (min/max only)."""
+    def _bounded(self, batch: Batch) -> StepResult:
+        """Score one batch and apply min/max."""
         t0 = time.perf_counter()
-        self.stats.rows_in += batch_len(batch)
+        h0, m0 = (self.cache.hits, self.cache.misses) if self.cache is not None else (0, 0)
+        res = StepResult(None, rows_in=batch_len(batch))
         scores = self.scores(batch)
+        res.scores = [s for s in scores if s is not None]
+        if self.cache is not None:
+            res.cache_hits, res.cache_misses = self.cache.hits - h0, self.cache.misses - m0
         batch[self.col] = scores
-        out = self._split(batch, self.bounds_mask(scores), "")
-        self.stats.rows_out += batch_len(out)
-        self.stats.seconds += time.perf_counter() - t0
-        return out
+        res.kept = self._split(batch, self.bounds_mask(scores), "", res)
+        res.seconds = time.perf_counter() - t0
+        return res
 
-    def apply_global(self, stream: Iterator[Batch]) -> Iterator[Batch]:
-        """Two passes for top/words: score everything into a spill file, then select."""
+    def run(self, batch: Batch) -> StepResult:
+        """Streaming decision (min/max only)."""
+        res = self._bounded(batch)
+        res.rows_out = batch_len(res.kept)
+        return res
+
+    def select(self, stream: Iterable[Batch]) -> Iterator[StepResult]:
+        """Two passes for top/words: score everything into a spill file, then select.
+
+        The first pass yields one result per batch with ``kept=None`` (its min/max rejections and
+        counters; the kept rows wait in the spill file); the second yields the selected batches.
+        """
         keep = self.keep
         side = keep.words_side
         scores = array("d")
@@ -330,37 +556,39 @@ class FilterExec:
             nb = 0
             for batch in stream:
                 t0 = time.perf_counter()
-                self.stats.rows_in += batch_len(batch)
-                s = self.scores(batch)
-                batch[self.col] = s
-                batch = self._split(batch, self.bounds_mask(s), "")
-                pickle.dump(batch, spill, protocol=pickle.HIGHEST_PROTOCOL)
+                res = self._bounded(batch)
+                kept = res.kept
+                res.kept = None
+                pickle.dump(kept, spill, protocol=pickle.HIGHEST_PROTOCOL)
                 nb += 1
                 # out-of-scope rows (None) are always kept: mark them +inf for the selection
-                scores.extend(math.inf if v is None else v for v in batch[self.col])
+                scores.extend(math.inf if v is None else v for v in kept[self.col])
                 if keep.words is not None:
                     if side == "both":
                         words.extend(len(a.split()) + len(b.split())
-                                     for a, b in zip(batch["src"], batch["tgt"]))
+                                     for a, b in zip(kept["src"], kept["tgt"]))
                     else:
-                        words.extend(len(t.split()) for t in batch[side])
-                self.stats.seconds += time.perf_counter() - t0
+                        words.extend(len(t.split()) for t in kept[side])
+                res.seconds = time.perf_counter() - t0
+                yield res
             t0 = time.perf_counter()
             selected = self._select(scores, words)
-            self.stats.seconds += time.perf_counter() - t0
+            pending = time.perf_counter() - t0
             spill.seek(0)
             pos = 0
+            why = f" (top {keep.top})" if keep.top is not None else f" (words {keep.words})"
             for _ in range(nb):
                 batch = pickle.load(spill)
                 t0 = time.perf_counter()
                 n = batch_len(batch)
                 mask = [bool(x) for x in selected[pos:pos + n]]
                 pos += n
-                why = f" (top {keep.top})" if keep.top is not None else f" (words {keep.words})"
-                out = self._split(batch, mask, why)
-                self.stats.rows_out += batch_len(out)
-                self.stats.seconds += time.perf_counter() - t0
-                yield out
+                res = StepResult(None)
+                res.kept = self._split(batch, mask, why, res)
+                res.rows_out = batch_len(res.kept)
+                res.seconds = time.perf_counter() - t0 + pending
+                pending = 0.0
+                yield res
 
     def _select(self, scores: array, words: array):
         import numpy as np
@@ -381,44 +609,48 @@ class FilterExec:
             w = np.frombuffer(words, dtype=np.int64)[order]
             order = order[np.cumsum(w) <= keep.words]
         selected[order] = True
+        decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
+                             ([f"words {keep.words}"] if keep.words is not None else []))
+        cut: dict[str, Any] = {"decision": decision, "order": keep.order,
+                               "candidates": int(len(cand)), "selected": int(len(order)),
+                               "score": float(s[order[-1]]) if len(order) else None}
+        if keep.words is not None:
+            cut["words"] = int(np.frombuffer(words, dtype=np.int64)[order].sum())
+        self.stats.threshold = cut
         return selected
 
 
-class WeightExec:
+class WeightExec(Executor):
     """Replaces each group of rows by what a Weighter returns: replicated rows with weights."""
 
-    def __init__(self, index: int, step: WeightStep, comp: Weighter):
-        """Bind a built Weighter."""
-        self.comp = comp
-        self.stats = StepStats(index, "weight", comp)
+    kind = "weight"
+    in_score = False  # weighting scores nothing
+    comp: Weighter
 
-    def columns(self) -> list[str]:
-        """Weight steps add no columns (they set ``weight``)."""
-        return []
-
-    def __call__(self, batch: Batch) -> Batch:
+    def apply(self, batch: Batch) -> Batch:
         """Weight every group of one batch."""
-        t0 = time.perf_counter()
-        n = batch_len(batch)
-        self.stats.rows_in += n
         names = list(batch)
         cols = [batch[c] for c in names]
         idx: list[int] = []
         weights: list[float] = []
         weight = self.comp.weight
-        for start, end in group_bounds(batch["id"]):
-            group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
-            for j, w in weight(group):
-                if not 0 <= j < end - start:
-                    raise ComponentError(f"{self.comp.name}: weight() returned index {j} for a "
-                                         f"group of {end - start} rows")
-                idx.append(start + j)
-                weights.append(float(w))
+        V = batch["variant"]
+        bounds = group_bounds(batch["id"])
+        self.count(groups=len(bounds), groups_without_paraphrase=sum(
+            1 for start, end in bounds if not any(V[i] for i in range(start, end))))
+        with component_call(f"steps[{self.stats.index}]:{self.comp.name}", "weight()", batch):
+            for start, end in bounds:
+                group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
+                for j, w in weight(group):
+                    if not 0 <= j < end - start:
+                        raise ComponentError(f"{self.comp.name}: weight() returned index {j} "
+                                             f"for a group of {end - start} rows")
+                    idx.append(start + j)
+                    weights.append(float(w))
         out = take_rows(batch, idx)
         out["weight"] = weights
-        self.stats.rows_out += len(idx)
-        self.stats.seconds += time.perf_counter() - t0
         return out
+
 
 
 class Reservoir:

@@ -1,6 +1,9 @@
 """Helpers for plugin authors' tests: the ``bitextforge_plugin`` pytest fixture registers a plugin
 in-process and removes it afterwards.
 
+It works whether or not the plugin under test is also pip-installed: a module that the registry
+already loaded through its entry point is used as it is (and left registered afterwards).
+
 Enable it in a ``conftest.py`` with ``pytest_plugins = ["bitextforge.testing"]``, then::
 
     def test_my_filter(bitextforge_plugin):
@@ -9,6 +12,8 @@ Enable it in a ``conftest.py`` with ``pytest_plugins = ["bitextforge.testing"]``
 """
 
 from __future__ import annotations
+
+import importlib
 
 import pytest
 
@@ -22,6 +27,10 @@ def bitextforge_plugin():
     added: list[str] = []
 
     def add(plugin, name: str | None = None):
+        if isinstance(plugin, str):
+            plugin = importlib.import_module(plugin)
+        if reg.pm.is_registered(plugin):  # pip-installed: its entry point registered it already
+            return reg
         added.append(reg.add_plugin(plugin, name=name))
         return reg
 

@@ -17,6 +17,8 @@ from pydantic import Field
 import bitextforge
 from bitextforge import Filter
 
+from .combine import ColumnFilter, CombineFilter, CombineModelTrainer
+
 
 #: token counts by text, shared by every length.v1 / length_ratio.v1 step of a run: a recipe
 #: bounds both sides from below and above and by ratio in three steps, which would otherwise split
@@ -190,3 +192,11 @@ def register_filters(register):
     register(LengthFilter)
     register(LengthRatioFilter)
     register(DedupeFilter)
+    register(ColumnFilter)
+    register(CombineFilter)
+
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    """Register the trainer of combine.v1's logistic regression."""
+    register(CombineModelTrainer)

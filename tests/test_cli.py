@@ -32,7 +32,8 @@ def test_run_validate_score(pair_files, tmp_path):
     res = cli("score", r, "-o", tmp_path / "scores.tsv", "-q")
     assert res.returncode == 0, res.stderr
     lines = (tmp_path / "scores.tsv").read_text().splitlines()
-    assert lines[0].split("\t")[-2:] == ["dedupe", "length_ratio"] and len(lines) == 9
+    assert lines[0].split("\t")[-3:] == ["dedupe", "length_ratio", "rejected_by"]
+    assert len(lines) == 9
 
 
 def test_user_error_is_one_line_exit_2(pair_files, tmp_path):
@@ -58,9 +59,66 @@ def test_plugins_and_describe():
     res = cli("plugins")
     assert res.returncode == 0
     head, *rows = res.stdout.splitlines()
-    assert head.split() == ["name", "kind", "version", "package", "plugin"]
+    assert head.split() == ["name", "kind", "version", "package", "plugin", "summary"]
     assert any(r.split()[:2] == ["distributed.v1", "weighter"] for r in rows)
     res = cli("describe", "length_ratio.v1")
     assert res.returncode == 0 and "| `unit` |" in res.stdout and "filter, from plugin" in res.stdout
     res = cli("describe", "length_ration.v1")
     assert res.returncode == 2 and "did you mean length_ratio.v1" in res.stderr
+
+
+def test_register_commands_hook_adds_a_command_and_refuses_duplicates(bitextforge_plugin, capsys):
+    """A plugin's register_commands adds a subcommand; a name taken by another plugin (or the
+    core) is one clear error."""
+    import types
+
+    import bitextforge
+    from bitextforge.cli import main
+
+    def setup(parser):
+        parser.add_argument("word")
+
+        def handler(args):
+            print(f"hello {args.word}")
+            return 0
+        return handler
+
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_commands(register):
+        register("hello-test", "say hello", setup)
+
+    mod.register_commands = register_commands
+    bitextforge_plugin(mod, name="hello")
+    assert main(["hello-test", "world"]) == 0
+    assert capsys.readouterr().out == "hello world\n"
+
+    @bitextforge.hookimpl
+    def register_commands_again(register):
+        register("hello-test", "say hello again", setup)
+
+    twin = types.SimpleNamespace(register_commands=register_commands_again)
+    bitextforge_plugin(twin, name="hello-twin")
+    assert main(["hello-test", "x"]) == 2
+    assert "command 'hello-test' is registered twice" in capsys.readouterr().err
+
+
+def test_generic_train_flags_and_set(tmp_path, capsys):
+    """bitextforge train NAME: flags come from the trainer's Config; --set takes any field in
+    YAML; an unknown key names the nearest fields; a bad value names its flag."""
+    from bitextforge.cli import main
+
+    text = tmp_path / "t.txt"
+    text.write_text("Ein Hund\nA Dog\n" * 3, encoding="utf-8")
+    out = tmp_path / "v.vec"
+    args = ["train", "word_vectors.v1", "--text", str(text), "-o", str(out), "--min-count", "1"]
+    assert main(args + ["--set", "dimm=2"]) == 2
+    assert "--set dimm: unknown field; did you mean dim?" in capsys.readouterr().err
+    assert main(args + ["--set", "dim=0"]) == 2
+    assert "train word_vectors.v1 --dim:" in capsys.readouterr().err
+    assert main(args + ["--set", "dim=2", "--window", "2", "--no-lowercase"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    words = [ln.split()[0] for ln in out.read_text(encoding="utf-8").splitlines()[1:]]
+    assert "Hund" in words and "hund" not in words  # --no-lowercase kept the case
+    assert main(["train"]) == 2 and "word_vectors.v1" in capsys.readouterr().err

@@ -6,7 +6,6 @@ import gzip
 
 import pytest
 
-from bitextforge import ComponentError
 from bitextforge.cli import main
 from bitextforge.plugins.erg import NicholsSplit, split_pair, split_sentences
 
@@ -39,11 +38,24 @@ def test_pairs_split_only_with_equal_counts():
 
 
 def test_component_split_batch_and_refused_paraphrase_step():
+    from bitextforge import RecipeError, Splitter
+    from bitextforge.recipe import parse_recipe
+
     comp = NicholsSplit()
+    assert isinstance(comp, Splitter)
     batch = {"src": ["A. B.", "C."], "tgt": ["a. b.", "c. d."]}
     assert comp.split(batch) == [[("A.", "a."), ("B.", "b.")], [("C.", "c. d.")]]
-    with pytest.raises(ComponentError, match="nichols-split"):
-        comp.paraphrase(["A. B."])
+    # a splitter is not a paraphraser: naming it in a paraphrase step fails validation
+    text = """name: s
+input: {src: a, tgt: b}
+output: o
+steps:
+  - paraphrase: nichols_split.v1
+    side: tgt
+"""
+    with pytest.raises(RecipeError, match=r"steps\[0\].paraphrase: unknown paraphraser "
+                       r"'nichols_split.v1'"):
+        parse_recipe(text, "r.yaml")
 
 
 def test_cli_splits_files(tmp_path, capsys):
@@ -114,6 +126,6 @@ steps:
 """
     with pytest.raises(RecipeError, match=r"steps\[1\]: split steps must come before"):
         parse_recipe(text, "r.yaml")
-    with pytest.raises(RecipeError, match=r"steps\[0\].split: erg.v1 cannot split rows"):
+    with pytest.raises(RecipeError, match=r"steps\[0\].split: unknown splitter 'erg.v1'"):
         parse_recipe(text.replace("  - weight: distributed.v1\n", "").replace(
             "nichols_split.v1", "erg.v1"), "r.yaml")

@@ -109,3 +109,19 @@ def test_references_against_machine_translations_real_data(tmp_path):
         assert n[f"ref-{s}.unigram_repetition"] < 0
         assert n[f"ref-{s}.trigram_repetition"] < 0
         assert n[f"ref-{s}.average_idf"] > 0
+
+
+def test_no_idf_column_without_an_idf_corpus_and_each_sentence_tokenised_once(tmp_path):
+    header = ["id", "variant", "origin", "src", "tgt", "tgt_original"]
+    rows = [(0, 0, "input", "s", "The red car stopped.", "The red car stopped."),
+            (0, 1, "p.v1", "s", "A red car stopped.", "The red car stopped."),
+            (1, 0, "input", "t", "Dogs bark.", "Dogs bark.")]
+    ev = CorpusStatsEvaluator(CorpusStatsEvaluator.Config(columns=["tgt"]))
+    calls = []
+    tok = ev._tokenizer("en")
+    ev._tok["en"] = lambda s: calls.append(s) or tok(s)
+    rep = ev.evaluate(view(tmp_path, header, rows))
+    assert "nan" not in rep.summary and "IDF" not in rep.summary
+    assert not any(k.endswith("average_idf") for k in rep.numbers)
+    # tgt, tgt.paraphrases and tgt.originals share the three distinct sentences
+    assert sorted(calls) == sorted({r[4] for r in rows})

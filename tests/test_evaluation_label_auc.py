@@ -121,3 +121,46 @@ def test_labels_from_a_file_follow_row_ids(tmp_path):
     labels.write_text("V\nA\nA\nV\nV\n", encoding="utf-8")
     nums = LabelAucEvaluator(LabelAucEvaluator.Config(label=str(labels))).evaluate(view).numbers
     assert nums["positives"] == 2 and nums["s.roc_auc"] == 1.0
+
+
+def test_input_figures_beside_the_survivors(tmp_path):
+    """A filter removes rows before the evaluator: the report says its AUCs are on the kept rows,
+    and gives the input's base rate and each score's AUC over every row it scored."""
+    from sklearn.metrics import roc_auc_score
+
+    rows = [("a b c d", "w x y z", "V"), ("a", "w x y z v u", "A"), ("a b", "w x", "V"),
+            ("a b c d e f g", "w", "A"), ("a b c", "w x y", "V"), ("a b c", "w x y z v u t s", "A"),
+            ("a b", "w x y", "V"), ("a", "w x y z", "A"), ("a b c d", "w x y", "A"),
+            ("a b c", "w x y z", "V")]
+    path = tmp_path / "in.tsv"
+    path.write_text("".join("\t".join(r) + "\n" for r in rows))
+    recipe = f"""
+name: auc
+input: {{path: '{path}', format: tsv, columns: [src, tgt, label]}}
+output: {{dir: '{tmp_path / "out"}'}}
+progress: false
+steps:
+  - filter: length_ratio.v1
+    keep: {{max: 2}}
+evaluate:
+  - evaluator: label_auc.v1
+    with: {{scores: [length_ratio], lower_is_better: [length_ratio]}}
+"""
+    res = run_recipe(parse_recipe(recipe, "auc.yaml"))
+    rep = res.reports["label_auc.v1"]
+    nums = rep["numbers"]
+    ratios = [max(len(s.split()), len(t.split())) / min(len(s.split()), len(t.split()))
+              for s, t, _ in rows]
+    kept = [r for r, q in zip(rows, ratios) if q <= 2]
+    assert nums["rows"] == len(kept) < len(rows)
+    assert nums["base_rate"] == pytest.approx(sum(r[2] == "V" for r in kept) / len(kept))
+    assert nums["input.rows"] == 10 and nums["input.base_rate"] == 0.5
+    y = [r[2] == "V" for r in rows]
+    assert nums["length_ratio.scored_rows"] == 10
+    assert nums["length_ratio.scored_roc_auc"] == pytest.approx(
+        roc_auc_score(y, [-q for q in ratios]))
+    summary = rep["summary"].splitlines()
+    assert summary[0].startswith(f"on the final corpus (rows kept by the filters; the input's "
+                                 f"figures follow): {len(kept)} rows")
+    assert "on the input (final corpus + rejected.tsv, originals once): 10 rows, 5 positive, " \
+           "base rate 0.500" in summary

@@ -55,3 +55,56 @@ steps:
     tgt = (tmp_path / "out" / "corpus.tgt").read_text().splitlines()
     assert tgt == ["I do not know.", "I don't know.", "I do not know.",
                    "It's 12 euros.", "It is 12 euros.", "It's 12 euros."]
+
+
+def test_trainer_and_command_of_a_third_party_package(installed, tmp_path):
+    """The example package adds a trainer (run by the generic train command, flags generated
+    from its Config) and a command of its own (through register_commands)."""
+    text = tmp_path / "t.txt"
+    text.write_text("the dog runs\nthe cat runs\nThe dog sleeps\n", encoding="utf-8")
+    vocab = tmp_path / "vocab.txt"
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
+                              capture_output=True, text=True, env=installed)
+
+    res = cli("train", "vocabulary.v1", "--text", text, "-o", vocab, "--min-count", "2",
+              "--lowercase")
+    assert res.returncode == 0, res.stderr
+    assert vocab.read_text(encoding="utf-8").splitlines() == ["the", "dog", "runs"]
+    assert "wrote" in res.stdout and "words 3" in res.stdout
+    assert "vocabulary.v1: 3 tokens of 5 kept" in res.stderr  # the component's log channel
+    res = cli("train", "vocabulary.v1", "--text", text, "-o", vocab, "--min-count", "0")
+    assert res.returncode == 2 and "--min-count" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    res = cli("vocabulary-coverage", vocab, text)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("6 of 9 tokens covered")  # "The" is not "the"
+    res = cli("doctor")
+    assert "[ok  ] vocabulary.v1: pure Python, no external tool" in res.stdout
+
+
+PLUGIN_TEST = '''
+import bitextforge_example
+
+
+def test_registered(bitextforge_plugin):
+    registry = bitextforge_plugin(bitextforge_example)
+    assert "number_agreement.v1" in registry.names("filter")
+    assert "contractions.v1" in registry.names("paraphraser")
+'''
+
+
+@pytest.mark.parametrize("how", ["pip-installed", "importable only"])
+def test_documented_fixture_works_installed_or_not(installed, tmp_path, how):
+    """The plugin author's test from docs/plugins.md, run by pytest as its author would, with the
+    plugin pip-installed (found through its entry point too) and merely importable."""
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["bitextforge.testing"]\n')
+    (tmp_path / "test_my_plugin.py").write_text(PLUGIN_TEST)
+    env = dict(installed)
+    if how == "importable only":
+        env["PYTHONPATH"] = str(ROOT / "docs" / "example-plugin")
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 passed" in res.stdout

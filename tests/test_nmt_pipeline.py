@@ -78,6 +78,62 @@ def test_budget_schedule_warms_up_then_decays_to_zero():
     assert f(0.5, 0.08, 1000, 300) == f(0.5, 0.08)  # after it, the budget's own decay
 
 
+def test_training_warnings_below_warm_up_and_near_uniform():
+    """The issue's case: 21 updates of a 300-update warm-up, loss 8.78 with 8,000 tokens (uniform
+    8.99), warned twice; a trained model (loss 3.1 after 5,000 updates) is not."""
+    from bitextforge.plugins.nmt.train import TrainOptions, training_warnings
+
+    opts = TrainOptions(src_train="a", tgt_train="b", src_lang="de", tgt_lang="en", output="m")
+    ws = training_warnings(opts, 21, 8.78, 8000)
+    assert len(ws) == 2
+    assert ws[0].startswith("training stopped after 21 updates, before its 300-update warm-up")
+    assert ws[1].startswith("final training loss 8.78 is near uniform guessing over the "
+                            "8,000-token vocabulary (8.99)")
+    assert training_warnings(opts, 5000, 3.1, 8000) == []
+    inv = opts.model_copy(update={"schedule": "inverse-sqrt", "warmup": 4000})
+    assert "4000-update warm-up" in training_warnings(inv, 3000, 4.0, 8000)[0]
+
+
+def test_training_logs_progress_by_time(tiny, tmp_path, monkeypatch):
+    """Besides every 100 updates, a line at least every LOG_SECONDS (here: every update)."""
+    from bitextforge.plugins.nmt import train as train_mod
+
+    monkeypatch.setattr(train_mod, "LOG_SECONDS", 0.0)
+    d = tiny["data"]
+    opts = train_mod.TrainOptions(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"),
+                                  src_lang="de", tgt_lang="en", output=str(tmp_path / "m"),
+                                  max_steps=3, vocab_size=400, d_model=32, layers=1, heads=2,
+                                  ffn_dim=64, batch_tokens=600, threads=1, max_len=24)
+    lines: list[str] = []
+    train_mod.train(opts, log=lines.append)
+    steps = [ln for ln in lines if ln.startswith("train-nmt: step ")]
+    assert [ln.split()[2] for ln in steps] == ["1", "2", "3"]
+
+
+def test_progress_bar_only_on_a_terminal():
+    import os
+    import subprocess
+    import sys
+
+    code = ("from bitextforge.log import progress\n"
+            "for _ in progress(range(3), 'counting', minimum=2): pass\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr == ""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], stderr=slave, stdout=subprocess.DEVNULL)
+        os.close(slave)
+        out = os.read(master, 4096).decode(errors="replace")
+    finally:
+        os.close(master)
+    assert proc.returncode == 0 and "counting:   0%" in out and "/3.00" in out
+
+
 def test_train_refuses_misaligned_files(tmp_path):
     from bitextforge.plugins.nmt.train import read_parallel
 
@@ -108,22 +164,24 @@ def test_reused_spm_must_have_train_nmt_special_ids(tiny, tmp_path):
 
 
 def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
-    """Every TrainOptions field is a train-nmt flag with the same default, and nmt_model.v1's
-    Config has the same fields; a bad value is one line naming the flag, before any work."""
+    """train-nmt is the nmt_model.v1 trainer: every TrainOptions field is a flag generated from
+    its Config, documented with the field's default; a bad value is one line naming the flag,
+    before any work."""
     import argparse
 
     from bitextforge.cli import main
-    from bitextforge.plugins.nmt.cli import train_nmt_command
+    from bitextforge.commands import trainer_command
     from bitextforge.plugins.nmt.train import TrainOptions
     from bitextforge.plugins.nmt.trainers import NmtModelTrainer
 
     p = argparse.ArgumentParser()
-    train_nmt_command(p)
-    flags = {a.dest: a.default for a in p._actions if a.dest != "help"}
+    trainer_command("nmt_model.v1")(p)
+    flags = {a.dest: a.help for a in p._actions if a.dest != "help" and a.help != argparse.SUPPRESS}
     for name, f in TrainOptions.model_fields.items():
         if name != "tests":
-            assert name in flags and (f.is_required()
-                                      or flags[name] == f.get_default(call_default_factory=True)), name
+            assert name in flags, name
+            assert f.is_required() or f"default {f.get_default(call_default_factory=True)}" in \
+                flags[name].replace("%%", "%"), name
     assert set(TrainOptions.model_fields) <= set(NmtModelTrainer.Config.model_fields)
     args = ["train-nmt", "--src-train", "a", "--tgt-train", "b", "--src-lang", "de",
             "--tgt-lang", "en", "--output", str(tmp_path / "m")]
@@ -317,6 +375,14 @@ steps:
     res = run_recipe(parse_recipe(text, "r.yaml"))
     assert res.manifest["prepare"][0]["status"] == "trained"
     assert res.manifest["prepare"][0]["info"]["steps"] == 3
+    # 3 updates of a 300-update warm-up, loss near ln(401) (400 pieces + <pad>): in the manifest
+    # and the training log
+    warned = [w for w in res.manifest["warnings"] if w.startswith(f"nmt_model.v1 {model}: ")]
+    assert len(warned) == 2, res.manifest["warnings"]
+    assert "before its 300-update warm-up ended" in warned[0]
+    assert "near uniform guessing over the 401-token vocabulary (5.99)" in warned[1]
+    saved = json.loads((model / "train_log.json").read_text())["warnings"]
+    assert [f"nmt_model.v1 {model}: {w}" for w in saved] == warned
     assert (model / "config.json").exists() and (model / "train_log.json").exists()
     assert res.rows_out > res.rows_in == 8
     res = run_recipe(parse_recipe(text, "r.yaml"))

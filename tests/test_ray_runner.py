@@ -1,4 +1,4 @@
-"""The Ray runner (issue 7): a run on a local 2-CPU Ray cluster writes exactly what the local
+"""The Ray runner: a run on a local 2-CPU Ray cluster writes exactly what the local
 runner writes, on real Tatoeba de-en data (which has duplicates), with driver-side global/stateful steps between Ray steps."""
 
 import json
@@ -7,7 +7,7 @@ import types
 import pytest
 
 import bitextforge
-from bitextforge import ComponentError, Filter, Paraphraser, RecipeError
+from bitextforge import ComponentError, Filter, Paraphraser, RecipeError, Splitter
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
@@ -46,13 +46,10 @@ class Boom(Filter):
         return [1.0] * len(batch["src"])
 
 
-class CommaSplit(Paraphraser):
+class CommaSplit(Splitter):
     """Test splitter: a pair whose sides have the same number of commas splits at them."""
 
     name = "comma_split_test.v1"
-
-    def paraphrase(self, sentences):
-        return [[] for _ in sentences]
 
     def split(self, batch):
         out = []
@@ -69,6 +66,9 @@ def test_plugins(bitextforge_plugin):
     @bitextforge.hookimpl
     def register_paraphrasers(register):
         register(Swap)
+
+    @bitextforge.hookimpl
+    def register_splitters(register):
         register(CommaSplit)
 
     @bitextforge.hookimpl
@@ -76,6 +76,7 @@ def test_plugins(bitextforge_plugin):
         register(Boom)
 
     mod.register_paraphrasers = register_paraphrasers
+    mod.register_splitters = register_splitters
     mod.register_filters = register_filters
     return bitextforge_plugin(mod, name="raytest")
 
@@ -141,6 +142,11 @@ def test_ray_output_identical_to_local(cluster, test_plugins, tmp_path):
     counts = [(s["component"], s["rows_in"], s["rows_out"]) for s in m["steps"]]
     assert counts == [(s["component"], s["rows_in"], s["rows_out"]) for s in steps]
     assert m["steps"][0]["info"] == steps[0]["info"]  # dedupe ran once, in the driver
+    # the summary's counts made in the actors (paraphrase, weight) reach the driver's manifest
+    assert steps[3]["counts"]["originals"] > 0 and steps[6]["counts"]["groups"] > 0
+    assert [s.get("counts") for s in m["steps"]] == [s.get("counts") for s in steps]
+    assert [s.get("effective_threshold") for s in m["steps"]] == \
+        [s.get("effective_threshold") for s in steps]
     # rejected rows keep the step and score that rejected them
     rej = (tmp_path / "ray" / "rejected.tsv").read_text(encoding="utf-8").splitlines()
     head = rej[0].split("\t")

@@ -103,3 +103,41 @@ def test_yaml_1_2_booleans_keep_on_a_string():
     r = parse_recipe(BASE + "  - filter: dedupe.v1\n    with: {on: src}\n", "r.yaml")
     assert r.configs[3].on == "src"
     assert parse_recipe(BASE.replace("name: t", "name: t\nprogress: false"), "r.yaml").progress is False
+
+
+def test_duplicate_yaml_key_is_refused_with_its_key_path():
+    text = BASE.replace("    keep: {max: 50}\n", "    keep: {words: 20000}\n    keep: {max: 50}\n")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(text, "r.yaml")
+    assert str(err.value) == ("r.yaml:8: steps[0].keep: duplicate key (also given on line 7; YAML "
+                              "would keep only the last)")
+    with pytest.raises(RecipeError, match=r"r.yaml:\d+: name: duplicate key"):
+        parse_recipe(BASE + "name: again\n", "r.yaml")
+    with pytest.raises(RecipeError, match=r"steps\[1\].with.unit: duplicate key"):
+        parse_recipe(BASE.replace("{unit: chars}", "{unit: chars, unit: tokens}"), "r.yaml")
+
+
+def test_duplicate_component_name_is_reported_once(bitextforge_plugin):
+    import types
+
+    import bitextforge
+
+    class Twin(bitextforge.Filter):
+        """A second length.v1."""
+
+        name = "length.v1"
+
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_filters(register):
+        register(Twin)
+
+    mod.register_filters = register_filters
+    bitextforge_plugin(mod, name="twin")
+    text = BASE + "  - filter: length.v1\n    keep: {min: 1}\n    as: second\n"
+    with pytest.raises(bitextforge.RegistryError) as err:
+        parse_recipe(text, "r.yaml")
+    msg = str(err.value)
+    assert len(msg.splitlines()) == 1 and msg.count("registered twice") == 1
+    assert "steps[" not in msg and "twin" in msg

@@ -1,8 +1,10 @@
 """The plugin registry: discovery, duplicate and typo errors, the plugin-author fixture."""
 
+import os
+import subprocess
+import sys
 import types
 
-import pluggy
 import pytest
 
 import bitextforge
@@ -10,8 +12,10 @@ from bitextforge import Filter, RegistryError
 from bitextforge.registry import Registry, get_registry
 
 BUILTIN = {
-    "paraphraser": {"backtranslate.v1", "roundtrip.v1", "erg.v1", "nichols_split.v1"},
-    "filter": {"dedupe.v1", "length.v1", "length_ratio.v1", "language_id.v1", "ngram_overlap.v1",
+    "splitter": {"nichols_split.v1"},
+    "paraphraser": {"backtranslate.v1", "roundtrip.v1", "erg.v1"},
+    "filter": {"dedupe.v1", "length.v1", "length_ratio.v1", "column.v1", "combine.v1",
+               "language_id.v1", "ngram_overlap.v1",
                "sentence_bleu.v1", "sentence_chrf.v1", "kenlm_perplexity.v1",
                "embedding_cosine.v1", "paraphrase_score.v1", "translation_cost.v1",
                "reference_classifier.v1", "bilingual_similarity.v1", "lexical_coverage.v1",
@@ -73,8 +77,39 @@ def test_misspelled_hook_fails_loudly():
         pass
 
     mod.register_filter = register_filter
-    with pytest.raises(pluggy.PluginValidationError):
+    with pytest.raises(RegistryError) as err:
         reg.add_plugin(mod, name="typo")
+    assert str(err.value) == ("plugin 'typo': register_filter is not a bitextforge hook; did you "
+                              "mean register_filters?")
+    assert reg.pm.get_plugin("typo") is None  # not half-registered
+
+
+def _fake_distribution(tmp_path, name, source):
+    """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
+    what ``pip install`` leaves behind, found by the real entry-point discovery."""
+    (tmp_path / f"{name}.py").write_text(source)
+    info = tmp_path / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[bitextforge]\n{name} = {name}\n")
+    return dict(os.environ, PYTHONPATH=str(tmp_path))
+
+
+def test_misspelled_hook_of_an_installed_plugin_skips_only_that_plugin(tmp_path):
+    env = _fake_distribution(tmp_path, "typo_plugin", (
+        "import bitextforge\n\n@bitextforge.hookimpl\ndef register_filter(register):\n"
+        "    pass\n"))
+    for cmd in (["plugins"], ["describe", "length.v1"]):
+        res = subprocess.run([sys.executable, "-m", "bitextforge.cli", *cmd], capture_output=True,
+                             text=True, env=env)
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.splitlines() == [
+            "bitextforge: error: plugin 'typo_plugin': register_filter is not a bitextforge "
+            "hook; did you mean register_filters?; plugin skipped"]
+        assert "Traceback" not in res.stderr
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "plugins"],
+                         capture_output=True, text=True, env=env)
+    assert "length_ratio.v1" in res.stdout and "distributed.v1" in res.stdout
 
 
 def test_unknown_name_suggests_closest():

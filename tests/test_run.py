@@ -7,6 +7,7 @@ import pytest
 
 import bitextforge
 from bitextforge import BitextforgeError, Filter, Paraphraser
+from bitextforge.errors import StepError
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
@@ -160,10 +161,14 @@ def test_crash_leaves_no_partial_output(bitextforge_plugin, pair_files, tmp_path
     bitextforge_plugin(mod, name="exploding")
     s, t = pair_files(SMALL_DE, SMALL_EN)
     out = tmp_path / "x"
-    with pytest.raises(RuntimeError, match="boom"):
+    with pytest.raises(StepError) as err:
         run_recipe(parse_recipe(recipe_text(s, t, out, "  - filter: exploding_test.v1\n"), "r.yaml"))
-    assert [p.name for p in out.iterdir()] in ([], [".shards"])  # only resumable state
-    assert not list(out.rglob("*.tmp")) and not list(out.glob("corpus*"))
+    # one line naming the step and the rows of the failing batch; the exception is the cause
+    assert str(err.value) == ("steps[0]:exploding_test.v1: score() failed on rows with id 3-5: "
+                              "RuntimeError: boom")
+    assert isinstance(err.value.__cause__, RuntimeError)
+    # nothing was finished before the error, so nothing is left: the rerun starts cleanly
+    assert not out.exists()
 
 
 def test_unequal_input_fails_before_output(pair_files, tmp_path):
@@ -171,8 +176,7 @@ def test_unequal_input_fails_before_output(pair_files, tmp_path):
     out = tmp_path / "u"
     with pytest.raises(BitextforgeError, match="line counts differ"):
         run_recipe(parse_recipe(recipe_text(s, t, out, FILTERS), "r.yaml"))
-    assert [p.name for p in out.iterdir()] in ([], [".shards"])  # only resumable state
-    assert not list(out.rglob("*.tmp")) and not list(out.glob("corpus*"))
+    assert not out.exists()
 
 
 def test_unwritable_output_dir(pair_files, tmp_path):
@@ -285,3 +289,23 @@ def test_stateful_filter_cannot_be_cached(pair_files, tmp_path):
 
     with pytest.raises(RecipeError, match=r"steps\[0\].cache: dedupe.v1 scores depend on earlier"):
         parse_recipe(recipe_text("a", "b", tmp_path, "  - filter: dedupe.v1\n    cache: true\n"), "r.yaml")
+
+
+@pytest.mark.parametrize("report", [True, False])
+def test_scores_are_sampled_only_for_the_report(pair_files, tmp_path, monkeypatch, report):
+    """The score sample feeds only report.html: a run with report: false samples nothing (the
+    sampling cost a filter-only run a tenth of its time)."""
+    from bitextforge import steps
+
+    sizes = []
+    real_init = steps.Reservoir.__init__
+
+    def spy(self, size, seed=0):
+        sizes.append(size)
+        real_init(self, size, seed)
+
+    monkeypatch.setattr(steps.Reservoir, "__init__", spy)
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    text = recipe_text(s, t, tmp_path / "out", "  - filter: length_ratio.v1\n    keep: {max: 2.5}\n")
+    run_recipe(parse_recipe(text, "r.yaml", [f"output.report={str(report).lower()}"]))
+    assert sizes and all((size > 0) == report for size in sizes)

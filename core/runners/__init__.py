@@ -1,6 +1,7 @@
-"""Execution backends. ``local`` streams batches through the steps in this process; a runner is a
-module with ``build_stream(source, executors, recipe) -> Iterator[Batch]`` that yields the output
-batches in input order (see :mod:`bitextforge.runners.local`)."""
+"""Execution backends. ``local`` streams batches through the steps in this process, ``ray`` runs
+them on Ray Data. A runner is a module with ``run(source, executors, recipe) -> Iterator[Packet]``
+that yields :class:`~bitextforge.runners.stream.Packet` objects in input order and adds every
+step's counters to the driver's executors (see :mod:`bitextforge.runners.local`)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Memory does not grow with corpus size: a batch passes through every streaming step before the
 next is read. A ``keep: {top, words}`` step needs every score first; it spills the batches that
-reach it to a temporary file, selects, and streams them on (see ``FilterExec.apply_global``).
+reach it to a temporary file, selects, and streams them on (see ``FilterExec.select``).
 """
 
 from __future__ import annotations
@@ -10,22 +10,12 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from ..corpus import Batch
-from ..steps import FilterExec
+from .stream import Packet, drive, packets
 
 
-def build_stream(source: Iterable[Batch], executors: list, recipe=None) -> Iterator[Batch]:
-    """Chain ``executors`` over ``source``; empty batches are dropped between steps."""
-    stream: Iterator[Batch] = iter(source)
+def run(source: Iterable[Batch], executors: list, recipe=None) -> Iterator[Packet]:
+    """Chain ``executors`` over ``source``; yield packets in input order."""
+    stream: Iterator[Packet] = packets(source)
     for ex in executors:
-        if isinstance(ex, FilterExec) and ex.keep.is_global:
-            stream = ex.apply_global(stream)
-        else:
-            stream = _mapped(ex, stream)
+        stream = drive(ex, stream)
     return stream
-
-
-def _mapped(ex, stream: Iterator[Batch]) -> Iterator[Batch]:
-    for batch in stream:
-        out = ex(batch)
-        if out["id"]:
-            yield out

@@ -79,6 +79,11 @@ class BilingualSimilarityFilter(Filter):
                                 "train-mlp-similarity` (required for measure: mlp).")
         batch_size: int = Field(256, ge=1, description="Sentences per embedding batch.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The model directory and the MLP file."""
+        return {"model": config.model, "mlp": config.mlp}
+
     def __init__(self, config=None):
         """Load the model directory (and the MLP) once per run."""
         super().__init__(config)
@@ -144,6 +149,11 @@ class AlignmentRecoveryEvaluator(Evaluator):
         tgt: str | None = Field(None, description="Target test file, line-aligned with src.")
         limit: int | None = Field(None, ge=1, description="Use only the first this many pairs.")
         seed: int = Field(1, description="Seed of the shuffle.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The model directory, the MLP file and the test files."""
+        return {"model": config.model, "mlp": config.mlp, "src": config.src, "tgt": config.tgt}
 
     def __init__(self, config=None):
         """Load the model (unless the measure is levenshtein)."""

@@ -14,13 +14,11 @@ Nearest neighbours come from faiss (inner-product search on normalised vectors: 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from bitextforge import ComponentError
 
-Measure = Literal["cosine", "euclidean", "csls", "margin", "mlp"]
 MEASURES = ("cosine", "euclidean", "csls", "margin", "mlp")
 MLP_FORMAT = "bitextforge-mlp-similarity/1"
 ROW_CHUNK = 1024

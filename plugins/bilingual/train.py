@@ -22,7 +22,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
-from bitextforge.corpus import read_lines
+from bitextforge.corpus import read_lines, text_lines
 
 
 class TrainConfig(BaseModel):
@@ -112,17 +112,16 @@ def load_vectors(path: str, sp, dim: int):
     if not p.is_file():
         raise InputError(f"{p}: no such embedding file (init_embeddings)")
     ids, rows = [], []
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh):
-            parts = line.rstrip("\n").split(" ")
-            if n == 0 and len(parts) == 2:
-                continue  # word2vec header: count and dimension
-            if len(parts) != dim + 1:
-                raise InputError(f"{p}:{n + 1}: {len(parts) - 1} numbers, but embed_dim is {dim}")
-            pid = sp.piece_to_id(parts[0])
-            if pid != sp.unk_id():
-                ids.append(pid)
-                rows.append([float(v) for v in parts[1:]])
+    for n, line in enumerate(text_lines(p)):
+        parts = line.split(" ")
+        if n == 0 and len(parts) == 2:
+            continue  # word2vec header: count and dimension
+        if len(parts) != dim + 1:
+            raise InputError(f"{p}:{n + 1}: {len(parts) - 1} numbers, but embed_dim is {dim}")
+        pid = sp.piece_to_id(parts[0])
+        if pid != sp.unk_id():
+            ids.append(pid)
+            rows.append([float(v) for v in parts[1:]])
     return ids, torch.tensor(rows, dtype=torch.float32).reshape(-1, dim)
 
 

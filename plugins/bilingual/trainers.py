@@ -1,10 +1,9 @@
 """Trainers of Kim, Rosendahl, Rossenbach, Rosendahl, Khadivi & Ney's bilingual sentence
-embeddings (section 3.2) and their MLP similarity (section 5.2), for a recipe's ``prepare:`` list:
-the same training as ``bitextforge train-bilingual`` and ``train-mlp-similarity``."""
+embeddings (section 3.2) and their MLP similarity (section 5.2), for a recipe's ``prepare:`` list
+and ``bitextforge train`` (short names ``train-bilingual`` and ``train-mlp-similarity``)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Literal
 
 from pydantic import Field
@@ -33,6 +32,13 @@ class BilingualModelTrainer(Trainer):
         dev_src: str | None = Field(None, description="Dev source: logs cosine alignment error.")
         dev_tgt: str | None = Field(None, description="Dev target, line-aligned with dev_src.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """Every corpus file."""
+        return {**{f"{k}[{i}]": p for k in ("src", "tgt", "mono")
+                   for i, p in enumerate(getattr(config, k))},
+                "dev_src": config.dev_src, "dev_tgt": config.dev_tgt}
+
     def train(self):
         """Read the corpora and train."""
         from .train import read_pairs, read_text, train_bilingual
@@ -45,7 +51,7 @@ class BilingualModelTrainer(Trainer):
         dev = read_pairs([c.dev_src], [c.dev_tgt]) if c.dev_src else None
         cfg = TrainConfig(**{k: getattr(c, k) for k in TrainConfig.model_fields})
         train_bilingual(cfg, src, tgt, c.output, mono=mono, dev=dev,
-                        log=lambda s: print(s, file=sys.stderr, flush=True))
+                        log=self.log)
         return {"pairs": len(src), "autoencoding_sentences": len(mono)}
 
 
@@ -72,6 +78,13 @@ class MlpSimilarityTrainer(Trainer):
                                   description="Hidden layer sizes.")
         max_iter: int = Field(30, ge=1, description="Training epochs at most.")
         seed: int = Field(1, description="Random seed.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The embedding model and every corpus file."""
+        return {"model": config.model,
+                **{f"{k}[{i}]": p for k in ("src", "tgt") for i, p in enumerate(getattr(config, k))},
+                "noisy_src": config.noisy_src, "noisy_tgt": config.noisy_tgt}
 
     def train(self):
         """Embed, pick negatives, fit, write."""

@@ -18,6 +18,20 @@ __all__ = ["ErgParaphraser", "NicholsSplit", "change_label", "check_mrs", "rank_
 
 @bitextforge.hookimpl
 def register_paraphrasers(register):
-    """Register erg.v1 and nichols_split.v1."""
+    """Register erg.v1."""
     register(ErgParaphraser)
+
+
+@bitextforge.hookimpl
+def register_splitters(register):
+    """Register nichols_split.v1."""
     register(NicholsSplit)
+
+
+@bitextforge.hookimpl
+def register_commands(register):
+    """nichols-split: split a pair of files into sentence pairs."""
+    from .cli import nichols_split_command
+
+    register("nichols-split", "split line-aligned bitext into sentence pairs (Nichols et al. 5.2)",
+             nichols_split_command)

@@ -1,14 +1,11 @@
 """The ``bitextforge nichols-split`` command: Nichols et al.'s section 5.2 bitext sentence
-splitting applied to a pair of line-aligned files, before a recipe reads them (the core has no step
-kind that replaces a row by several yet; see :mod:`bitextforge.plugins.erg.split`)."""
+splitting applied to a pair of line-aligned files (in a recipe, the same splitting is the
+``split: nichols_split.v1`` step; see :mod:`bitextforge.plugins.erg.split`)."""
 
 from __future__ import annotations
 
-from bitextforge.cli import register_command
 
 
-@register_command("nichols-split", help="split line-aligned bitext into sentence pairs "
-                  "(Nichols et al. 5.2)")
 def nichols_split_command(p):
     """Add the nichols-split arguments and return its handler."""
     p.add_argument("src", help="source-side file, one segment per line (.gz ok)")
@@ -26,12 +23,12 @@ def nichols_split_command(p):
     return handler
 
 
-def _open(path: str, mode: str):
+def _open_out(path: str):
     import gzip
 
     if path.endswith(".gz"):
-        return gzip.open(path, mode + "t", encoding="utf-8")
-    return open(path, mode, encoding="utf-8", newline="\n")
+        return gzip.open(path, "wt", encoding="utf-8")
+    return open(path, "w", encoding="utf-8", newline="\n")
 
 
 def run_split(src: str, tgt: str, out_src: str, out_tgt: str, titles, split_pair) -> int:
@@ -39,17 +36,20 @@ def run_split(src: str, tgt: str, out_src: str, out_tgt: str, titles, split_pair
     from itertools import zip_longest
 
     from bitextforge import InputError
+    from bitextforge.corpus import open_binary, text_lines
 
     pairs = split = written = 0
+    for path in (src, tgt):  # a missing input fails before any output file is created
+        open_binary(path).close()
     try:
-        with _open(src, "r") as fs, _open(tgt, "r") as ft, _open(out_src, "w") as os_, \
-                _open(out_tgt, "w") as ot:
+        fs, ft = text_lines(src), text_lines(tgt)
+        with _open_out(out_src) as os_, _open_out(out_tgt) as ot:
             for i, (s, t) in enumerate(zip_longest(fs, ft), 1):
                 if s is None or t is None:
                     raise InputError(f"{src if s is None else tgt}: ends at line {i - 1} while "
                                      f"the other side goes on; the files must be line-aligned")
                 pairs += 1
-                pieces = split_pair(s.rstrip("\n"), t.rstrip("\n"), titles)
+                pieces = split_pair(s, t, titles)
                 if len(pieces) > 1:
                     split += 1
                 for a, b in pieces:

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from pydantic import Field
 
-from bitextforge import ComponentError, Paraphraser
+from bitextforge import Splitter
 
 DEFAULT_TITLES = ("Mr.", "Ms.", "Mrs.", "Dr.")
 ASCII_FINAL = ".?!"
@@ -90,18 +90,18 @@ def split_pair(src: str, tgt: str, titles: Sequence[str] = DEFAULT_TITLES,
     return [(src, tgt)]
 
 
-class NicholsSplit(Paraphraser):
+class NicholsSplit(Splitter):
     """Nichols et al.'s bitext sentence splitting (section 5.2): a pair becomes its sentence pairs
     when both sides have the same number of sentences, else it stays whole.
 
     Use it as a ``split:`` step (before any paraphrase or weight step): each row is replaced by
     its sentence pairs, each with a fresh ``id`` and the input's id in ``source_id``. Or split the
-    files beforehand with ``bitextforge nichols-split``. As a ``paraphrase:`` step it refuses to
-    run, since splitting one side alone would misalign the pairs.
+    files beforehand with ``bitextforge nichols-split``.
     """
 
     name = "nichols_split.v1"
-    class Config(Paraphraser.Config):
+
+    class Config(Splitter.Config):
         """Options of nichols_split.v1."""
 
         titles: list[str] = Field(list(DEFAULT_TITLES), description="Abbreviations after which "
@@ -116,9 +116,3 @@ class NicholsSplit(Paraphraser):
         c = self.config
         return [split_pair(s, t, c.titles, c.ascii_final, c.wide_final)
                 for s, t in zip(batch["src"], batch["tgt"])]
-
-    def paraphrase(self, sentences: list[str]) -> list[list[tuple]]:
-        """Refused: splitting one side alone would misalign the pairs (see the class docstring)."""
-        raise ComponentError("nichols_split.v1 replaces rows by their sentence pairs: use it as a "
-                             "`split:` step, not a paraphrase: step (or split the files first "
-                             "with `bitextforge nichols-split SRC TGT OUT_SRC OUT_TGT`)")

@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import Evaluator, InputError, Report
+from bitextforge.log import progress
 
 from ._texts import read_text_file
 
@@ -114,6 +115,9 @@ class CorpusStatsEvaluator(Evaluator):
         """Build tokenizers lazily per language; read the IDF corpus now (fails fast)."""
         super().__init__(config)
         self._tok: dict[str, object] = {}
+        # tokens by (language, sentence): originals and paraphrases are described again as
+        # their own groups, and Moses tokenisation is most of the cost
+        self._tokens: dict[tuple[str, str], list[str]] = {}
         self.idf: IdfTable | None = None
         c = self.config
         if c.idf_corpus:
@@ -146,6 +150,7 @@ class CorpusStatsEvaluator(Evaluator):
         import numpy as np
 
         tok = self._tokenizer(lang)
+        cache = self._tokens
         uni: Counter = Counter()
         tri: Counter = Counter()
         lengths: list[int] = []
@@ -153,8 +158,11 @@ class CorpusStatsEvaluator(Evaluator):
         rep3_s: list[float] = []
         idf_s: list[float] = []
         r1 = c1 = r3 = c3 = 0
-        for s in texts:
-            toks = tok(s)
+        for s in progress(texts, f"{self.name}: {len(texts)} sentences", unit=" sentences",
+                          minimum=20_000):
+            toks = cache.get((lang, s))
+            if toks is None:
+                toks = cache[(lang, s)] = tok(s)
             grams = trigrams(toks)
             uni.update(toks)
             tri.update(grams)
@@ -236,9 +244,10 @@ class CorpusStatsEvaluator(Evaluator):
             if c.items:
                 items.update({f"{name}.{k}": v for k, v in its.items()})
         keys = ("length_mean", "unigram_entropy", "trigram_entropy", "unigram_repetition",
-                "trigram_repetition", "average_idf")
+                "trigram_repetition") + (("average_idf",) if self.idf is not None else ())
+        # the IDF column only when there is an idf_corpus: a column of "nan" says nothing
         lines = [f"{'text':<24} {'sents':>7} {'len':>6} {'H(uni)':>7} {'H(tri)':>7} "
-                 f"{'rep1%':>6} {'rep3%':>6} {'IDF':>6}"]
+                 f"{'rep1%':>6} {'rep3%':>6}" + (f" {'IDF':>6}" if self.idf is not None else "")]
         for name, nums in described.items():
             lines.append(f"{name:<24} {int(nums['sentences']):>7} " + " ".join(
                 f"{nums.get(k, math.nan):{6 if i in (0, 3, 4, 5) else 7}.2f}"

@@ -138,7 +138,11 @@ class LabelAucEvaluator(Evaluator):
         numbers: dict[str, float] = {"rows": float(n), "positives": float(npos),
                                      "base_rate": npos / n}
         oriented = {}
-        lines = [f"{n} rows, {npos} positive ({', '.join(sorted(pos))}), base rate {npos / n:.3f}",
+        rejected = corpus.rejected if corpus.rejected is not None and len(corpus.rejected) else None
+        which = ("the final corpus (rows kept by the filters; the input's figures follow)"
+                 if rejected is not None else "the final corpus")
+        lines = [f"on {which}: {n} rows, {npos} positive ({', '.join(sorted(pos))}), base rate "
+                 f"{npos / n:.3f}",
                  f"{'score':<28} {'ROC-AUC':>8} {'AP':>7} "
                  + " ".join(f"{'P@' + format(k, 'g'):>7}" for k in c.top) + "  missing"]
 
@@ -175,4 +179,44 @@ class LabelAucEvaluator(Evaluator):
             cv = StratifiedKFold(n_splits=c.folds, shuffle=True, random_state=c.seed)
             p = cross_val_predict(model, X, y, cv=cv, method="predict_proba")[:, 1]
             add("combined(logreg)", p, 0)
+        if rejected is not None:
+            lines += self._input_figures(corpus, rejected, y, cols, numbers)
         return Report(numbers=numbers, summary="\n".join(lines))
+
+    def _input_figures(self, corpus, rejected, y, cols: dict, numbers: dict) -> list[str]:
+        """The input's base rate (kept and rejected originals, each once) and each score's
+        ROC-AUC over every row that step scored (kept, or rejected by it or a later step): what
+        a user who reads "base rate" usually means, beside the survivors' figures."""
+        import numpy as np
+        from sklearn.metrics import roc_auc_score
+
+        c = self.config
+        pos = set(c.positive)
+        y_rej = np.array([lab.strip() in pos for lab in self._labels(rejected)], dtype=int)
+        keys = list(zip(corpus.column("id"), corpus.column("variant")))
+        keys_rej = list(zip(rejected.column("id"), rejected.column("variant")))
+        first: dict = {}  # (id, variant) -> row index in kept + rejected; replicas count once
+        for i, key in enumerate(keys + keys_rej):
+            first.setdefault(key, i)
+        rows = np.array(sorted(first.values()), dtype=np.int64)
+        y_all = np.concatenate([y, y_rej])[rows]
+        originals = np.array([(keys + keys_rej)[i][1] == 0 for i in rows])
+        n_in, pos_in = int(originals.sum()), int(y_all[originals].sum())
+        numbers.update({"input.rows": float(n_in), "input.positives": float(pos_in),
+                        "input.base_rate": pos_in / n_in if n_in else math.nan})
+        out = [f"on the input (final corpus + rejected.tsv, originals once): {n_in} rows, "
+               f"{pos_in} positive, base rate {pos_in / n_in if n_in else math.nan:.3f}"]
+        for name in cols:
+            if name not in rejected.columns:
+                continue
+            vals = np.array(cols[name] + [_as_float(v) for v in rejected.column(name)])[rows]
+            scored = ~np.isnan(vals)
+            ys = y_all[scored]
+            numbers[f"{name}.scored_rows"] = float(scored.sum())
+            if ys.size and 0 < ys.sum() < ys.size:
+                s = _rank_ready(vals[scored], name in c.lower_is_better)
+                auc = float(roc_auc_score(ys, s))
+                numbers[f"{name}.scored_roc_auc"] = auc
+                out.append(f"  {name}: ROC-AUC {auc:.3f} over the {int(scored.sum())} rows it "
+                           f"scored (kept and rejected)")
+        return out

@@ -33,3 +33,31 @@ def register_evaluators(register):
     from .evaluators import TrainAndTestEvaluator
 
     register(TrainAndTestEvaluator)
+
+
+@bitextforge.hookimpl
+def register_commands(register):
+    """train-nmt (the nmt_model.v1 trainer), evaluate-nmt and build-vocab-map."""
+    from bitextforge.commands import trainer_command
+
+    from .cli import build_vocab_map_command, evaluate_nmt_command
+
+    register("train-nmt", "train a small Marian translation model (offline, CPU; = train "
+             "nmt_model.v1)", trainer_command("nmt_model.v1", _test_flags, _tests))
+    register("evaluate-nmt", "BLEU/chrF of a translation model on a test set (either backend)",
+             evaluate_nmt_command)
+    register("build-vocab-map", "build the lexical shortlist (vmap.txt) the ctranslate2 "
+             "backend's vocab_map option reads", build_vocab_map_command)
+
+
+def _test_flags(parser):
+    parser.add_argument("--test-src", action="append", default=[],
+                        help="test source for sacrebleu BLEU after training (repeatable)")
+    parser.add_argument("--test-tgt", action="append", default=[],
+                        help="test reference, one per --test-src")
+
+
+def _tests(args):
+    if len(args.test_src) != len(args.test_tgt):
+        raise bitextforge.InputError("train-nmt: give one --test-tgt per --test-src")
+    return {"tests": list(zip(args.test_src, args.test_tgt))} if args.test_src else {}

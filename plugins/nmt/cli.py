@@ -1,66 +1,14 @@
-"""The ``bitextforge train-nmt`` command: train a small Marian model offline for back-translation.
-
-Back-translation (Wieting et al. 2017; ParaNMT-50M, Wieting & Gimpel 2018) and BET round trips
-(Corbeil & Abdi Ghavidel) need translation models; this command builds them from a parallel corpus
-on a CPU-only machine (see :mod:`bitextforge.plugins.nmt.train`). Heavy libraries are imported by
-the handler only, so ``bitextforge --help`` stays fast.
+"""The NMT plugin's commands that are not trainers: ``evaluate-nmt`` (BLEU/chrF of a model on a
+test set, either backend) and ``build-vocab-map`` (the lexical shortlist of the ctranslate2
+backend). Training is the ``nmt_model.v1`` trainer (``bitextforge train-nmt``). Heavy libraries
+are imported by the handlers only, so ``bitextforge --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import json
 
-from bitextforge.cli import register_command
 
-
-@register_command("train-nmt", help="train a small Marian translation model (offline, CPU)")
-def train_nmt_command(p):
-    """Add the train-nmt arguments (one per field of TrainOptions) and return its handler."""
-    from .train import TrainOptions
-
-    for name, f in TrainOptions.model_fields.items():
-        if name == "tests":
-            continue
-        if name == "train_tsv":
-            p.add_argument("--train-tsv", dest=name, action="append", default=[],
-                           help=f.description + " Repeatable.")
-            continue
-        required = f.is_required()
-        shown = "" if required or f.default is None else f" (default {f.default})"
-        p.add_argument("--" + name.replace("_", "-"), dest=name, required=required,
-                       default=None if required else f.default, help=f.description + shown)
-    p.add_argument("--test-src", action="append", default=[],
-                   help="test source for sacrebleu BLEU after training (repeatable)")
-    p.add_argument("--test-tgt", action="append", default=[],
-                   help="test reference, one per --test-src")
-
-    def handler(args) -> int:
-        from pydantic import ValidationError
-
-        from bitextforge import InputError
-
-        from .train import train
-
-        if len(args.test_src) != len(args.test_tgt):
-            raise InputError("train-nmt: give one --test-tgt per --test-src")
-        values = {k: getattr(args, k) for k in TrainOptions.model_fields if k != "tests"}
-        try:
-            opts = TrainOptions(**values, tests=list(zip(args.test_src, args.test_tgt)))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = f" --{str(err['loc'][0]).replace('_', '-')}" if err["loc"] else ""
-            raise InputError(f"train-nmt{where}: {err['msg'].removeprefix('Value error, ')}") \
-                from None
-        info = train(opts, log=lambda m: print(m, flush=True))
-        print(json.dumps({"output": opts.output, "steps": info["steps"],
-                          "train_minutes": info["train_minutes"], "tests": info["tests"]}))
-        return 0
-
-    return handler
-
-
-@register_command("evaluate-nmt", help="BLEU/chrF of a translation model on a test set "
-                  "(either backend)")
 def evaluate_nmt_command(p):
     """Add the evaluate-nmt arguments and return its handler."""
     p.add_argument("--model", required=True, help="model directory (e.g. from train-nmt)")
@@ -111,8 +59,6 @@ def evaluate_nmt_command(p):
     return handler
 
 
-@register_command("build-vocab-map", help="build the lexical shortlist (vmap.txt) the "
-                  "ctranslate2 backend's vocab_map option reads")
 def build_vocab_map_command(p):
     """Add the build-vocab-map arguments and return its handler."""
     from .vocab_map import COMMON, PER_SOURCE

@@ -69,6 +69,15 @@ class _NMTConfig(Paraphraser.Config):
                 "vocab_map": self.vocab_map}
 
 
+def _local_model(spec: str) -> str | None:
+    """``spec`` when it can only be a local directory (what :func:`resolve_model` would refuse
+    as a hub id), else None: a hub id is looked up at start-up, not checked as a path."""
+    parts = spec.split("/")
+    if spec.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+        return spec
+    return None
+
+
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -112,6 +121,11 @@ class BackTranslateParaphraser(Paraphraser):
                                         "multilingual models (NLLB deu_Latn, M2M-100 de).")
         tgt_lang: Optional[str] = Field(None, description="Target language code for "
                                         "multilingual models (NLLB eng_Latn, M2M-100 en).")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The model directory (a hub id is not a path)."""
+        return {"model": _local_model(config.model)}
 
     def __init__(self, config=None):
         """Load the model once for the run."""
@@ -193,6 +207,15 @@ class RoundTripParaphraser(Paraphraser):
                           "models).")
         keep_identical: bool = Field(False, description="Keep candidates identical to the input "
                                      "after lowercasing.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """Every pivot's two model directories (hub ids are not paths)."""
+        out = {}
+        for i, p in enumerate(config.pivots):
+            out[f"pivots[{i}].forward"] = _local_model(p.forward)
+            out[f"pivots[{i}].backward"] = _local_model(p.backward)
+        return out
 
     def __init__(self, config=None):
         """Load every pivot's two models once for the run."""

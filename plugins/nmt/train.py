@@ -117,9 +117,7 @@ class TrainOptions(BaseModel):
     warmup_fraction: float = Field(0.08, gt=0, lt=1, description="budget schedule: share of the "
                                    "budget spent warming up.")
     min_warmup_steps: int = Field(300, ge=0, description="budget schedule: warm up over at least "
-                                  "this many updates, however short the budget (at peak lr 2e-3 "
-                                  "runs warmed up over 40-130 updates stayed in the language-model "
-                                  "phase).")
+                                  "this many updates, however short the budget.")
     warmup: int = Field(1000, ge=1, description="inverse-sqrt schedule: warm-up updates.")
     label_smoothing: float = Field(0.1, ge=0, lt=1, description="Label smoothing.")
     max_len: int = Field(128, ge=8, description="Longest sequence in subwords (longer ones are "
@@ -142,6 +140,9 @@ class TrainOptions(BaseModel):
         if self.tsv_langs and {self.src_lang, self.tgt_lang} != set(self.tsv_langs.split("-")):
             raise ValueError(f"tsv_langs {self.tsv_langs} does not name src_lang "
                              f"{self.src_lang} and tgt_lang {self.tgt_lang}")
+        if bool(self.valid_src) != bool(self.valid_tgt):
+            raise ValueError("give both valid_src and valid_tgt (--valid-src, --valid-tgt), or "
+                             "neither")
         return self
 
     def corpus_files(self) -> list[str]:
@@ -204,6 +205,33 @@ def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
     if min_warmup_steps > 0:
         factor = min(factor, (step + 1) / min_warmup_steps)
     return max(factor, 1e-3)
+
+
+#: the training log has a line at least this often (seconds), besides one every 100 updates
+LOG_SECONDS = 30.0
+#: a final loss above this share of uniform guessing's (ln of the vocabulary size) is "near uniform"
+NEAR_UNIFORM = 0.9
+
+
+def training_warnings(opts: TrainOptions, steps: int, loss: float | None,
+                      vocab: int) -> list[str]:
+    """What makes a finished training suspect: it stopped before its warm-up ended (the learning
+    rate never reached its peak), or its loss is still near that of uniform guessing over the
+    vocabulary (such a model back-translates to ".", ".." and "...")."""
+    out = []
+    # under the budget schedule the time share of the warm-up is always reached by the end; the
+    # minimum number of warm-up updates is what a short run misses
+    warm = opts.warmup if opts.schedule == "inverse-sqrt" else opts.min_warmup_steps
+    if steps < warm:
+        out.append(f"training stopped after {steps} updates, before its {warm}-update warm-up "
+                   f"ended (the learning rate never reached its peak); train longer (minutes, "
+                   f"max_steps) or warm up over fewer updates")
+    uniform = math.log(vocab)
+    if loss is not None and loss >= NEAR_UNIFORM * uniform:
+        out.append(f"final training loss {loss:.2f} is near uniform guessing over the "
+                   f"{vocab:,}-token vocabulary ({uniform:.2f}): the model has learnt little and "
+                   f"its translations will be degenerate")
+    return out
 
 
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
@@ -325,9 +353,12 @@ def translate(model, tok, texts: list[str], beam: int, batch_size: int = 64,
     # neither the source nor the output may run past the model's position table (news sentences
     # can be longer than anything in Multi30k)
     table = getattr(model.config, "max_position_embeddings", None) or max_len + 1
+    from bitextforge.log import progress
+
     model.eval()
     with torch.inference_mode():
-        for b in range(0, len(order), batch_size):
+        for b in progress(range(0, len(order), batch_size), f"translating {len(texts)} sentences",
+                          unit=" batches"):
             idx = order[b: b + batch_size]
             enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True,
                       truncation=True, max_length=min(max_len, table))
@@ -376,12 +407,28 @@ def valid_loss(torch, model, src, tgt, batches, pad) -> float:
     return tot / max(n, 1)
 
 
+def option_paths(opts: TrainOptions) -> dict[str, str | None]:
+    """Every file a training reads, by option name: corpora, validation and test files, a reused
+    sentencepiece model."""
+    out = {"src_train": opts.src_train, "tgt_train": opts.tgt_train,
+           "valid_src": opts.valid_src, "valid_tgt": opts.valid_tgt, "spm": opts.spm}
+    out.update({f"train_tsv[{i}]": p for i, p in enumerate(opts.train_tsv)})
+    for i, (src, ref) in enumerate(opts.tests):
+        out[f"tests[{i}][0]"], out[f"tests[{i}][1]"] = src, ref
+    return out
+
+
 def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``."""
     if bool(opts.valid_src) != bool(opts.valid_tgt):
         raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
                          "or neither")
+    # every file is checked before the first update: a wrong test path must not cost the training
+    missing = [f"{key}: {path}" for key, path in option_paths(opts).items()
+               if path is not None and not Path(path).exists()]
+    if missing:
+        raise InputError(f"train-nmt: no such file: {'; '.join(missing)}")
     if opts.spm:
         if not Path(opts.spm).is_file():
             raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
@@ -474,6 +521,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     history: list[dict] = []
     run_loss, run_n = 0.0, 0
     done = False
+    last_log = 0.0
 
     def checkpoint(reason: str) -> None:
         nonlocal best
@@ -522,7 +570,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
             run_loss += loss.item()
             run_n += 1
             elapsed = time.perf_counter() - t_train
-            if step % 100 == 0:
+            # every 100 updates, and at least every half minute: a slow machine may take
+            # minutes over the first hundred
+            if step % 100 == 0 or elapsed - last_log >= LOG_SECONDS:
+                last_log = elapsed
                 log(f"train-nmt: step {step} epoch {epoch} {elapsed / 60:.1f} min "
                     f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}")
             if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
@@ -534,6 +585,9 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
                 next_valid += opts.valid_every * 60.0
     checkpoint("final")
     train_minutes = (time.perf_counter() - t_train) / 60
+    warnings = training_warnings(opts, step, history[-1]["train_loss"] if run_n else None, vocab)
+    for w in warnings:
+        log(f"train-nmt: warning: {w}")
     # A final checkpoint that was worse than an earlier one is not saved; the directory holds the
     # best model.  generation defaults (beam) travel with it.
     results: list[dict] = []
@@ -545,7 +599,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
                 "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
                 "train_minutes": round(train_minutes, 2),
                 "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
-                "options": opts.model_dump(),
+                "options": opts.model_dump(), "warnings": warnings,
                 "history": history, "tests": results}
         (out / "train_log.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
         return info

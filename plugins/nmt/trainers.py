@@ -4,11 +4,10 @@ recipe can build its own models offline on first run."""
 
 from __future__ import annotations
 
-import sys
 
 from bitextforge import Trainer
 
-from .train import TrainOptions
+from .train import TrainOptions, option_paths
 
 
 class NmtModelTrainer(Trainer):
@@ -22,11 +21,16 @@ class NmtModelTrainer(Trainer):
     class Config(Trainer.Config, TrainOptions):
         """Options of nmt_model.v1: exactly those of ``bitextforge train-nmt``."""
 
+    @classmethod
+    def input_paths(cls, config):
+        """Every corpus, validation and test file, and a reused sentencepiece model."""
+        return option_paths(config)
+
     def train(self):
         """Train, keep the best checkpoint, evaluate on the tests."""
         from .train import train
 
         # the Config is a TrainOptions (plus nothing): train() takes it as it is
-        info = train(self.config, log=lambda m: print(m, file=sys.stderr, flush=True))
-        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests")
+        info = train(self.config, log=self.log)
+        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests", "warnings")
                 if k in info}

@@ -34,3 +34,28 @@ def register_trainers(register):
 
     for cls in TRAINERS:
         register(cls)
+
+
+@bitextforge.hookimpl
+def register_commands(register):
+    """The trainers under their short command names (``bitextforge train NAME`` with the same
+    flags): train-lm, train-word-vectors, train-reference-classifier."""
+    from bitextforge.commands import trainer_command
+
+    register("train-lm", "train a KenLM model (lmplz + build_binary) for kenlm_perplexity.v1 "
+             "(= train kenlm_model.v1)", trainer_command("kenlm_model.v1"))
+    register("train-word-vectors", "train count-based word vectors (PPMI + SVD) for "
+             "paraphrase_score.v1 (= train word_vectors.v1)",
+             trainer_command("word_vectors.v1", _keep_case_flag, _keep_case))
+    register("train-reference-classifier", "train the human-reference vs machine-translation "
+             "classifier for reference_classifier.v1 (= train reference_classifier_model.v1)",
+             trainer_command("reference_classifier_model.v1"))
+
+
+def _keep_case_flag(parser):
+    parser.add_argument("--keep-case", action="store_true", help="do not lowercase (= "
+                        "--lowercase false)")
+
+
+def _keep_case(args):
+    return {"lowercase": False} if args.keep_case else {}

@@ -83,6 +83,11 @@ class ReferenceClassifierFilter(Filter):
                            "train-reference-classifier`.")
         column: str = Field("tgt", description="Column to score.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The classifier file."""
+        return {"model": config.model}
+
     def __init__(self, config=None):
         """Load the classifier."""
         super().__init__(config)

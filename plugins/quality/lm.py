@@ -17,7 +17,6 @@ them.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
+from bitextforge.corpus import text_lines
 
 from ._common import Tokenizer
 
@@ -47,11 +47,6 @@ def find_tool(name: str) -> str | None:
     if here.is_file() and os.access(here, os.X_OK):
         return str(here)
     return shutil.which(name)
-
-
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else \
-        open(path, encoding="utf-8")
 
 
 def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: str = "en",
@@ -84,21 +79,19 @@ def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: 
         lines = 0
         try:
             for t in texts:
-                with _open_text(t) as fh:
-                    for n, line in enumerate(fh, 1):
-                        line = line.rstrip("\n")
-                        if field is not None:
-                            fields = line.split("\t")
-                            if len(fields) <= field:
-                                raise InputError(f"{t}:{n}: no tab-separated field {field} "
-                                                 f"(the line has {len(fields)})")
-                            line = fields[field]
-                        proc.stdin.write(tok.line(line) + "\n")
-                        lines += 1
+                for n, line in enumerate(text_lines(t), 1):
+                    if field is not None:
+                        fields = line.split("\t")
+                        if len(fields) <= field:
+                            raise InputError(f"{t}:{n}: no tab-separated field {field} "
+                                             f"(the line has {len(fields)})")
+                        line = fields[field]
+                    proc.stdin.write(tok.line(line) + "\n")
+                    lines += 1
             proc.stdin.close()
         except BrokenPipeError:
             pass
-        except BaseException:
+        except BaseException:  # a bad input line: stop lmplz before reporting it
             proc.kill()
             proc.wait()
             raise
@@ -138,6 +131,11 @@ class KenlmPerplexityFilter(Filter):
                                        "in <model>.json (no when there is none).")
         lang: str | None = Field(None, description="sacremoses language; empty: as in "
                                  "<model>.json (en when there is none).")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The KenLM model file."""
+        return {"model": config.model}
 
     @classmethod
     def doctor(cls):

@@ -1,5 +1,6 @@
-"""Trainers for the quality filters' models, for a recipe's ``prepare:`` list: the same training
-as the ``train-lm``, ``train-word-vectors`` and ``train-reference-classifier`` commands.
+"""Trainers for the quality filters' models, for a recipe's ``prepare:`` list and for
+``bitextforge train`` (short names: ``train-lm``, ``train-word-vectors``,
+``train-reference-classifier``).
 
 - ``kenlm_model.v1``: a KenLM model (``lmplz`` + ``build_binary``) for ``kenlm_perplexity.v1``;
 - ``word_vectors.v1``: count-based word vectors for ``paraphrase_score.v1`` (ParaNMT-50M, 5.4);
@@ -37,6 +38,11 @@ class KenlmTrainer(Trainer):
         memory: str = Field("20%", description="lmplz -S memory limit.")
         prune: list[int] | None = Field(None, description="lmplz --prune thresholds per order.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The training text."""
+        return {"text": config.text}
+
     def outputs(self):
         """The binary model and its settings file."""
         out = Path(self.config.output)
@@ -69,6 +75,11 @@ class WordVectorsTrainer(Trainer):
         lang: str = Field("en", description="sacremoses tokenizer language.")
         lowercase: bool = Field(True, description="Lowercase the text.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The training text."""
+        return {"text": config.text}
+
     def train(self):
         """Count, weight and factorise."""
         from .wordvec import train_word_vectors
@@ -93,7 +104,16 @@ class ReferenceClassifierTrainer(Trainer):
         translations: str = Field(description="Machine translations, one per line.")
         C: float = Field(1.0, gt=0, description="Inverse regularisation strength of the "
                          "logistic regression.")
-        seed: int = Field(0, description="Random seed.")
+        heldout: float = Field(0.1, ge=0, lt=1, description="Share of lines held out to report "
+                               "accuracy and ROC-AUC before training on everything (0: none). "
+                               "Lines are split at random; split by document yourself for a "
+                               "stricter test.")
+        seed: int = Field(0, description="Random seed (model and held-out split).")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The two text files."""
+        return {"references": config.references, "translations": config.translations}
 
     def outputs(self):
         """The model and its facts file."""
@@ -101,16 +121,39 @@ class ReferenceClassifierTrainer(Trainer):
         return [out, out.with_name(out.name + ".json")]
 
     def train(self):
-        """Fit on everything given."""
+        """Report held-out accuracy and ROC-AUC (when ``heldout``), then fit on everything."""
         from .classifier import read_text_lines, save_model, train_reference_classifier
 
         c = self.config
         refs, mts = read_text_lines(c.references), read_text_lines(c.translations)
-        model = train_reference_classifier(refs, mts, c.C, c.seed)
         info = {"references": c.references, "translations": c.translations,
                 "n_references": len(refs), "n_translations": len(mts), "C": c.C}
+        if c.heldout > 0:
+            info.update(self._heldout(refs, mts))
+        model = train_reference_classifier(refs, mts, c.C, c.seed)
         save_model(model, c.output, info)
-        return {"n_references": len(refs), "n_translations": len(mts)}
+        return {k: v for k, v in info.items() if k not in ("references", "translations")}
+
+    def _heldout(self, refs: list[str], mts: list[str]) -> dict:
+        import random
+
+        from sklearn.metrics import accuracy_score, roc_auc_score
+
+        from .classifier import train_reference_classifier
+
+        c = self.config
+        data = [(t, 1) for t in refs] + [(t, 0) for t in mts]
+        random.Random(c.seed).shuffle(data)
+        k = max(2, int(len(data) * c.heldout))
+        test, train = data[:k], data[k:]
+        model = train_reference_classifier([t for t, y in train if y],
+                                           [t for t, y in train if not y], c.C, c.seed)
+        p = model.predict_proba([t for t, _ in test])[:, list(model.classes_).index(1)]
+        gold = [y for _, y in test]
+        acc = accuracy_score(gold, (p >= 0.5).astype(int))
+        auc = roc_auc_score(gold, p) if len(set(gold)) == 2 else float("nan")
+        self.log(f"held out {len(test)} random lines: accuracy {acc:.3f}, ROC-AUC {auc:.3f}")
+        return {"heldout": len(test), "heldout_accuracy": acc, "heldout_auc": auc}
 
 
 TRAINERS = (KenlmTrainer, WordVectorsTrainer, ReferenceClassifierTrainer)

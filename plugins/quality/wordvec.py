@@ -11,13 +11,13 @@ skipped, and a sentence with no known token scores 0.
 
 from __future__ import annotations
 
-import gzip
 from collections import Counter
 from pathlib import Path
 
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
+from bitextforge.corpus import text_lines
 
 from ._common import Tokenizer, column_texts, pick_columns
 
@@ -29,26 +29,24 @@ def load_word_vectors(path: str | Path, limit: int | None = None):
     path = Path(path)
     if not path.exists():
         raise ComponentError(f"paraphrase_score.v1: vectors file {path} does not exist")
-    opener = gzip.open if path.suffix == ".gz" else open
     vocab: dict[str, int] = {}
     rows = []
     dim = None
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.rstrip("\n").rstrip(" ").split(" ")
-            if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-                continue  # word2vec header: count and dimension
-            if dim is None:
-                dim = len(parts) - 1
-            if len(parts) - 1 != dim:
-                raise ComponentError(f"paraphrase_score.v1: {path}:{lineno}: {len(parts) - 1} "
-                                     f"values, expected {dim} (word2vec text format)")
-            if parts[0] in vocab:
-                continue
-            vocab[parts[0]] = len(rows)
-            rows.append(parts[1:])
-            if limit is not None and len(rows) >= limit:
-                break
+    for lineno, line in enumerate(text_lines(path, errors="replace"), 1):
+        parts = line.rstrip(" ").split(" ")
+        if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            continue  # word2vec header: count and dimension
+        if dim is None:
+            dim = len(parts) - 1
+        if len(parts) - 1 != dim:
+            raise ComponentError(f"paraphrase_score.v1: {path}:{lineno}: {len(parts) - 1} "
+                                 f"values, expected {dim} (word2vec text format)")
+        if parts[0] in vocab:
+            continue
+        vocab[parts[0]] = len(rows)
+        rows.append(parts[1:])
+        if limit is not None and len(rows) >= limit:
+            break
     if not rows:
         raise ComponentError(f"paraphrase_score.v1: {path} holds no vectors")
     try:
@@ -78,6 +76,11 @@ class ParaphraseScoreFilter(Filter):
         lang: str = Field("en", description="sacremoses language (ISO 639-1).")
         limit: int | None = Field(None, ge=1, description="Read only the first N vectors "
                                   "(files are usually sorted by frequency).")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The word-vector file."""
+        return {"vectors": config.vectors}
 
     def __init__(self, config=None):
         """Read the vectors once."""

@@ -1,4 +1,4 @@
-"""Core benchmark (issue: core framework): 1,000,000 real lines (Multi30k de-en train repeated)
+"""Core benchmark: 1,000,000 real lines (Multi30k de-en train repeated)
 through length + length_ratio + dedupe, the example plugin's paraphraser and distributed.v1, timed
 as whole processes against a hand-written single-pass loop doing the same work, plus peak RSS at
 1M lines against the same recipe at 100k lines.

@@ -1,5 +1,6 @@
-"""Benchmark against OpusFilter (issue 3): the same 1,000,000 real lines (Multi30k de-en train
-repeated) through LengthFilter + LengthRatioFilter + a language-ID filter (none, HeliportSimpleFilter
+"""Benchmark against OpusFilter: the same real lines (by default 1,000,000 lines of Multi30k de-en
+train repeated; ``--input mixed``: mixed-domain text, long news and parliament sentences
+interleaved with short everyday ones and captions, from ../shared/data) through LengthFilter + LengthRatioFilter + a language-ID filter (none, HeliportSimpleFilter
 or LinguaFilter, the same library on both sides each time) + remove_duplicates in OpusFilter 3.3.1
 (Aulamo et al. 2020, *OpusFilter: A Configurable Parallel Corpus Filtering Toolbox*) and the same
 filters in one bitextforge recipe. Whole commands are timed side by side (median of N runs each,
@@ -13,6 +14,7 @@ Run from the repository root (about 15 minutes on a loaded 2-core machine):
     nice -n 10 .venv/bin/python tests/bench/bench_opusfilter.py --runs 3 --lid none heliport
 Profile the bitextforge side (where the time goes):
     .venv/bin/python tests/bench/bench_opusfilter.py --profile heliport
+    .venv/bin/python tests/bench/bench_opusfilter.py --input mixed --lines 300000 --profile none
 """
 
 from __future__ import annotations
@@ -67,6 +69,37 @@ BF_LID = {
     cache: false
 """,
 }
+
+
+#: the mixed-domain input: de-en TSV files of ../shared/data/deen-train-pool, one line of each
+#: in turn (news and parliament sentences are long, Tatoeba's everyday ones short), plus captions
+MIXED = ("news-commentary-v11-deen-20k", "wmt-newstest-2008-2013-deen",
+         "europarl-v7-deen-first20k", "tatoeba-anki-deu-eng-2018-05")
+
+
+def make_mixed_corpus(lines: int) -> tuple[Path, Path]:
+    """Write ``lines`` mixed-domain lines (the MIXED sources and Multi30k captions in turn, each
+    source repeated when it runs out) into WORK."""
+    import gzip
+
+    pool = ROOT.parent / "shared" / "data" / "deen-train-pool"
+    sources = []
+    for name in MIXED:
+        with gzip.open(pool / name / "train.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
+            sources.append([ln.rstrip("\n").split("\t")[:2] for ln in fh if "\t" in ln])
+    de = gzip.open(DATA / "train.de.gz", "rt", encoding="utf-8").read().splitlines()
+    en = gzip.open(DATA / "train.en.gz", "rt", encoding="utf-8").read().splitlines()
+    sources.append([[a, b] for a, b in zip(de, en)])
+    WORK.mkdir(parents=True, exist_ok=True)
+    s, t = WORK / f"mixed{lines}.de", WORK / f"mixed{lines}.en"
+    if not s.exists():
+        with open(s, "w", encoding="utf-8") as fs, open(t, "w", encoding="utf-8") as ft:
+            for i in range(lines):
+                src = sources[i % len(sources)]
+                a, b = src[(i // len(sources)) % len(src)]
+                fs.write(a + "\n")
+                ft.write(b + "\n")
+    return s, t
 
 
 def make_corpus(lines: int) -> tuple[Path, Path]:
@@ -175,8 +208,10 @@ def main() -> int:
                     choices=["none", "heliport", "lingua"])
     ap.add_argument("--profile", choices=["none", "heliport", "lingua"])
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--input", choices=["captions", "mixed"], default="captions",
+                    help="captions: Multi30k repeated; mixed: mixed-domain text (see MIXED)")
     args = ap.parse_args()
-    s, t = make_corpus(args.lines)
+    s, t = make_mixed_corpus(args.lines) if args.input == "mixed" else make_corpus(args.lines)
     if args.profile:
         profile(args.profile, bf_recipe(args.profile, s, t))
         return 0
@@ -189,7 +224,7 @@ def main() -> int:
             # a fresh output directory each time (a killed run would otherwise be resumed)
             shutil.rmtree(WORK / f"bf-{lid}", ignore_errors=True)
             runs["bitextforge"].append(timed([str(BITEXTFORGE), "run", str(br)]))
-        r: dict = {"lines": args.lines, "runs": args.runs}
+        r: dict = {"input": args.input, "lines": args.lines, "runs": args.runs}
         for tool, vals in runs.items():
             r[tool] = {"wall_s": [round(v[0], 2) for v in vals],
                        "median_wall_s": round(statistics.median(v[0] for v in vals), 2),

@@ -1,4 +1,4 @@
-"""Ray runner benchmark (issue 7): throughput of a model-bound recipe (embedding_cosine.v1, the
+"""Ray runner benchmark: throughput of a model-bound recipe (embedding_cosine.v1, the
 packaged all-MiniLM-L6-v2 comparing src with tgt of real Multi30k de-en pairs) under the local
 runner and under the Ray runner with 2 actors, side by side in one invocation (runs interleaved,
 median of ``--runs``), each run a whole ``bitextforge run`` process.

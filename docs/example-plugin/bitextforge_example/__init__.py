@@ -1,18 +1,23 @@
-"""An example third-party bitextforge plugin: one Paraphraser and one Filter.
+"""An example third-party bitextforge plugin: a Paraphraser, a Filter, a Trainer and a command.
 
 It shows the whole contract: a versioned ``name``, a nested pydantic ``Config`` subclassing the
-base's ``Config`` with described fields, batched methods, and ``register_*`` hook implementations
-found through the ``bitextforge`` entry-point group.
+base's ``Config`` with described fields, batched methods, the declared extension points
+(``cache_scores``, ``doctor()``), files read through the core reader, messages
+through ``self.log``, and ``register_*`` hook implementations found through the ``bitextforge``
+entry-point group: ``bitextforge train vocabulary.v1`` runs the trainer and
+``bitextforge vocabulary-coverage`` is the plugin's own command.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from pydantic import Field
 
 import bitextforge
-from bitextforge import Filter, Paraphraser
+from bitextforge import Filter, Paraphraser, Trainer
+from bitextforge.corpus import text_lines, write_atomic
 
 # (expanded, contracted) pairs; matched case-insensitively on word boundaries
 _CONTRACTIONS = [
@@ -96,6 +101,8 @@ class NumberAgreementFilter(Filter):
 
     name = "number_agreement.v1"
     default_keep = {"min": 0.5}
+    #: cheap and pure: no score cache unless a recipe step asks for one (``cache: true``)
+    cache_scores = False
 
     class Config(Filter.Config):
         """Options of number_agreement.v1."""
@@ -118,6 +125,57 @@ class NumberAgreementFilter(Filter):
         return out
 
 
+class VocabularyTrainer(Trainer):
+    """Writes the distinct whitespace tokens of a text file, one per line, most frequent first
+    (ties in alphabetical order); ``vocabulary-coverage`` then reports how much of a text the
+    vocabulary covers."""
+
+    name = "vocabulary.v1"
+
+    class Config(Trainer.Config):
+        """Options of vocabulary.v1."""
+
+        text: str = Field(description="Text file to read, one sentence per line (.gz ok).")
+        min_count: int = Field(1, ge=1, description="Leave out rarer tokens.")
+        lowercase: bool = Field(False, description="Lowercase before counting.")
+
+    @classmethod
+    def doctor(cls):
+        """Nothing external is needed; the check shows the format ``bitextforge doctor`` prints."""
+        return [(True, "pure Python, no external tool", "")]
+
+    def train(self):
+        """Count the tokens and write the vocabulary."""
+        c = self.config
+        counts: dict[str, int] = {}
+        for line in text_lines(c.text):
+            for tok in (line.lower() if c.lowercase else line).split():
+                counts[tok] = counts.get(tok, 0) + 1
+        words = sorted((w for w, n in counts.items() if n >= c.min_count),
+                       key=lambda w: (-counts[w], w))
+        write_atomic(c.output, "".join(w + "\n" for w in words))
+        self.log(f"{len(words)} tokens of {len(counts)} kept")
+        return {"words": len(words)}
+
+
+def coverage_command(parser):
+    """``bitextforge vocabulary-coverage VOCAB TEXT``: share of TEXT's tokens in VOCAB."""
+    parser.add_argument("vocabulary", help="a vocabulary file written by vocabulary.v1")
+    parser.add_argument("text", help="text file to check (.gz ok)")
+
+    def handler(args) -> int:
+        vocab = set(text_lines(args.vocabulary))
+        total = known = 0
+        for line in text_lines(args.text):
+            for tok in line.split():
+                total += 1
+                known += tok in vocab
+        share = known / total if total else 0.0
+        print(f"{known} of {total} tokens covered ({share:.1%}) by {Path(args.vocabulary).name}")
+        return 0
+    return handler
+
+
 @bitextforge.hookimpl
 def register_paraphrasers(register):
     """Register the example paraphraser."""
@@ -128,3 +186,16 @@ def register_paraphrasers(register):
 def register_filters(register):
     """Register the example filter."""
     register(NumberAgreementFilter)
+
+
+@bitextforge.hookimpl
+def register_trainers(register):
+    """Register the example trainer."""
+    register(VocabularyTrainer)
+
+
+@bitextforge.hookimpl
+def register_commands(register):
+    """Register the example command."""
+    register("vocabulary-coverage", "share of a text's tokens in a vocabulary.v1 file",
+             coverage_command)

@@ -1,0 +1,139 @@
+"""Checks a recipe's files before any work starts, listing every problem at once.
+
+``bitextforge validate`` and the first moments of ``run`` and ``score`` use them: every input file
+exists (a missing relative path is reported with its recipe key and the directory it is relative
+to), paired plain input files have the same number of lines (counted up front by counting
+newlines in 1 MB blocks, far cheaper than reading the corpus, rather than discovered after the
+corpus was processed), and
+every file or model directory a component or trainer declares in
+:meth:`bitextforge.Component.input_paths` exists or is written by an earlier ``prepare:`` entry.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+from .errors import BitextforgeError
+
+_BLOCK = 1 << 20
+
+
+def count_lines(path: str | os.PathLike) -> int | None:
+    """Lines of a text file (``.gz`` read through gzip), as the corpus reader counts them: a last
+    line without a final newline counts too. None when the file cannot be read to its end."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    n = 0
+    last = b"\n"
+    try:
+        with opener(p, "rb") as fh:
+            while True:
+                block = fh.read(_BLOCK)
+                if not block:
+                    break
+                n += block.count(b"\n")
+                last = block[-1:]
+    except (OSError, EOFError):
+        return None  # a truncated gzip file: the reader reports it with its line number
+    return n + (last != b"\n")
+
+
+def _missing(source: str, key: str, path: str, what: str = "no such file or directory") -> str:
+    """One problem line for a path that does not exist; a relative path says what it is
+    relative to, since a recipe run from another directory is the usual cause."""
+    where = ""
+    if not Path(path).expanduser().is_absolute():
+        where = f" (relative paths are relative to the current directory, {Path.cwd()})"
+    return f"{source}: {key}: {path}: {what}{where}"
+
+
+def input_problems(recipe) -> list[str]:
+    """Problems with the recipe's ``input`` files: missing files, unequal plain line counts."""
+    spec = recipe.input
+    if spec is None:
+        return []
+    source = recipe.source
+    keys = ["src", "tgt"] if spec.format == "plain" else ["path"]
+    problems = []
+    for key in keys:
+        path = getattr(spec, key)
+        p = Path(path)
+        if not p.exists():
+            problems.append(_missing(source, f"input.{key}", path, "no such file"))
+        elif p.is_dir():
+            problems.append(f"{source}: input.{key}: {path}: is a directory, expected a file")
+    if spec.format == "plain" and not problems and spec.limit is None:
+        ns, nt = count_lines(spec.src), count_lines(spec.tgt)
+        if ns is not None and nt is not None and ns != nt:
+            problems.append(f"{source}: input: line counts differ: {spec.src} has {ns} lines, "
+                            f"{spec.tgt} has {nt}")
+    return problems
+
+
+def _flatten(paths: dict) -> list[tuple[str, str | None]]:
+    """``(key, path)`` pairs; a list of paths under one key becomes ``key[0]``, ``key[1]``..."""
+    out: list[tuple[str, str | None]] = []
+    for key, value in paths.items():
+        if isinstance(value, (list, tuple)):
+            out += [(f"{key}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            out.append((key, value))
+    return out
+
+
+def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
+    p = Path(path).expanduser().resolve()
+    return any(p == o or o in p.parents for o in outputs)
+
+
+def component_problems(recipe, registry) -> list[str]:
+    """Paths that trainers and components declare with ``input_paths`` and that neither exist nor
+    are written by an earlier ``prepare:`` entry."""
+    from .prepare import _declared_outputs
+
+    source = recipe.source
+    problems: list[str] = []
+    outputs: list[Path] = []
+    entries = [(f"prepare[{i}]", "trainer", p.train, cfg)
+               for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
+    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg)
+             for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
+    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg)
+              for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
+    for where, kind, name, cfg in entries + later:
+        cls = registry.get(kind, name)
+        for key, path in _flatten(cls.input_paths(cfg)):
+            if path is None or Path(path).expanduser().exists():
+                continue
+            if _written_by_prepare(path, outputs):
+                continue
+            problems.append(_missing(source, f"{where}.with.{key}", str(path)))
+        if kind == "trainer":
+            outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
+    return problems
+
+
+def step_kind(step) -> str:
+    """The registry kind of a recipe step's component."""
+    from .kinds import kind_of
+
+    return kind_of(step).component
+
+
+def step_name(step) -> str:
+    """The component name a recipe step uses."""
+    return step.component
+
+
+def preflight(recipe, registry) -> list[str]:
+    """Every problem with the files a recipe will read, one line each (empty when all is well)."""
+    return input_problems(recipe) + component_problems(recipe, registry)
+
+
+def check_recipe_files(recipe, registry) -> None:
+    """Raise one error listing every problem :func:`preflight` finds."""
+    problems = preflight(recipe, registry)
+    if problems:
+        raise BitextforgeError("\n".join(problems))

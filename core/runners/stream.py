@@ -1,0 +1,84 @@
+"""What runners move between steps, and the two ways a step is driven in this process.
+
+A :class:`Packet` is one reader batch on its way through the steps: the rows still kept (None once
+a step emptied it), every row rejected on the way in the order the steps rejected them, and the
+counters of steps that ran elsewhere (Ray workers), which the driver adds to its executors when
+the packet arrives. Both runners yield packets in input order; the sink writes each packet's
+rejected rows, then its kept rows, so every runner writes the same files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from ..corpus import Batch, batch_len
+from ..steps import Executor, Rejected, StepResult
+
+
+@dataclass
+class Packet:
+    """One batch in flight, with what happened to it so far."""
+
+    batch: Batch | None
+    rejected: list[Rejected] = field(default_factory=list)
+    counters: list[tuple[int, StepResult]] = field(default_factory=list)
+    error: BaseException | None = None  # a worker's BitextforgeError, raised by the driver
+
+
+def packets(source: Iterable[Batch]) -> Iterator[Packet]:
+    """Wrap the reader's batches."""
+    return (Packet(b) for b in source)
+
+
+def stream_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
+    """Run a streaming step on each packet in this process; an emptied batch travels on as
+    ``None`` so its rejected rows still reach the sink in order."""
+    for p in stream:
+        if p.error is not None:
+            raise p.error
+        if p.batch is None:
+            yield p
+            continue
+        res = ex.run(p.batch)
+        ex.record(res)
+        p.rejected.extend(res.rejected)
+        p.batch = res.kept if batch_len(res.kept) else None
+        yield p
+
+
+def select_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
+    """Run a corpus-wide selection (``keep: {top, words}``) in this process.
+
+    The first pass consumes every upstream packet; what those packets carry and this step's
+    min/max rejections leave with the first selected batch, before any row of it is written,
+    which is where a single pass through the steps would have written them.
+    """
+    held: list[Rejected] = []
+    counters: list[tuple[int, StepResult]] = []
+
+    def feed() -> Iterator[Batch]:
+        for p in stream:
+            if p.error is not None:
+                raise p.error
+            held.extend(p.rejected)
+            counters.extend(p.counters)
+            if p.batch is not None:
+                yield p.batch
+
+    for res in ex.select(feed()):  # type: ignore[attr-defined]
+        ex.record(res)
+        held.extend(res.rejected)
+        if res.kept is None:  # the scoring pass
+            continue
+        out = Packet(res.kept if batch_len(res.kept) else None, held[:], counters[:])
+        held.clear()
+        counters.clear()
+        yield out
+    if held or counters:
+        yield Packet(None, held[:], counters[:])
+
+
+def drive(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
+    """Run one step in this process, streaming or selecting as the step needs."""
+    return select_step(ex, stream) if ex.needs_all_rows else stream_step(ex, stream)

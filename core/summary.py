@@ -1,0 +1,86 @@
+"""The table ``run`` and ``score`` end with, and the warnings about results that look wrong.
+
+Both read the manifest's ``steps`` entries (rows in and out, seconds, the counts paraphrase and
+weight steps keep, the effective threshold of a ``top``/``words`` decision), so the table on the
+terminal and ``manifest.json`` always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: a paraphrase step warns when more than this share of its candidates is degenerate
+DEGENERATE_SHARE = 0.5
+#: ... and it produced at least this many candidates (a handful says little)
+DEGENERATE_MIN = 10
+
+
+def step_label(step: dict[str, Any]) -> str:
+    """``steps[2] length_ratio.v1``."""
+    return f"steps[{step['index']}] {step['component']}"
+
+
+def step_note(step: dict[str, Any]) -> str:
+    """What the table's last column says about one step."""
+    counts = step.get("counts", {})
+    cut = step.get("effective_threshold")
+    if cut:
+        if cut.get("score") is None:
+            return f"{cut['decision']}: nothing selected"
+        kept = f"{cut['selected']:,} of {cut['candidates']:,} rows"
+        if "words" in cut:
+            kept += f", {cut['words']:,} words"
+        best = "lowest" if cut["order"] == "lowest" else "highest"
+        return f"{cut['decision']}: cut at score {cut['score']:.6g} ({best} kept; {kept})"
+    if step["kind"] == "paraphrase" and counts.get("originals"):
+        return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
+                f"paraphrase")
+    if step["kind"] == "weight" and counts.get("groups"):
+        return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
+                f"no paraphrase left")
+    return ""
+
+
+def step_warnings(step: dict[str, Any]) -> list[str]:
+    """Warnings about one step's results: degenerate paraphrase candidates."""
+    counts = step.get("counts", {})
+    total = counts.get("candidates", 0)
+    if step["kind"] != "paraphrase" or total < DEGENERATE_MIN:
+        return []
+    parts = [(counts.get("empty", 0), "empty"), (counts.get("punctuation_only", 0),
+                                                  "punctuation only"),
+             (counts.get("identical", 0), "identical to the text they replace")]
+    bad = sum(n for n, _ in parts)
+    if bad <= DEGENERATE_SHARE * total:
+        return []
+    detail = ", ".join(f"{n:,} {what}" for n, what in parts if n)
+    return [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates are "
+            f"degenerate ({detail}); the model is probably undertrained or wrong for this input"]
+
+
+def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) -> list[str]:
+    """Every warning of a run: its steps' and those its trainers reported."""
+    out = [w for step in steps for w in step_warnings(step)]
+    for entry in prepared:
+        for w in (entry.get("info") or {}).get("warnings", []):
+            out.append(f"{entry['trainer']} {entry['output']}: {w}")
+    return out
+
+
+def summary_table(steps: list[dict[str, Any]]) -> str:
+    """A plain-text table: per step rows in, out, rejected (filters), added (paraphrase, split
+    and weight steps), seconds, and a note (the cut of top/words, originals without paraphrase)."""
+    head = ("step", "rows in", "rows out", "rejected", "added", "seconds", "")
+    rows = []
+    for st in steps:
+        diff = st["rows_out"] - st["rows_in"]
+        rejected = f"{-diff:,}" if st["kind"] == "filter" else ""
+        added = f"{diff:+,}" if st["kind"] != "filter" else ""
+        rows.append((step_label(st), f"{st['rows_in']:,}", f"{st['rows_out']:,}", rejected, added,
+                     f"{st['seconds']:.1f}", step_note(st)))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]
+    lines = []
+    for r in [head, *rows]:
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:6], widths[1:])]
+        lines.append(("  ".join(cells) + ("  " + r[6] if r[6] else "")).rstrip())
+    return "\n".join(lines)

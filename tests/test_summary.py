@@ -1,0 +1,139 @@
+"""The table a run and `score` end with, the effective threshold of top/words decisions, counts of
+rows added by paraphrasing and weighting, and warnings about degenerate paraphrases."""
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import bitextforge
+from bitextforge import Paraphraser
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+from bitextforge.summary import summary_table
+
+from conftest import SMALL_DE, SMALL_EN
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def recipe_text(s, t, out, steps):
+    return (f"name: t\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'}}\n"
+            f"progress: false\nbatch_size: 3\nsteps:\n{steps}")
+
+
+WORDS = """\
+  - filter: dedupe.v1
+  - filter: length.v1
+    with: {side: tgt}
+    keep: {words: 20, order: lowest}
+"""
+
+
+def test_words_decision_reports_its_cut_in_manifest_and_table(pair_files, tmp_path):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", WORDS), "r.yaml"))
+    step = res.manifest["steps"][1]
+    kept = (tmp_path / "o" / "corpus.tgt").read_text().splitlines()
+    lengths = sorted(len(x.split()) for x in kept)
+    cut = step["effective_threshold"]
+    # shortest first until 20 words: the cut is the longest kept line's length
+    assert cut == {"decision": "words 20", "order": "lowest", "candidates": 7,
+                   "selected": len(kept), "score": float(lengths[-1]), "words": sum(lengths)}
+    assert sum(lengths) <= 20
+    table = summary_table(res.manifest["steps"])
+    lines = table.splitlines()
+    assert lines[0].split() == ["step", "rows", "in", "rows", "out", "rejected", "added",
+                                "seconds"]
+    assert lines[1].split()[:5] == ["steps[0]", "dedupe.v1", "8", "7", "1"]
+    assert lines[2].split()[:5] == ["steps[1]", "length.v1", "7", str(len(kept)),
+                                    str(7 - len(kept))]
+    assert lines[2].endswith(f"words 20: cut at score {lengths[-1]} (lowest kept; {len(kept)} of "
+                             f"7 rows, {sum(lengths)} words)")
+
+
+class Echo(Paraphraser):
+    """Paraphrases only sentences that start with a capital letter: reversed text."""
+
+    name = "some_test.v1"
+
+    def paraphrase(self, sentences):
+        return [[(s[::-1], -0.1)] if s[:1].isupper() else [] for s in sentences]
+
+
+class Dots(Paraphraser):
+    """An undertrained model: dots, empties and copies."""
+
+    name = "dots_test.v1"
+
+    def paraphrase(self, sentences):
+        return [[(".", -1.0), ("", -2.0), (s, -3.0), ("a real one", -4.0)] for s in sentences]
+
+
+@pytest.fixture
+def paraphrasers(bitextforge_plugin):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_paraphrasers(register):
+        register(Echo)
+        register(Dots)
+
+    mod.register_paraphrasers = register_paraphrasers
+    return bitextforge_plugin(mod, name="summary_paraphrasers")
+
+
+def test_paraphrase_and_weight_counts(paraphrasers, pair_files, tmp_path):
+    s, t = pair_files(["a", "b", "c", "d"], ["One", "two", "Three", "four"])
+    steps = ("  - paraphrase: some_test.v1\n    side: tgt\n"
+             "  - weight: distributed.v1\n    with: {n: 2}\n")
+    res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", steps), "r.yaml"))
+    para, weight = res.manifest["steps"]
+    assert para["counts"]["originals"] == 4 and para["counts"]["without_candidates"] == 2
+    assert weight["counts"] == {"groups": 4, "groups_without_paraphrase": 2}
+    # distributed.v1 with n = 2 makes 3 rows of every group: e0 e1 e0, or e0 e0 e0 without e1
+    assert weight["rows_in"] == 6 and weight["rows_out"] == 12
+    lines = summary_table(res.manifest["steps"]).splitlines()
+    assert lines[1].split()[2:5] == ["4", "6", "+2"]
+    assert lines[1].endswith("2 of 4 originals got no paraphrase")
+    assert lines[2].split()[2:5] == ["6", "12", "+6"]
+    assert lines[2].endswith("2 of 4 originals have no paraphrase left")
+    assert res.manifest["warnings"] == []
+
+
+def test_degenerate_candidates_are_warned_about(paraphrasers, pair_files, tmp_path):
+    s, t = pair_files([f"s{i}" for i in range(5)], [f"t{i}" for i in range(5)])
+    steps = "  - paraphrase: dots_test.v1\n    side: tgt\n"
+    res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", steps), "r.yaml"))
+    assert res.manifest["warnings"] == [
+        "steps[0] dots_test.v1: 75% of 20 paraphrase candidates are degenerate (5 empty, 5 "
+        "punctuation only, 5 identical to the text they replace); the model is probably "
+        "undertrained or wrong for this input"]
+    saved = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert saved["warnings"] == res.manifest["warnings"]
+
+
+def test_score_marks_the_step_that_would_reject_each_row(pair_files, tmp_path):
+    """`score` removes nothing, and its rejected_by column agrees row for row with what `run`
+    rejects (rejected.tsv), including the corpus-wide words decision."""
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(recipe_text(s, t, tmp_path / "o", WORDS))
+    res = cli("score", recipe, "-q", "-o", tmp_path / "scores.tsv")
+    assert res.returncode == 0, res.stderr
+    rows = [ln.split("\t") for ln in (tmp_path / "scores.tsv").read_text().splitlines()]
+    head, body = rows[0], rows[1:]
+    assert head[-1] == "rejected_by" and len(body) == len(SMALL_DE)
+    marked = {r[0]: r[-1] for r in body if r[-1]}
+    assert cli("run", recipe, "-q").returncode == 0
+    rej = [ln.split("\t") for ln in (tmp_path / "o" / "rejected.tsv").read_text().splitlines()]
+    ri = rej[0].index("rejected_by")
+    run_marked = {r[0]: r[ri].split(" (")[0] for r in rej[1:]}
+    assert marked == run_marked and len(marked) >= 3
+    assert "words 20: cut at score" in res.stdout
+    assert "steps[0] dedupe.v1" in res.stdout
