@@ -295,10 +295,7 @@ class FilterExec:
 
     def bounds_mask(self, scores: list) -> list[bool]:
         """Which rows pass min/max (rows out of scope pass; NaN fails)."""
-        lo, hi = self.keep.min, self.keep.max
-        lo = -math.inf if lo is None else lo
-        hi = math.inf if hi is None else hi
-        return [s is None or (lo <= s <= hi) for s in scores]
+        return within_bounds(self.keep, scores)
 
     def _split(self, batch: Batch, mask: list[bool], why: str) -> Batch:
         if all(mask):
@@ -339,11 +336,7 @@ class FilterExec:
                 # out-of-scope rows (None) are always kept: mark them +inf for the selection
                 scores.extend(math.inf if v is None else v for v in batch[self.col])
                 if keep.words is not None:
-                    if side == "both":
-                        words.extend(len(a.split()) + len(b.split())
-                                     for a, b in zip(batch["src"], batch["tgt"]))
-                    else:
-                        words.extend(len(t.split()) for t in batch[side])
+                    words.extend(count_words(batch["src"], batch["tgt"], side))
                 self.stats.seconds += time.perf_counter() - t0
             t0 = time.perf_counter()
             selected = self._select(scores, words)
@@ -365,23 +358,58 @@ class FilterExec:
     def _select(self, scores: array, words: array):
         import numpy as np
 
-        keep = self.keep
         s = np.frombuffer(scores, dtype=np.float64) if len(scores) else np.zeros(0)
-        n = len(s)
-        selected = np.zeros(n, dtype=bool)
-        fixed = np.isinf(s) & (s > 0)  # out of scope: always kept
-        selected[fixed] = True
-        cand = np.flatnonzero(~fixed & ~np.isnan(s))
-        key = -s[cand] if keep.order == "highest" else s[cand]
-        order = cand[np.argsort(key, kind="stable")]
-        if keep.top is not None:
-            count = int(keep.top * len(cand) + 0.5) if keep.top < 1 else int(keep.top)
-            order = order[:count]
-        if keep.words is not None:
-            w = np.frombuffer(words, dtype=np.int64)[order]
-            order = order[np.cumsum(w) <= keep.words]
-        selected[order] = True
-        return selected
+        w = np.frombuffer(words, dtype=np.int64) if len(words) else None
+        return select_global(self.keep, s, w)
+
+
+def within_bounds(keep: KeepSpec, scores):
+    """Which scores pass ``keep``'s min/max (inclusive; NaN fails).
+
+    ``scores`` is either a list, where ``None`` marks a row outside the step's scope (it passes), as
+    the streaming runner sees a batch; or a float NumPy array, compared as a whole, as ``bitextforge
+    serve`` re-decides stored scores (the caller decides which rows are in scope).
+    """
+    lo = -math.inf if keep.min is None else keep.min
+    hi = math.inf if keep.max is None else keep.max
+    if hasattr(scores, "dtype"):
+        return (scores >= lo) & (scores <= hi)
+    return [s is None or (lo <= s <= hi) for s in scores]
+
+
+def count_words(src: list[str], tgt: list[str], side: str) -> list[int]:
+    """Whitespace tokens per row on ``side`` (``src``, ``tgt`` or ``both``), what ``keep.words``
+    counts."""
+    if side == "both":
+        return [len(a.split()) + len(b.split()) for a, b in zip(src, tgt)]
+    return [len(t.split()) for t in (src if side == "src" else tgt)]
+
+
+def select_global(keep: KeepSpec, scores, words=None):
+    """The ``top``/``words`` selection over every score of a step, as a boolean NumPy mask.
+
+    ``scores`` (float64, in stream order) marks rows outside the step's scope with ``+inf``: they
+    are always kept. NaN is never selected; ties keep stream order. ``words`` holds each row's
+    word count on ``keep.words_side`` when ``keep.words`` is set.
+    """
+    import numpy as np
+
+    s = scores
+    n = len(s)
+    selected = np.zeros(n, dtype=bool)
+    fixed = np.isinf(s) & (s > 0)  # out of scope: always kept
+    selected[fixed] = True
+    cand = np.flatnonzero(~fixed & ~np.isnan(s))
+    key = -s[cand] if keep.order == "highest" else s[cand]
+    order = cand[np.argsort(key, kind="stable")]
+    if keep.top is not None:
+        count = int(keep.top * len(cand) + 0.5) if keep.top < 1 else int(keep.top)
+        order = order[:count]
+    if keep.words is not None:
+        w = np.asarray(words, dtype=np.int64)[order]
+        order = order[np.cumsum(w) <= keep.words]
+    selected[order] = True
+    return selected
 
 
 class WeightExec:
