@@ -1,0 +1,508 @@
+"""A finished run held in memory as columns, and its filter decisions re-made from the stored scores.
+
+``bitextforge serve`` and the static ``report.html`` read a run directory (``corpus.tsv``,
+``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``) or a scores TSV written by
+``bitextforge score``. Every score column becomes a float NumPy array, and :meth:`RunData.decide`
+replays the recipe's filter steps over those arrays with the runner's own decision functions
+(:func:`bitextforge.steps.within_bounds`, :func:`bitextforge.steps.select_global`), so a moved
+threshold is re-decided for every row without running a model.
+
+What stored scores cannot tell: a row the run rejected at step ``j`` was never scored by the steps
+after ``j``. When a loosened bound lets such a row through, later steps cannot decide it; it is
+counted as *unscored* (kept, and flagged) until the recipe is rerun. A scores TSV from
+``bitextforge score`` has every score of every row, so nothing is unscored there. Scores in TSV
+files carry 6 significant digits; rows whose score lies within that rounding of a bound are counted
+as *near the bound*, because the full-precision score a rerun uses may fall on the other side.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..corpus import unescape, write_atomic
+from ..errors import BitextforgeError
+from ..recipe import FilterStep, KeepSpec, ParaphraseStep, Recipe, WeightStep, dump_yaml, \
+    load_recipe, parse_recipe, score_column
+from ..steps import count_words, select_global, within_bounds
+
+_STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
+HIST_BINS = 60
+
+
+class RunDataError(BitextforgeError):
+    """A run directory or scores file that cannot be shown; the message names the file."""
+
+
+@dataclass
+class StepInfo:
+    """One recipe step as the page shows it."""
+
+    index: int
+    kind: str
+    component: str
+    column: str | None = None
+    keep: KeepSpec | None = None
+    apply_to: str = "all"
+    side: str | None = None
+    editable: bool = False
+    stored: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``steps[i]:component``, as ``rejected.tsv`` names the step."""
+        return f"steps[{self.index}]:{self.component}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for the page."""
+        return {"index": self.index, "kind": self.kind, "component": self.component,
+                "column": self.column, "label": self.label, "apply_to": self.apply_to,
+                "side": self.side, "editable": self.editable,
+                "keep": self.keep.model_dump(exclude_none=True) if self.keep else None,
+                "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
+                "seconds": self.stored.get("seconds"), "info": self.stored.get("info")}
+
+
+@dataclass
+class Decision:
+    """Where every row ends under one set of ``keep`` bounds."""
+
+    keeps: dict[int, KeepSpec]
+    rejected_at: np.ndarray  # step index that rejects the row; len(steps) when it is kept
+    unscored: np.ndarray  # rows that reach a step the stored run never brought them to
+    entered: dict[int, np.ndarray]  # per filter step: the rows that reach it
+    steps: list[dict[str, Any]]
+    kept: int
+    seconds: float
+
+
+class RunData:
+    """A run's rows and scores as columns, with the recipe steps that made them."""
+
+    def __init__(self, recipe: Recipe, recipe_text: str, manifest: dict[str, Any],
+                 tables: list[tuple[Path, str]], run_dir: Path | None):
+        """Build from the recipe and the TSV tables ``(path, 'corpus'|'rejected'|'scores')``."""
+        self.recipe = recipe
+        self.recipe_text = recipe_text
+        self.manifest = manifest
+        self.run_dir = run_dir
+        self.steps = _step_infos(recipe, manifest)
+        self.warnings: list[str] = []
+        self._load(tables)
+        self._words: dict[str, np.ndarray] = {}
+        self._lower: dict[str, list[str]] = {}
+        self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def _load(self, tables: list[tuple[Path, str]]) -> None:
+        n_steps = len(self.steps)
+        score_cols = {st.column for st in self.steps if st.column}
+        cols: dict[str, list] = {}
+        stored_at: list[int] = []
+        for path, kind in tables:
+            with open(path, encoding="utf-8") as fh:
+                header = fh.readline().rstrip("\n").split("\t")
+                if "id" not in header or "src" not in header or "tgt" not in header:
+                    raise RunDataError(f"{path}: not a bitextforge table (no id/src/tgt header)")
+                rows = [line.rstrip("\n").split("\t") for line in fh]
+            width = len(header)
+            for lineno, parts in enumerate(rows, start=2):
+                if len(parts) != width:
+                    raise RunDataError(f"{path}:{lineno}: {len(parts)} fields, expected {width} "
+                                       f"(is the run still being written?)")
+            columns = list(zip(*rows)) if rows else [()] * width
+            before = len(stored_at)
+            for name, values in zip(header, columns):
+                if name in ("rejected_by", "rejected_score"):
+                    continue
+                cols.setdefault(name, [""] * before).extend(values)
+            for name in cols.keys() - set(header):
+                cols[name].extend([""] * len(rows))
+            if "rejected_by" not in header:
+                stored_at.extend([n_steps] * len(rows))
+                continue
+            for lineno, label in enumerate(columns[header.index("rejected_by")], start=2):
+                m = _STEP_LABEL.match(label)
+                if not m:
+                    raise RunDataError(f"{path}:{lineno}: rejected_by {label!r} names no step")
+                stored_at.append(int(m.group(1)))
+        n = len(stored_at)
+        try:
+            ids = np.fromiter((int(v) for v in cols["id"]), dtype=np.int64, count=n)
+            variant = np.fromiter((int(v or 0) for v in cols.get("variant", [""] * n)),
+                                  dtype=np.int64, count=n)
+        except ValueError as exc:
+            raise RunDataError(f"{tables[0][0]}: id/variant columns are not integers ({exc})") from None
+        at = np.asarray(stored_at, dtype=np.int32)
+        # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
+        # files; sorting by (id, variant) interleaves them back as the steps saw them.
+        order = np.lexsort((variant, ids))
+        if any(st.kind == "weight" for st in self.steps):
+            # a weighter replicates kept rows; re-deciding the filters wants each row once
+            key = ids[order] * (int(variant.max(initial=0)) + 1) + variant[order]
+            _, first = np.unique(key, return_index=True)
+            order = order[np.sort(first)]
+        self.n = len(order)
+        self.ids = ids[order]
+        self.variant = variant[order]
+        self.stored_at = at[order]
+        pick = order.tolist()
+        self.text = {name: [unescape(values[i]) for i in pick] for name, values in cols.items()
+                     if name in ("src", "tgt", "origin") or name.endswith("_original")}
+        self.weight = _floats([cols["weight"][i] for i in pick]) if "weight" in cols else \
+            np.ones(self.n)
+        self.scores: dict[str, np.ndarray] = {}
+        self.has_score: dict[str, np.ndarray] = {}
+        for name in score_cols:
+            if name not in cols:
+                raise RunDataError(f"{tables[0][0]}: no score column {name!r} for the recipe's "
+                                   f"step (is this the run of that recipe?)")
+            raw = [cols[name][i] for i in pick]
+            self.has_score[name] = np.fromiter((v != "" for v in raw), dtype=bool, count=self.n)
+            self.scores[name] = _floats(raw)
+        self.half_digit = {name: _half_last_digit(v) for name, v in self.scores.items()}
+
+    def _edges(self, st: StepInfo) -> np.ndarray:
+        """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
+        v = self.scores[st.column]
+        v = v[np.isfinite(v)]
+        if not len(v):
+            return np.linspace(0.0, 1.0, HIST_BINS + 1)
+        lo, hi = float(v.min()), float(v.max())
+        if len(v) > 200:  # far outliers (a 1 MB line) would squeeze every other bar into one bin
+            lo, hi = (float(x) for x in np.quantile(v, [0.005, 0.995]))
+        for b in (st.keep.min, st.keep.max) if st.keep else ():
+            if b is not None:
+                lo, hi = min(lo, b), max(hi, b)
+        if hi <= lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        return np.linspace(lo, hi, HIST_BINS + 1)
+
+    # -- deciding ----------------------------------------------------------------------------
+
+    def scope(self, st: StepInfo) -> np.ndarray:
+        """Rows a filter step decides (``apply_to``)."""
+        if st.apply_to == "originals":
+            return self.variant == 0
+        if st.apply_to == "paraphrases":
+            return self.variant != 0
+        return np.ones(self.n, dtype=bool)
+
+    def words(self, side: str) -> np.ndarray:
+        """Whitespace tokens per row on ``side``, as ``keep.words`` counts them."""
+        if side not in self._words:
+            self._words[side] = np.asarray(count_words(self.text["src"], self.text["tgt"], side),
+                                           dtype=np.int64)
+        return self._words[side]
+
+    def decide(self, overrides: dict[int, KeepSpec] | None = None) -> Decision:
+        """Re-decide every filter step with ``overrides`` (step index -> keep) over stored scores."""
+        t0 = time.perf_counter()
+        overrides = overrides or {}
+        n_steps = len(self.steps)
+        alive = np.ones(self.n, dtype=bool)
+        rejected_at = np.full(self.n, n_steps, dtype=np.int32)
+        unscored = np.zeros(self.n, dtype=bool)
+        entered: dict[int, np.ndarray] = {}
+        keeps: dict[int, KeepSpec] = {}
+        out: list[dict[str, Any]] = []
+        for st in self.steps:
+            m = st.index
+            new = alive & (self.stored_at < m)
+            unscored |= new
+            changed = not np.array_equal(alive, self.stored_at >= m)
+            rows_in = int(alive.sum())
+            entry: dict[str, Any] = {"index": m, "rows_in": rows_in, "unscored": int(new.sum()),
+                                     "changed": changed}
+            if st.kind == "filter":
+                entered[m] = alive.copy()
+                if st.editable:
+                    keep = overrides.get(m, st.keep)
+                    keeps[m] = keep
+                    ok = self._decide_step(st, keep, alive, new)
+                else:
+                    ok = self.stored_at != m
+                drop = alive & ~ok
+                rejected_at[drop] = m
+                alive &= ok
+                entry["rows_out"] = int(alive.sum())
+                entry["rejected"] = int(drop.sum())
+            else:
+                entry["rows_out"] = None if changed else st.stored.get("rows_out")
+            out.append(entry)
+        return Decision(keeps, rejected_at, unscored, entered, out, int(alive.sum()),
+                        time.perf_counter() - t0)
+
+    def _decide_step(self, st: StepInfo, keep: KeepSpec, alive: np.ndarray,
+                     new: np.ndarray) -> np.ndarray:
+        """Which rows pass one filter step: min/max, then top/words over the survivors."""
+        vals = self.scores[st.column]
+        known = self.scope(st) & ~new
+        ok = ~known | within_bounds(keep, vals)
+        if keep.is_global:
+            pool = np.flatnonzero(alive & ok)
+            # as in the runner, rows outside the scope enter the selection as +inf (always kept);
+            # unscored rows cannot be ranked and are treated the same way
+            arr = np.where(known, vals, np.inf)[pool]
+            words = self.words(keep.words_side)[pool] if keep.words is not None else None
+            sel = select_global(keep, arr, words)
+            ok = ok.copy()
+            ok[pool] = sel
+        return ok
+
+    # -- what the page shows -----------------------------------------------------------------
+
+    def step(self, index: int) -> StepInfo:
+        """The step at ``index`` (a clear error for a wrong one)."""
+        if not 0 <= index < len(self.steps):
+            raise RunDataError(f"no step {index}; the recipe has {len(self.steps)} steps")
+        return self.steps[index]
+
+    def histogram(self, dec: Decision, st: StepInfo) -> dict[str, Any]:
+        """Counts per bin of the scores reaching a filter step, kept and rejected apart."""
+        edges = self.edges[st.index]
+        reach = dec.entered[st.index] & self.scope(st) & self.has_score[st.column]
+        v = self.scores[st.column]
+        finite = np.isfinite(v)
+        clipped = np.clip(v, edges[0], edges[-1])
+        rej = dec.rejected_at == st.index
+        kept_counts = np.histogram(clipped[reach & finite & ~rej], bins=edges)[0]
+        rej_counts = np.histogram(clipped[reach & finite & rej], bins=edges)[0]
+        keep = dec.keeps.get(st.index, st.keep)
+        near = np.zeros(self.n, dtype=bool)
+        if keep is not None:
+            for b in (keep.min, keep.max):
+                if b is not None:
+                    near |= reach & (np.abs(v - b) <= self.half_digit[st.column])
+        return {"edges": edges.tolist(), "kept": kept_counts.tolist(),
+                "rejected": rej_counts.tolist(), "nan": int((reach & ~finite).sum()),
+                "near_bound": int(near.sum())}
+
+    def summary(self, dec: Decision) -> dict[str, Any]:
+        """The page's JSON for one decision: funnel, counts and histograms."""
+        hists = {str(st.index): self.histogram(dec, st) for st in self.steps
+                 if st.kind == "filter"}
+        return {"rows": self.n, "kept": dec.kept, "unscored": int(dec.unscored.sum()),
+                "steps": dec.steps, "histograms": hists, "ms": round(dec.seconds * 1000, 2),
+                "keep": {str(k): v.model_dump(exclude_none=True) for k, v in dec.keeps.items()}}
+
+    def rows(self, dec: Decision, index: int, side: str, query: str = "", offset: int = 0,
+             limit: int = 20) -> dict[str, Any]:
+        """A page of the rows one filter step keeps or rejects, nearest the bound first."""
+        st = self.step(index)
+        if st.kind != "filter":
+            raise RunDataError(f"steps[{index}] is a {st.kind} step, not a filter")
+        if side == "kept":
+            mask = dec.entered[index] & (dec.rejected_at != index)
+        elif side == "rejected":
+            mask = dec.rejected_at == index
+        else:
+            raise RunDataError(f"side must be kept or rejected, not {side!r}")
+        idx = np.flatnonzero(mask)
+        if query:
+            idx = self._search(idx, query)
+        v = self.scores[st.column]
+        keep = dec.keeps.get(index, st.keep)
+        bounds = [b for b in (keep.min, keep.max) if b is not None] if keep else []
+        if keep is not None and keep.is_global:
+            kept_scores = v[dec.entered[index] & (dec.rejected_at != index) & np.isfinite(v)]
+            if len(kept_scores):
+                bounds.append(float(kept_scores.min() if keep.order == "highest"
+                                    else kept_scores.max()))
+        if bounds and len(idx):
+            sv = v[idx]
+            dist = np.min(np.abs(sv[:, None] - np.asarray(bounds)[None, :]), axis=1)
+            dist = np.where(np.isnan(dist), np.inf, dist)
+            idx = idx[np.argsort(dist, kind="stable")]
+        total = len(idx)
+        page = idx[offset:offset + limit]
+        return {"total": total, "offset": offset, "rows": [self._row(i, dec, st) for i in page]}
+
+    def _search(self, idx: np.ndarray, query: str) -> np.ndarray:
+        q = query.casefold()
+        for side in ("src", "tgt"):
+            if side not in self._lower:
+                self._lower[side] = [t.casefold() for t in self.text[side]]
+        s, t = self._lower["src"], self._lower["tgt"]
+        return np.asarray([i for i in idx.tolist() if q in s[i] or q in t[i]], dtype=np.int64)
+
+    def _row(self, i: int, dec: Decision, st: StepInfo | None) -> dict[str, Any]:
+        at = int(dec.rejected_at[i])
+        return {"id": int(self.ids[i]), "variant": int(self.variant[i]),
+                "src": self.text["src"][i], "tgt": self.text["tgt"][i],
+                "score": _json_float(self.scores[st.column][i]) if st and st.column in self.scores
+                else None,
+                "rejected_by": self.steps[at].label if at < len(self.steps) else None,
+                "unscored": bool(dec.unscored[i]), "weight": _json_float(self.weight[i])}
+
+    def groups(self, dec: Decision, index: int, query: str = "", offset: int = 0,
+               limit: int = 10) -> dict[str, Any]:
+        """Originals next to the candidates a paraphrase step made, with scores and weights."""
+        st = self.step(index)
+        if st.kind != "paraphrase":
+            raise RunDataError(f"steps[{index}] is a {st.kind} step, not a paraphrase step")
+        origin = self.text["origin"]
+        made = np.asarray([o == st.component or o.startswith(st.component + ":")
+                           for o in origin], dtype=bool)
+        gids = np.unique(self.ids[made])
+        if query:
+            hit = self._search(np.flatnonzero(np.isin(self.ids, gids)), query)
+            gids = np.unique(self.ids[hit])
+        total = len(gids)
+        orig_col = f"{st.side}_original"
+        out = []
+        for g in gids[offset:offset + limit]:
+            members = np.flatnonzero(self.ids == g)
+            first = members[0]
+            original = self.text.get(orig_col, self.text[st.side])[first]
+            rows = []
+            for i in members:
+                r = self._row(int(i), dec, None)
+                r["score"] = _json_float(self.scores[st.column][i]) if st.column in self.scores \
+                    else None
+                r["origin"] = origin[i]
+                rows.append(r)
+            out.append({"id": int(g), "original": original, "side": st.side, "rows": rows})
+        return {"total": total, "offset": offset, "groups": out}
+
+    def overview(self) -> dict[str, Any]:
+        """What the page shows once: the recipe, the manifest, the steps, the evaluations."""
+        m = self.manifest
+        return {"run_dir": str(self.run_dir) if self.run_dir else None,
+                "recipe_name": self.recipe.name, "recipe": self.recipe_text,
+                "signature": m.get("signature", ""), "manifest": m,
+                "input_rows": (m.get("input") or {}).get("rows"),
+                "output_rows": (m.get("output") or {}).get("rows"), "rows": self.n,
+                "steps": [st.to_dict() for st in self.steps],
+                "evaluations": m.get("evaluations") or {}, "warnings": self.warnings,
+                "seconds": m.get("seconds")}
+
+    # -- export ------------------------------------------------------------------------------
+
+    def export_recipe(self, keeps: dict[int, KeepSpec], path: Path) -> Path:
+        """Write the run's recipe with ``keeps`` as its filter bounds; validated before writing."""
+        import yaml
+
+        data = yaml.safe_load(self.recipe_text)
+        for index, keep in keeps.items():
+            st = self.step(index)
+            if st.kind != "filter" or not st.editable:
+                raise RunDataError(f"steps[{index}] has no bounds to change")
+            data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
+        out = data.get("output") or {}
+        base = out.get("dir") or "runs/" + self.recipe.name
+        out["dir"] = f"{base.rstrip('/')}-{path.stem}"
+        data["output"] = out
+        text = (f"# {self.recipe.name} with thresholds chosen in bitextforge serve "
+                f"({time.strftime('%Y-%m-%d %H:%M')})\n" + dump_yaml(data))
+        parse_recipe(text, str(path))  # a saved recipe is valid, or nothing is written
+        return write_atomic(path, text)
+
+
+def _floats(values: list[str]) -> np.ndarray:
+    out = np.empty(len(values), dtype=np.float64)
+    for i, v in enumerate(values):
+        out[i] = float(v) if v else math.nan
+    return out
+
+
+def _half_last_digit(v: np.ndarray) -> np.ndarray:
+    """Half a unit in the 6th significant digit of each score: the rounding of a TSV cell."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.floor(np.log10(np.abs(v)))
+    mag = np.where(np.isfinite(mag), mag, -300)
+    return 0.5 * np.power(10.0, mag - 5)
+
+
+def _json_float(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
+    stored = {s.get("index"): s for s in manifest.get("steps", [])}
+    infos = []
+    weighted = False
+    for i, step in enumerate(recipe.steps):
+        if isinstance(step, FilterStep):
+            st = StepInfo(i, "filter", step.filter, score_column(step), step.keep, step.apply_to,
+                          editable=not weighted)
+        elif isinstance(step, ParaphraseStep):
+            st = StepInfo(i, "paraphrase", step.paraphrase, score_column(step), side=step.side)
+        elif isinstance(step, WeightStep):
+            weighted = True
+            st = StepInfo(i, "weight", step.weight)
+        else:
+            st = StepInfo(i, "split", step.split)
+        st.stored = stored.get(i, {})
+        infos.append(st)
+    return infos
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    """Open a finished run directory, or say clearly why it cannot be shown."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise RunDataError(f"{d}: no such run directory")
+    if (d / ".shards").exists():
+        raise RunDataError(f"{d}: the run is unfinished (being written, or killed: rerun "
+                           f"`bitextforge run` to finish it)")
+    mf = d / "manifest.json"
+    if not mf.exists():
+        raise RunDataError(f"{d}: no manifest.json: not a finished bitextforge run (still being "
+                           f"written?)")
+    try:
+        manifest = json.loads(mf.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunDataError(f"{mf}: unreadable manifest ({exc})") from None
+    missing = [k for k in ("bitextforge", "steps", "output") if k not in manifest]
+    if missing:
+        raise RunDataError(f"{mf}: no {', '.join(missing)}: written by an older or different "
+                           f"version; rerun the recipe with bitextforge {__version__}")
+    filled = d / "recipe.filled.yaml"
+    if not filled.exists():
+        raise RunDataError(f"{d}: no recipe.filled.yaml; rerun the recipe")
+    text = filled.read_text(encoding="utf-8")
+    recipe = parse_recipe(text, str(filled))
+    tables = []
+    if not (d / "corpus.tsv").exists():
+        raise RunDataError(f"{d}: no corpus.tsv (the recipe's output.formats must include tsv)")
+    tables.append((d / "corpus.tsv", "corpus"))
+    if any(isinstance(s, FilterStep) for s in recipe.steps):
+        if not (d / "rejected.tsv").exists():
+            raise RunDataError(f"{d}: no rejected.tsv (the recipe set output.write_rejected: "
+                               f"false); rerun with it on to re-decide thresholds")
+        tables.append((d / "rejected.tsv", "rejected"))
+    data = RunData(recipe, text, manifest, tables, d)
+    if manifest.get("bitextforge") != __version__:
+        data.warnings.append(f"written by bitextforge {manifest.get('bitextforge')}; this is "
+                             f"{__version__}")
+    if data.n != (manifest["output"].get("rows", 0) + manifest["output"].get("rejected", 0)) and \
+            not any(st.kind in ("weight", "paraphrase", "split") for st in data.steps):
+        raise RunDataError(f"{d}: corpus.tsv and rejected.tsv hold {data.n} rows, the manifest "
+                           f"says {manifest['output'].get('rows')} + "
+                           f"{manifest['output'].get('rejected')} (files changed after the run?)")
+    return data
+
+
+def load_scores(recipe_path: str | Path, scores_tsv: str | Path) -> RunData:
+    """Open a scores TSV written by ``bitextforge score RECIPE -o FILE``: every row, every score."""
+    recipe = load_recipe(recipe_path)
+    p = Path(scores_tsv)
+    if not p.is_file():
+        raise RunDataError(f"{p}: no such scores file (write it with bitextforge score "
+                           f"{recipe_path} -o {p})")
+    text = dump_yaml(recipe.filled())
+    manifest = {"bitextforge": __version__, "signature": recipe.signature(__version__),
+                "recipe": recipe.name, "recipe_file": str(recipe_path), "scores_file": str(p),
+                "steps": [], "output": {}}
+    return RunData(recipe, text, manifest, [(p, "scores")], None)
