@@ -39,6 +39,8 @@ def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port:
     from .data import load_run, load_scores
 
     path = Path(target)
+    if not path.exists():
+        raise BitextforgeError(f"{target}: no such run directory or recipe file")
     if path.is_dir():
         if scores:
             raise BitextforgeError(f"{target}: --scores goes with a recipe, not a run directory")

@@ -182,8 +182,12 @@ def create_app(data: RunData, save_dir: Path | None = None) -> Starlette:
     async def on_bug(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": f"internal error: {type(exc).__name__}"}, status_code=500)
 
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)
+
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/static/{name}", static),
         Route("/api/run", overview),
         Route("/api/decide", decide),
