@@ -4,7 +4,7 @@ steps with a runner, writes every output atomically, runs the evaluators and wri
 Output directory layout: ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column),
 ``corpus.jsonl``, ``corpus.weights`` (Marian ``--data-weighting`` file, only when weights are not
 all 1), ``rejected.tsv`` (each rejected row with the step and score that rejected it),
-``recipe.filled.yaml``, ``manifest.json``, ``signature.txt`` and ``reports/``.
+``recipe.filled.yaml``, ``manifest.json``, ``signature.txt``, ``report.html`` and ``reports/``.
 """
 
 from __future__ import annotations
@@ -283,14 +283,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     _close(executors, components)
 
     signature = recipe.signature(__version__)
-    filter_stats = [ex for ex in executors if isinstance(ex, FilterExec)]
     reports: dict[str, Any] = {}
-    if recipe.output.report and filter_stats:
-        from .report import write_score_report
-
-        note = write_score_report(out_dir, filter_stats)
-        if note:
-            reports["score_report"] = note
     eval_results = run_evaluators(recipe, registry, out_dir, columns)
     reports.update(eval_results)
 
@@ -317,6 +310,12 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     write_atomic(out_dir / "recipe.filled.yaml", dump_yaml(recipe.filled()))
     write_atomic(out_dir / "signature.txt", signature + "\n")
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    if recipe.output.report:
+        from .report import write_report
+
+        note = write_report(out_dir)  # read back from the finished run directory
+        if note:
+            reports["score_report"] = note
     return RunResult(out_dir, reader.stats.rows, totals[0], totals[1], signature, manifest, reports)
 
 

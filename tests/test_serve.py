@@ -219,3 +219,21 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and res.stderr.startswith("bitextforge: error: ")
     assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "<style>" in page  # self-contained, read-only
+    assert "steps[3]:length_ratio.v1" in page and "kept 290" in page and "rejected 10" in page
+    assert page.count("<svg") == 5 and "max 2" in page  # one histogram per filter, bounds drawn
+    rejected = {r["id"]: r for r in tsv_rows(tmp_path / "run" / "rejected.tsv")}
+    first = next(r for r in rejected.values() if r["rejected_by"].startswith("steps[4]"))
+    assert f"<td class='text'><div class='clip'>{first['src']}</div></td>" in page or \
+        "rejected: 8 of 16 rows" in page
+    assert "corpus_stats.v1" in page and "src.length_mean" in page  # evaluator numbers as a table
+    res = run_recipe(load_recipe(QUICKSTART, [f"output.dir={tmp_path / 'plain'}",
+                                              "output.formats=[plain]", "evaluate=[]"]),
+                     progress=False)
+    assert not (tmp_path / "plain" / "report.html").exists()
+    assert "no corpus.tsv" in res.reports["score_report"]

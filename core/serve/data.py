@@ -169,7 +169,10 @@ class RunData:
             raw = [cols[name][i] for i in pick]
             self.has_score[name] = np.fromiter((v != "" for v in raw), dtype=bool, count=self.n)
             self.scores[name] = _floats(raw)
-        self.half_digit = {name: _half_last_digit(v) for name, v in self.scores.items()}
+        # Half a unit in the 6th digit: how far a TSV cell may be from the score a rerun sees.
+        # A column of whole numbers (lengths, dedupe's 0/1) is exact.
+        self.half_digit = {name: np.zeros(self.n) if _whole(v) else _half_last_digit(v)
+                           for name, v in self.scores.items()}
 
     def _edges(self, st: StepInfo) -> np.ndarray:
         """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
@@ -282,7 +285,8 @@ class RunData:
         if keep is not None:
             for b in (keep.min, keep.max):
                 if b is not None:
-                    near |= reach & (np.abs(v - b) <= self.half_digit[st.column])
+                    half = self.half_digit[st.column]
+                    near |= reach & (half > 0) & (np.abs(v - b) <= half)
         return {"edges": edges.tolist(), "kept": kept_counts.tolist(),
                 "rejected": rej_counts.tolist(), "nan": int((reach & ~finite).sum()),
                 "near_bound": int(near.sum())}
@@ -399,7 +403,9 @@ class RunData:
                 raise RunDataError(f"steps[{index}] has no bounds to change")
             data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
         out = data.get("output") or {}
-        base = out.get("dir") or "runs/" + self.recipe.name
+        # beside the run shown (``run -o DIR`` is not in the filled recipe), never over it
+        base = (self.manifest.get("output") or {}).get("dir") or out.get("dir") \
+            or "runs/" + self.recipe.name
         out["dir"] = f"{base.rstrip('/')}-{path.stem}"
         data["output"] = out
         text = (f"# {self.recipe.name} with thresholds chosen in bitextforge serve "
@@ -413,6 +419,11 @@ def _floats(values: list[str]) -> np.ndarray:
     for i, v in enumerate(values):
         out[i] = float(v) if v else math.nan
     return out
+
+
+def _whole(v: np.ndarray) -> bool:
+    f = v[np.isfinite(v)]
+    return bool(np.all((f == np.round(f)) & (np.abs(f) < 1e5)))
 
 
 def _half_last_digit(v: np.ndarray) -> np.ndarray:

@@ -211,7 +211,7 @@ function renderHist(st, sum) {
     { type: "bar", name: "rejected", x: centers, y: h.rejected, width, marker: { color: "#e07b39" } }];
   const layout = { barmode: "stack", margin: { l: 50, r: 10, t: 10, b: 35 }, shapes,
                    xaxis: { title: { text: st.column } }, yaxis: { title: { text: "rows" } },
-                   legend: { orientation: "h", x: 1, xanchor: "right", y: 1.1 },
+                   legend: { orientation: "h", x: 0, xanchor: "left", y: 1.12 },
                    annotations: names.map((n, k) => ({ x: shapes[k].x0, y: 1, yref: "paper", text: `${n} ${fmt(shapes[k].x0)}`,
                                                        showarrow: false, yanchor: "bottom", font: { color: "#c0392b" } })) };
   const div = document.getElementById(`plot-${st.index}`);
