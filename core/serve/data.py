@@ -99,6 +99,7 @@ class RunData:
         self._load(tables)
         self._words: dict[str, np.ndarray] = {}
         self._lower: dict[str, list[str]] = {}
+        self._made: dict[int, np.ndarray] = {}
         self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
 
     # -- loading -----------------------------------------------------------------------------
@@ -355,9 +356,11 @@ class RunData:
         if st.kind != "paraphrase":
             raise RunDataError(f"steps[{index}] is a {st.kind} step, not a paraphrase step")
         origin = self.text["origin"]
-        made = np.asarray([o == st.component or o.startswith(st.component + ":")
-                           for o in origin], dtype=bool)
-        gids = np.unique(self.ids[made])
+        if index not in self._made:
+            made = np.asarray([o == st.component or o.startswith(st.component + ":")
+                               for o in origin], dtype=bool)
+            self._made[index] = np.unique(self.ids[made])
+        gids = self._made[index]
         if query:
             hit = self._search(np.flatnonzero(np.isin(self.ids, gids)), query)
             gids = np.unique(self.ids[hit])
