@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from test_run import echo_plugin, recipe_text  # noqa: F401 (a fixture)
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
@@ -237,3 +238,25 @@ def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path):
                      progress=False)
     assert not (tmp_path / "plain" / "report.html").exists()
     assert "no corpus.tsv" in res.reports["score_report"]
+
+
+def test_paraphrase_groups_and_weights(echo_plugin, pair_files, tmp_path):
+    s, t = pair_files(["eins", "zwei"], ["one", "two"])
+    steps = ("  - paraphrase: echo_test.v1\n    side: tgt\n"
+             "  - filter: length.v1\n    with: {unit: chars, side: tgt}\n    keep: {max: 4}\n"
+             "    apply_to: paraphrases\n  - weight: distributed.v1\n    with: {n: 3}\n")
+    out = tmp_path / "p"
+    run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"), progress=False)
+    data = load_run(out)
+    assert data.n == 6  # replicated rows of the weighter counted once
+    dec = data.decide()
+    assert [st["rows_out"] for st in dec.steps] == [6, 4, 8]
+    g = data.groups(dec, 0)
+    assert g["total"] == 2 and g["groups"][0]["original"] == "one"
+    shown = [(r["variant"], r["tgt"], r["score"], r["rejected_by"]) for r in g["groups"][0]["rows"]]
+    assert shown == [(0, "one", None, None), (1, "eno", -0.1, None),
+                     (2, "one !", -0.7, "steps[1]:length.v1")]
+    loose = data.decide({1: KeepSpec(max=5)})  # "one !" / "two !" now reach the weighter unseen
+    assert loose.steps[1]["rows_out"] == 6 and loose.steps[2]["rows_out"] is None
+    assert loose.steps[2]["unscored"] == 2
+    assert data.groups(dec, 0, query="zwei")["total"] == 1
