@@ -98,52 +98,24 @@ class RunData:
         self.warnings: list[str] = []
         self._load(tables)
         self._words: dict[str, np.ndarray] = {}
-        self._lower: dict[str, list[str]] = {}
+        self._lower: dict[str, tuple[str, np.ndarray]] = {}
         self._made: dict[int, np.ndarray] = {}
         self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
 
     # -- loading -----------------------------------------------------------------------------
 
     def _load(self, tables: list[tuple[Path, str]]) -> None:
+        import pyarrow as pa
+
         n_steps = len(self.steps)
         score_cols = {st.column for st in self.steps if st.column}
-        cols: dict[str, list] = {}
-        stored_at: list[int] = []
-        for path, kind in tables:
-            with open(path, encoding="utf-8") as fh:
-                header = fh.readline().rstrip("\n").split("\t")
-                if "id" not in header or "src" not in header or "tgt" not in header:
-                    raise RunDataError(f"{path}: not a bitextforge table (no id/src/tgt header)")
-                rows = [line.rstrip("\n").split("\t") for line in fh]
-            width = len(header)
-            for lineno, parts in enumerate(rows, start=2):
-                if len(parts) != width:
-                    raise RunDataError(f"{path}:{lineno}: {len(parts)} fields, expected {width} "
-                                       f"(is the run still being written?)")
-            columns = list(zip(*rows)) if rows else [()] * width
-            before = len(stored_at)
-            for name, values in zip(header, columns):
-                if name in ("rejected_by", "rejected_score"):
-                    continue
-                cols.setdefault(name, [""] * before).extend(values)
-            for name in cols.keys() - set(header):
-                cols[name].extend([""] * len(rows))
-            if "rejected_by" not in header:
-                stored_at.extend([n_steps] * len(rows))
-                continue
-            for lineno, label in enumerate(columns[header.index("rejected_by")], start=2):
-                m = _STEP_LABEL.match(label)
-                if not m:
-                    raise RunDataError(f"{path}:{lineno}: rejected_by {label!r} names no step")
-                stored_at.append(int(m.group(1)))
-        n = len(stored_at)
-        try:
-            ids = np.fromiter((int(v) for v in cols["id"]), dtype=np.int64, count=n)
-            variant = np.fromiter((int(v or 0) for v in cols.get("variant", [""] * n)),
-                                  dtype=np.int64, count=n)
-        except ValueError as exc:
-            raise RunDataError(f"{tables[0][0]}: id/variant columns are not integers ({exc})") from None
-        at = np.asarray(stored_at, dtype=np.int32)
+        parts = [_read_table(path, score_cols) for path, _ in tables]
+        ids = np.concatenate([t.column("id").to_numpy() for t in parts]).astype(np.int64)
+        variant = np.concatenate([
+            t.column("variant").to_numpy() if "variant" in t.column_names
+            else np.zeros(t.num_rows, dtype=np.int64) for t in parts]).astype(np.int64)
+        at = np.concatenate([self._stored_at(t, path, n_steps)
+                             for t, (path, _) in zip(parts, tables)]).astype(np.int32)
         # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
         # files; sorting by (id, variant) interleaves them back as the steps saw them.
         order = np.lexsort((variant, ids))
@@ -156,24 +128,54 @@ class RunData:
         self.ids = ids[order]
         self.variant = variant[order]
         self.stored_at = at[order]
-        pick = order.tolist()
-        self.text = {name: [unescape(values[i]) for i in pick] for name, values in cols.items()
+        take = pa.array(order, type=pa.int64())
+
+        def column(name: str, dtype) -> "pa.Array":
+            chunks = [t.column(name) if name in t.column_names
+                      else pa.nulls(t.num_rows, type=dtype) for t in parts]
+            return pa.chunked_array(chunks, type=dtype).take(take).combine_chunks()
+
+        names = {c for t in parts for c in t.column_names}
+        # text stays in Arrow arrays (a fraction of the memory of Python strings); cells are
+        # unescaped when shown
+        self.text = {name: column(name, pa.string()) for name in sorted(names)
                      if name in ("src", "tgt", "origin") or name.endswith("_original")}
-        self.weight = _floats([cols["weight"][i] for i in pick]) if "weight" in cols else \
-            np.ones(self.n)
+        self.weight = column("weight", pa.float64()).to_numpy(zero_copy_only=False) \
+            if "weight" in names else np.ones(self.n)
         self.scores: dict[str, np.ndarray] = {}
         self.has_score: dict[str, np.ndarray] = {}
         for name in score_cols:
-            if name not in cols:
+            if name not in names:
                 raise RunDataError(f"{tables[0][0]}: no score column {name!r} for the recipe's "
                                    f"step (is this the run of that recipe?)")
-            raw = [cols[name][i] for i in pick]
-            self.has_score[name] = np.fromiter((v != "" for v in raw), dtype=bool, count=self.n)
-            self.scores[name] = _floats(raw)
+            col = column(name, pa.float64())
+            self.has_score[name] = col.is_valid().to_numpy(zero_copy_only=False)
+            self.scores[name] = col.to_numpy(zero_copy_only=False)  # null -> NaN
         # Half a unit in the 6th digit: how far a TSV cell may be from the score a rerun sees.
         # A column of whole numbers (lengths, dedupe's 0/1) is exact.
         self.half_digit = {name: np.zeros(self.n) if _whole(v) else _half_last_digit(v)
                            for name, v in self.scores.items()}
+
+    @staticmethod
+    def _stored_at(table, path: Path, n_steps: int) -> np.ndarray:
+        """Per row, the step that rejected it in the stored run (``n_steps``: kept)."""
+        import pyarrow.compute as pc
+
+        if "rejected_by" not in table.column_names:
+            return np.full(table.num_rows, n_steps, dtype=np.int32)
+        enc = pc.dictionary_encode(table.column("rejected_by")).combine_chunks()
+        steps = []
+        for label in enc.dictionary.to_pylist():
+            m = _STEP_LABEL.match(label or "")
+            if not m:
+                raise RunDataError(f"{path}: rejected_by {label!r} names no step")
+            steps.append(int(m.group(1)))
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        return np.asarray(steps, dtype=np.int32)[codes] if steps else codes.astype(np.int32)
+
+    def cell(self, name: str, i: int) -> str:
+        """One text cell as the run wrote it (unescaped)."""
+        return unescape(self.text[name][int(i)].as_py() or "")
 
     def _edges(self, st: StepInfo) -> np.ndarray:
         """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
@@ -204,8 +206,9 @@ class RunData:
     def words(self, side: str) -> np.ndarray:
         """Whitespace tokens per row on ``side``, as ``keep.words`` counts them."""
         if side not in self._words:
-            self._words[side] = np.asarray(count_words(self.text["src"], self.text["tgt"], side),
-                                           dtype=np.int64)
+            src = [unescape(t) for t in self.text["src"].to_pylist()]
+            tgt = [unescape(t) for t in self.text["tgt"].to_pylist()]
+            self._words[side] = np.asarray(count_words(src, tgt, side), dtype=np.int64)
         return self._words[side]
 
     def decide(self, overrides: dict[int, KeepSpec] | None = None) -> Decision:
@@ -333,17 +336,20 @@ class RunData:
         return {"total": total, "offset": offset, "rows": [self._row(i, dec, st) for i in page]}
 
     def _search(self, idx: np.ndarray, query: str) -> np.ndarray:
-        q = query.casefold()
-        for side in ("src", "tgt"):
-            if side not in self._lower:
-                self._lower[side] = [t.casefold() for t in self.text[side]]
-        s, t = self._lower["src"], self._lower["tgt"]
-        return np.asarray([i for i in idx.tolist() if q in s[i] or q in t[i]], dtype=np.int64)
+        import pyarrow.compute as pc
+
+        if "search" not in self._lower or self._lower["search"][0] != query:
+            hit = np.zeros(self.n, dtype=bool)
+            for side in ("src", "tgt"):
+                hit |= pc.match_substring(self.text[side], query, ignore_case=True).to_numpy(
+                    zero_copy_only=False)
+            self._lower["search"] = (query, hit)
+        return idx[self._lower["search"][1][idx]]
 
     def _row(self, i: int, dec: Decision, st: StepInfo | None) -> dict[str, Any]:
         at = int(dec.rejected_at[i])
         return {"id": int(self.ids[i]), "variant": int(self.variant[i]),
-                "src": self.text["src"][i], "tgt": self.text["tgt"][i],
+                "src": self.cell("src", i), "tgt": self.cell("tgt", i),
                 "score": _json_float(self.scores[st.column][i]) if st and st.column in self.scores
                 else None,
                 "rejected_by": self.steps[at].label if at < len(self.steps) else None,
@@ -355,10 +361,12 @@ class RunData:
         st = self.step(index)
         if st.kind != "paraphrase":
             raise RunDataError(f"steps[{index}] is a {st.kind} step, not a paraphrase step")
-        origin = self.text["origin"]
         if index not in self._made:
-            made = np.asarray([o == st.component or o.startswith(st.component + ":")
-                               for o in origin], dtype=bool)
+            import pyarrow.compute as pc
+
+            origin = self.text["origin"]
+            made = pc.or_(pc.equal(origin, st.component),
+                          pc.starts_with(origin, st.component + ":")).to_numpy(zero_copy_only=False)
             self._made[index] = np.unique(self.ids[made])
         gids = self._made[index]
         if query:
@@ -370,13 +378,13 @@ class RunData:
         for g in gids[offset:offset + limit]:
             members = np.flatnonzero(self.ids == g)
             first = members[0]
-            original = self.text.get(orig_col, self.text[st.side])[first]
+            original = self.cell(orig_col if orig_col in self.text else st.side, first)
             rows = []
             for i in members:
                 r = self._row(int(i), dec, None)
                 r["score"] = _json_float(self.scores[st.column][i]) if st.column in self.scores \
                     else None
-                r["origin"] = origin[i]
+                r["origin"] = self.cell("origin", i)
                 rows.append(r)
             out.append({"id": int(g), "original": original, "side": st.side, "rows": rows})
         return {"total": total, "offset": offset, "groups": out}
@@ -417,11 +425,40 @@ class RunData:
         return write_atomic(path, text)
 
 
-def _floats(values: list[str]) -> np.ndarray:
-    out = np.empty(len(values), dtype=np.float64)
-    for i, v in enumerate(values):
-        out[i] = float(v) if v else math.nan
-    return out
+def _read_table(path: Path, score_cols: set[str]):
+    """One TSV table of a run as a pyarrow Table: scores as float64 (an empty cell is null, ``nan``
+    is NaN), text as strings kept escaped, ids as integers. A row with the wrong number of fields
+    is an error naming the file and line."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+    if "id" not in header or "src" not in header or "tgt" not in header:
+        raise RunDataError(f"{path}: not a bitextforge table (no id/src/tgt header)")
+    types = {c: pa.string() for c in header}
+    types.update({c: pa.float64() for c in header if c in score_cols or c == "weight"})
+    types.update({c: pa.int64() for c in ("id", "variant") if c in header})
+    bad: list = []
+
+    def invalid(row) -> str:
+        bad.append(row)
+        return "skip"
+
+    try:
+        table = pacsv.read_csv(
+            path, read_options=pacsv.ReadOptions(use_threads=False, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
+                                             escape_char=False, invalid_row_handler=invalid),
+            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
+                                                 strings_can_be_null=False))
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise RunDataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
+    if bad:
+        row = bad[0]
+        raise RunDataError(f"{path}:{row.number}: {row.actual_columns} fields, expected "
+                           f"{row.expected_columns} (is the run still being written?)")
+    return table
 
 
 def _whole(v: np.ndarray) -> bool:
