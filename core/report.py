@@ -29,6 +29,8 @@ def write_report(out_dir: Path) -> str:
         data = load_run(out_dir)
     except BitextforgeError as exc:
         return f"no report.html: {exc}"
+    except ImportError as exc:
+        return f"no report.html: {exc.name} is missing (pip install 'bitextforge[serve]')"
     write_atomic(Path(out_dir) / "report.html", render_report(data))
     return ""
 
