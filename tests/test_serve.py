@@ -111,6 +111,19 @@ def test_loosening_an_early_step_counts_unscored_rows(in_root, tmp_path):
     assert data.summary(dec)["unscored"] == 7
 
 
+def test_rows_within_rounding_of_a_bound_are_counted(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    ratio = data.scores["length_ratio"]
+    on_bound = int((ratio == 1.5).sum())
+    assert on_bound > 0  # a stored 1.5 may be 1.4999996 or 1.5000004 before rounding
+    dec = data.decide({3: KeepSpec(max=1.5)})
+    assert data.histogram(dec, data.steps[3])["near_bound"] == on_bound
+    assert data.histogram(dec, data.steps[0])["near_bound"] == 0  # dedupe's 0/1 are exact
+    dec = data.decide({3: KeepSpec(max=1.5 + 1e-4)})
+    assert data.histogram(dec, data.steps[3])["near_bound"] == 0
+
+
 def test_scores_file_decides_every_row(in_root, tmp_path):
     scores = tmp_path / "scores.tsv"
     res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "score", str(QUICKSTART), "-q",

@@ -102,7 +102,7 @@ def create_app(data: RunData, save_dir: Path | None = None) -> Starlette:
         key = json.dumps({k: v.model_dump() for k, v in sorted(keeps.items())})
         if key not in cache:
             cache[key] = data.decide(keeps)
-            while len(cache) > 16:
+            while len(cache) > 4:  # about 10 MB each at 1M rows
                 cache.popitem(last=False)
         cache.move_to_end(key)
         return cache[key]

@@ -101,6 +101,8 @@ class RunData:
         self._lower: dict[str, tuple[str, np.ndarray]] = {}
         self._made: dict[int, np.ndarray] = {}
         self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
+        # each score's histogram bin, once: a histogram per request is then one bincount
+        self.bins = {st.index: self._bins(st) for st in self.steps if st.kind == "filter"}
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -128,19 +130,21 @@ class RunData:
         self.ids = ids[order]
         self.variant = variant[order]
         self.stored_at = at[order]
-        take = pa.array(order, type=pa.int64())
+        # row i of the page is row order[i] of the files, read where it lies
+        self.file_row = order
 
-        def column(name: str, dtype) -> "pa.Array":
-            chunks = [t.column(name) if name in t.column_names
-                      else pa.nulls(t.num_rows, type=dtype) for t in parts]
-            return pa.chunked_array(chunks, type=dtype).take(take).combine_chunks()
+        def column(name: str, dtype) -> "pa.ChunkedArray":
+            chunks = [c for t in parts for c in (
+                t.column(name).chunks if name in t.column_names
+                else [pa.nulls(t.num_rows, type=dtype)])]
+            return pa.chunked_array(chunks, type=dtype)
 
         names = {c for t in parts for c in t.column_names}
-        # text stays in Arrow arrays (a fraction of the memory of Python strings); cells are
-        # unescaped when shown
+        # text stays in the Arrow arrays as read, in file order (a fraction of the memory of
+        # Python strings, and no copy); cells are unescaped when shown
         self.text = {name: column(name, pa.string()) for name in sorted(names)
                      if name in ("src", "tgt", "origin") or name.endswith("_original")}
-        self.weight = column("weight", pa.float64()).to_numpy(zero_copy_only=False) \
+        self.weight = column("weight", pa.float64()).to_numpy()[order] \
             if "weight" in names else np.ones(self.n)
         self.scores: dict[str, np.ndarray] = {}
         self.has_score: dict[str, np.ndarray] = {}
@@ -149,12 +153,11 @@ class RunData:
                 raise RunDataError(f"{tables[0][0]}: no score column {name!r} for the recipe's "
                                    f"step (is this the run of that recipe?)")
             col = column(name, pa.float64())
-            self.has_score[name] = col.is_valid().to_numpy(zero_copy_only=False)
-            self.scores[name] = col.to_numpy(zero_copy_only=False)  # null -> NaN
-        # Half a unit in the 6th digit: how far a TSV cell may be from the score a rerun sees.
-        # A column of whole numbers (lengths, dedupe's 0/1) is exact.
-        self.half_digit = {name: np.zeros(self.n) if _whole(v) else _half_last_digit(v)
-                           for name, v in self.scores.items()}
+            self.has_score[name] = col.is_valid().to_numpy()[order]
+            self.scores[name] = col.to_numpy()[order]  # null -> NaN
+        # A column of whole numbers (lengths, dedupe's 0/1) is exact in a TSV cell; others are
+        # rounded to 6 significant digits
+        self.exact = {name: _whole(v) for name, v in self.scores.items()}
 
     @staticmethod
     def _stored_at(table, path: Path, n_steps: int) -> np.ndarray:
@@ -175,7 +178,7 @@ class RunData:
 
     def cell(self, name: str, i: int) -> str:
         """One text cell as the run wrote it (unescaped)."""
-        return unescape(self.text[name][int(i)].as_py() or "")
+        return unescape(self.text[name][int(self.file_row[i])].as_py() or "")
 
     def _edges(self, st: StepInfo) -> np.ndarray:
         """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
@@ -193,6 +196,15 @@ class RunData:
             lo, hi = lo - 0.5, hi + 0.5
         return np.linspace(lo, hi, HIST_BINS + 1)
 
+    def _bins(self, st: StepInfo) -> np.ndarray:
+        edges = self.edges[st.index]
+        v = self.scores[st.column]
+        with np.errstate(invalid="ignore"):
+            b = np.floor((v - edges[0]) / (edges[-1] - edges[0]) * HIST_BINS)
+        # outliers go into the edge bins; NaN gets HIST_BINS, one past the last, dropped
+        b = np.where(np.isnan(b), HIST_BINS, np.clip(b, 0, HIST_BINS - 1))
+        return b.astype(np.int16)
+
     # -- deciding ----------------------------------------------------------------------------
 
     def scope(self, st: StepInfo) -> np.ndarray:
@@ -208,7 +220,8 @@ class RunData:
         if side not in self._words:
             src = [unescape(t) for t in self.text["src"].to_pylist()]
             tgt = [unescape(t) for t in self.text["tgt"].to_pylist()]
-            self._words[side] = np.asarray(count_words(src, tgt, side), dtype=np.int64)
+            words = np.asarray(count_words(src, tgt, side), dtype=np.int64)
+            self._words[side] = words[self.file_row]
         return self._words[side]
 
     def decide(self, overrides: dict[int, KeepSpec] | None = None) -> Decision:
@@ -279,18 +292,21 @@ class RunData:
         edges = self.edges[st.index]
         reach = dec.entered[st.index] & self.scope(st) & self.has_score[st.column]
         v = self.scores[st.column]
-        finite = np.isfinite(v)
-        clipped = np.clip(v, edges[0], edges[-1])
+        bins = self.bins[st.index]
         rej = dec.rejected_at == st.index
-        kept_counts = np.histogram(clipped[reach & finite & ~rej], bins=edges)[0]
-        rej_counts = np.histogram(clipped[reach & finite & rej], bins=edges)[0]
+        kept_counts = np.bincount(bins[reach & ~rej], minlength=HIST_BINS + 1)[:HIST_BINS]
+        rej_counts = np.bincount(bins[reach & rej], minlength=HIST_BINS + 1)[:HIST_BINS]
+        finite = ~np.isnan(v)
         keep = dec.keeps.get(st.index, st.keep)
         near = np.zeros(self.n, dtype=bool)
         if keep is not None:
             for b in (keep.min, keep.max):
                 if b is not None:
-                    half = self.half_digit[st.column]
-                    near |= reach & (half > 0) & (np.abs(v - b) <= half)
+                    if self.exact[st.column]:
+                        continue
+                    # half a unit in the 6th digit is at most 5e-6 |v|: look closer only there
+                    close = np.flatnonzero(reach & (np.abs(v - b) <= 5e-6 * np.abs(v)))
+                    near[close] = np.abs(v[close] - b) <= _half_last_digit(v[close])
         return {"edges": edges.tolist(), "kept": kept_counts.tolist(),
                 "rejected": rej_counts.tolist(), "nan": int((reach & ~finite).sum()),
                 "near_bound": int(near.sum())}
@@ -339,11 +355,11 @@ class RunData:
         import pyarrow.compute as pc
 
         if "search" not in self._lower or self._lower["search"][0] != query:
-            hit = np.zeros(self.n, dtype=bool)
+            hit = np.zeros(len(self.text["src"]), dtype=bool)  # in file order
             for side in ("src", "tgt"):
                 hit |= pc.match_substring(self.text[side], query, ignore_case=True).to_numpy(
                     zero_copy_only=False)
-            self._lower["search"] = (query, hit)
+            self._lower["search"] = (query, hit[self.file_row])
         return idx[self._lower["search"][1][idx]]
 
     def _row(self, i: int, dec: Decision, st: StepInfo | None) -> dict[str, Any]:
@@ -366,7 +382,8 @@ class RunData:
 
             origin = self.text["origin"]
             made = pc.or_(pc.equal(origin, st.component),
-                          pc.starts_with(origin, st.component + ":")).to_numpy(zero_copy_only=False)
+                          pc.starts_with(origin, st.component + ":")).to_numpy(
+                              zero_copy_only=False)[self.file_row]
             self._made[index] = np.unique(self.ids[made])
         gids = self._made[index]
         if query:
