@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 SAMPLE_ROWS = 8
+# Above this many rows the report reads a seeded random sample of them (histograms and sample rows
+# then describe the sample; every count comes from the manifest), so memory stays bounded.
+MAX_ROWS = 1_000_000
 
 
 def write_report(out_dir: Path) -> str:
@@ -26,7 +29,7 @@ def write_report(out_dir: Path) -> str:
     from .serve.data import load_run
 
     try:
-        data = load_run(out_dir)
+        data = load_run(out_dir, max_rows=MAX_ROWS)
     except BitextforgeError as exc:
         return f"no report.html: {exc}"
     except ImportError as exc:
@@ -39,7 +42,7 @@ def render_report(data) -> str:
     """The snapshot page of a loaded run (:class:`bitextforge.serve.data.RunData`) as HTML."""
     e = html.escape
     css = resources.files("bitextforge.serve").joinpath("static", "page.css").read_text("utf-8")
-    dec = data.decide()
+    dec = data.as_run()
     ov = data.overview()
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -48,6 +51,8 @@ def render_report(data) -> str:
         f"<div class='mono'>{e(ov['signature'])}</div>"
         "<div class='mono'>read-only snapshot; <code>bitextforge serve "
         f"{e(str(data.run_dir))}</code> moves the thresholds</div></header><main>",
+        f"<div class='warn'>histograms and sample rows are drawn from a random sample of "
+        f"{data.n:,} rows; every count is the run's</div>" if data.fraction else "",
         "<section id='summary'><h2>Run summary</h2><div class='totals'>",
         _total(ov["input_rows"], "rows in"), _total(ov["output_rows"], "rows out"),
         _total(ov["seconds"], "seconds"), "</div>",
@@ -98,12 +103,12 @@ def _total(value: Any, label: str) -> str:
 
 
 def _funnel(data, dec) -> str:
-    top = max([1] + [s["rows_in"] for s in dec.steps])
+    top = max([1] + [s["rows_in"] or 0 for s in dec.steps])
     rows = []
     for s in dec.steps:
         st = data.steps[s["index"]]
         out = s["rows_out"] if s["rows_out"] is not None else st.stored.get("rows_out")
-        width = 100 * (out if out is not None else s["rows_in"]) / top
+        width = 100 * (out if out is not None else s["rows_in"] or 0) / top
         rows.append(f"<tr><td>{html.escape(st.label)}</td><td>{st.kind}</td>"
                     f"<td>{_fmt(s['rows_in'])}</td><td>{_fmt(out)}</td>"
                     f"<td>{_fmt(s.get('rejected'))}</td><td>{_fmt(st.stored.get('seconds'))}</td>"

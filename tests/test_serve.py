@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -235,7 +236,7 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
     assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path):
+def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path, monkeypatch):
     quickstart_run(tmp_path / "run")
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page and "<style>" in page  # self-contained, read-only
@@ -246,6 +247,15 @@ def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path):
     assert f"<td class='text'><div class='clip'>{first['src']}</div></td>" in page or \
         "rejected: 8 of 16 rows" in page
     assert "corpus_stats.v1" in page and "src.length_mean" in page  # evaluator numbers as a table
+    import bitextforge.report as report
+
+    monkeypatch.setattr(report, "MAX_ROWS", 100)  # a big run: the report reads a sample
+    assert report.write_report(tmp_path / "run") == ""
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "random sample of" in page and "kept 290" in page and "rejected 10" in page
+    shown = sum(int(n) for n in re.findall(r"<title>(\d+) (?:kept|rejected)</title>",
+                                           page.split("id='step-0'")[1].split("id='step-1'")[0]))
+    assert 60 <= shown <= 140  # histogram of about 100 sampled rows, not of all 320
     res = run_recipe(load_recipe(QUICKSTART, [f"output.dir={tmp_path / 'plain'}",
                                               "output.formats=[plain]", "evaluate=[]"]),
                      progress=False)

@@ -88,9 +88,12 @@ class RunData:
     """A run's rows and scores as columns, with the recipe steps that made them."""
 
     def __init__(self, recipe: Recipe, recipe_text: str, manifest: dict[str, Any],
-                 tables: list[tuple[Path, str]], run_dir: Path | None):
-        """Build from the recipe and the TSV tables ``(path, 'corpus'|'rejected'|'scores')``."""
+                 tables: list[tuple[Path, str]], run_dir: Path | None,
+                 fraction: float | None = None):
+        """Build from the recipe and the TSV tables ``(path, 'corpus'|'rejected'|'scores')``;
+        with ``fraction``, only a seeded random sample of that share of the rows is read."""
         self.recipe = recipe
+        self.fraction = fraction
         self.recipe_text = recipe_text
         self.manifest = manifest
         self.run_dir = run_dir
@@ -111,7 +114,8 @@ class RunData:
 
         n_steps = len(self.steps)
         score_cols = {st.column for st in self.steps if st.column}
-        parts = [_read_table(path, score_cols) for path, _ in tables]
+        rng = np.random.default_rng(0)
+        parts = [_read_table(path, score_cols, self.fraction, rng) for path, _ in tables]
         ids = np.concatenate([t.column("id").to_numpy() for t in parts]).astype(np.int64)
         variant = np.concatenate([
             t.column("variant").to_numpy() if "variant" in t.column_names
@@ -261,6 +265,24 @@ class RunData:
             out.append(entry)
         return Decision(keeps, rejected_at, unscored, entered, out, int(alive.sum()),
                         time.perf_counter() - t0)
+
+    def as_run(self) -> Decision:
+        """The decisions the run made, read from where each row was rejected (no re-deciding:
+        exact for a sample of the rows too); counts are the manifest's."""
+        n_steps = len(self.steps)
+        entered = {st.index: self.stored_at >= st.index for st in self.steps
+                   if st.kind == "filter"}
+        out = []
+        for st in self.steps:
+            rin, rout = st.stored.get("rows_in"), st.stored.get("rows_out")
+            rejected = rin - rout if st.kind == "filter" and rin is not None and rout is not None \
+                else None
+            out.append({"index": st.index, "rows_in": rin, "rows_out": rout, "rejected": rejected,
+                        "unscored": 0, "changed": False})
+        kept = (self.manifest.get("output") or {}).get("rows")
+        at = np.where(self.stored_at >= n_steps, n_steps, self.stored_at).astype(np.int32)
+        return Decision({}, at, np.zeros(self.n, dtype=bool), entered, out,
+                        int(kept if kept is not None else (at == n_steps).sum()), 0.0)
 
     def _decide_step(self, st: StepInfo, keep: KeepSpec, alive: np.ndarray,
                      new: np.ndarray) -> np.ndarray:
@@ -442,10 +464,11 @@ class RunData:
         return write_atomic(path, text)
 
 
-def _read_table(path: Path, score_cols: set[str]):
+def _read_table(path: Path, score_cols: set[str], fraction: float | None = None, rng=None):
     """One TSV table of a run as a pyarrow Table: scores as float64 (an empty cell is null, ``nan``
     is NaN), text as strings kept escaped, ids as integers. A row with the wrong number of fields
-    is an error naming the file and line."""
+    is an error naming the file and line. With ``fraction`` the file is streamed and only a random
+    share of its rows is kept, so memory stays bounded."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -462,13 +485,19 @@ def _read_table(path: Path, score_cols: set[str]):
         bad.append(row)
         return "skip"
 
+    options = dict(
+        read_options=pacsv.ReadOptions(use_threads=False, block_size=1 << 24),
+        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
+                                         escape_char=False, invalid_row_handler=invalid),
+        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
+                                             strings_can_be_null=False))
     try:
-        table = pacsv.read_csv(
-            path, read_options=pacsv.ReadOptions(use_threads=False, block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
-                                             escape_char=False, invalid_row_handler=invalid),
-            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
-                                                 strings_can_be_null=False))
+        if fraction is None:
+            table = pacsv.read_csv(path, **options)
+        else:
+            reader = pacsv.open_csv(path, **options)
+            batches = [b.filter(pa.array(rng.random(b.num_rows) < fraction)) for b in reader]
+            table = pa.Table.from_batches(batches, schema=reader.schema)
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         raise RunDataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
     if bad:
@@ -516,8 +545,9 @@ def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
     return infos
 
 
-def load_run(run_dir: str | Path) -> RunData:
-    """Open a finished run directory, or say clearly why it cannot be shown."""
+def load_run(run_dir: str | Path, max_rows: int | None = None) -> RunData:
+    """Open a finished run directory, or say clearly why it cannot be shown. With ``max_rows``, a
+    run with more rows is read as a seeded random sample of about that many (the static report)."""
     d = Path(run_dir)
     if not d.is_dir():
         raise RunDataError(f"{d}: no such run directory")
@@ -550,12 +580,13 @@ def load_run(run_dir: str | Path) -> RunData:
             raise RunDataError(f"{d}: no rejected.tsv (the recipe set output.write_rejected: "
                                f"false); rerun with it on to re-decide thresholds")
         tables.append((d / "rejected.tsv", "rejected"))
-    data = RunData(recipe, text, manifest, tables, d)
+    total = manifest["output"].get("rows", 0) + manifest["output"].get("rejected", 0)
+    fraction = max_rows / total if max_rows and total > max_rows else None
+    data = RunData(recipe, text, manifest, tables, d, fraction)
     if manifest.get("bitextforge") != __version__:
         data.warnings.append(f"written by bitextforge {manifest.get('bitextforge')}; this is "
                              f"{__version__}")
-    if data.n != (manifest["output"].get("rows", 0) + manifest["output"].get("rejected", 0)) and \
-            not any(st.kind in ("weight", "paraphrase", "split") for st in data.steps):
+    if fraction is None and data.n != total and not any(st.kind in ("weight", "paraphrase", "split") for st in data.steps):
         raise RunDataError(f"{d}: corpus.tsv and rejected.tsv hold {data.n} rows, the manifest "
                            f"says {manifest['output'].get('rows')} + "
                            f"{manifest['output'].get('rejected')} (files changed after the run?)")
