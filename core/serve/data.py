@@ -486,7 +486,8 @@ def _read_table(path: Path, score_cols: set[str], fraction: float | None = None,
         return "skip"
 
     options = dict(
-        read_options=pacsv.ReadOptions(use_threads=False, block_size=1 << 24),
+        read_options=pacsv.ReadOptions(use_threads=False,
+                                       block_size=(1 << 24) if fraction is None else (1 << 20)),
         parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
                                          escape_char=False, invalid_row_handler=invalid),
         convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
