@@ -156,6 +156,12 @@ def _histogram_svg(hist: dict, keep, column: str) -> str:
                        f"text-anchor='{'end' if x(b) > w * 0.8 else 'start'}' "
                        f"style='fill:#c0392b'>{name} "
                        f"{format(b, 'g')}</text>")
+    cut = hist.get("cutoff")
+    if cut is not None and lo <= cut <= hi:
+        out.append(f"<line x1='{x(cut):.1f}' x2='{x(cut):.1f}' y1='8' y2='{h - bottom}' "
+                   f"stroke='#6b4c9a' stroke-width='2' stroke-dasharray='2 3'/>"
+                   f"<text x='{x(cut) + 4:.1f}' y='28' style='fill:#6b4c9a'>selection cut "
+                   f"{format(cut, '.4g')}</text>")
     out.append("</svg>")
     return "".join(out)
 

@@ -102,6 +102,10 @@ def test_top_and_words_match_the_runner(pair_files, tmp_path):
         spec = recipe(out, keep).steps[1].keep
         dec = data.decide({1: spec})
         assert page_keys(data, dec) == kept_keys(out), keep
+        kept_ratio = [float(r["length_ratio"]) for r in tsv_rows(out / "corpus.tsv")]
+        cut = data.histogram(dec, data.steps[1])["cutoff"]  # drawn where the selection cut
+        assert cut == pytest.approx(max(kept_ratio) if spec.order == "lowest" else min(kept_ratio),
+                                    rel=1e-5)
 
 
 def test_loosening_an_early_step_counts_unscored_rows(in_root, tmp_path):

@@ -329,7 +329,13 @@ class RunData:
                     # half a unit in the 6th digit is at most 5e-6 |v|: look closer only there
                     close = np.flatnonzero(reach & (np.abs(v - b) <= 5e-6 * np.abs(v)))
                     near[close] = np.abs(v[close] - b) <= _half_last_digit(v[close])
-        return {"edges": edges.tolist(), "kept": kept_counts.tolist(),
+        cutoff = None
+        if keep is not None and keep.is_global:
+            # the worst score the top/words selection kept: where the selection cut
+            sel = v[reach & ~rej & np.isfinite(v)]
+            if len(sel):
+                cutoff = float(sel.min() if keep.order == "highest" else sel.max())
+        return {"edges": edges.tolist(), "kept": kept_counts.tolist(), "cutoff": cutoff,
                 "rejected": rej_counts.tolist(), "nan": int((reach & ~finite).sum()),
                 "near_bound": int(near.sum())}
 

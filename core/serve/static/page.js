@@ -206,14 +206,22 @@ function renderHist(st, sum) {
     shapes.push({ type: "line", x0: keep[b], x1: keep[b], y0: 0, y1: 1, yref: "paper",
                   line: { color: "#c0392b", width: 3, dash: "dash" }, editable: st.editable });
   }
+  if (h.cutoff !== null && h.cutoff !== undefined) {
+    // where top/words cut: drawn, not draggable (type top or words instead)
+    names.push(null);
+    shapes.push({ type: "line", x0: h.cutoff, x1: h.cutoff, y0: 0, y1: 1, yref: "paper",
+                  line: { color: "#6b4c9a", width: 2, dash: "dot" }, editable: false });
+  }
   const traces = [
     { type: "bar", name: "kept", x: centers, y: h.kept, width, marker: { color: "#3b75af" } },
     { type: "bar", name: "rejected", x: centers, y: h.rejected, width, marker: { color: "#e07b39" } }];
-  const layout = { barmode: "stack", margin: { l: 50, r: 10, t: 10, b: 35 }, shapes,
+  const layout = { barmode: "stack", margin: { l: 50, r: 10, t: 28, b: 35 }, shapes,
                    xaxis: { title: { text: st.column } }, yaxis: { title: { text: "rows" } },
-                   legend: { orientation: "h", x: 0, xanchor: "left", y: 1.12 },
-                   annotations: names.map((n, k) => ({ x: shapes[k].x0, y: 1, yref: "paper", text: `${n} ${fmt(shapes[k].x0)}`,
-                                                       showarrow: false, yanchor: "bottom", font: { color: "#c0392b" } })) };
+                   legend: { orientation: "h", x: 1, xanchor: "right", y: 1.02, yanchor: "bottom" },
+                   annotations: names.map((n, k) => ({ x: shapes[k].x0, yref: "paper",
+                                                       text: `${n || (keep.top !== undefined ? "top" : "words") + " cut"} ${fmt(shapes[k].x0)}`,
+                                                       showarrow: false, yanchor: "top", y: 0.98, xanchor: "left", xshift: 4,
+                                                       bgcolor: "rgba(255,255,255,0.8)", font: { color: n ? "#c0392b" : "#6b4c9a" } })) };
   const div = document.getElementById(`plot-${st.index}`);
   Plotly.react(div, traces, layout, { displaylogo: false, responsive: true, edits: { shapePosition: st.editable } });
   div.dataset.bounds = JSON.stringify(names);
