@@ -78,6 +78,14 @@ def render_report(data) -> str:
             if isinstance(rep, dict):
                 if rep.get("summary"):
                     parts.append(f"<pre>{e(rep['summary'])}</pre>")
+                plots = ov["evaluation_plots"].get(name) or []
+                if plots:
+                    parts.append("<div class='evalplots'>" + "".join(
+                        f"<div><div class='note'>{e(p['key'])} (n {p['n']:,}, mean "
+                        f"{_fmt(p['mean'])})</div>"
+                        + _histogram_svg({"edges": p["edges"], "kept": p["counts"],
+                                          "rejected": [0] * len(p["counts"])}, None, p["key"])
+                        + "</div>" for p in plots) + "</div>")
                 rows = _flatten(rep.get("numbers") or {})
                 if rows:
                     parts.append("<table class='eval'>" + "".join(

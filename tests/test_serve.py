@@ -245,12 +245,16 @@ def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path, monkeypatch):
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page and "<style>" in page  # self-contained, read-only
     assert "steps[3]:length_ratio.v1" in page and "kept 290" in page and "rejected 10" in page
-    assert page.count("<svg") == 5 and "max 2" in page  # one histogram per filter, bounds drawn
+    assert page.count("<svg", 0, page.index("Evaluators")) == 5 and "max 2" in page  # per filter
     rejected = {r["id"]: r for r in tsv_rows(tmp_path / "run" / "rejected.tsv")}
     first = next(r for r in rejected.values() if r["rejected_by"].startswith("steps[4]"))
     assert f"<td class='text'><div class='clip'>{first['src']}</div></td>" in page or \
         "rejected: 8 of 16 rows" in page
     assert "corpus_stats.v1" in page and "src.length_mean" in page  # evaluator numbers as a table
+    assert "src.length (n 274," in page and page.count("<svg") == 9  # + 4 plots of its items
+    plots = load_run(tmp_path / "run").evaluation_plots()["corpus_stats.v1"]
+    lengths = next(p for p in plots if p["key"] == "tgt.length")
+    assert sum(lengths["counts"]) == 274  # one count per kept sentence
     import bitextforge.report as report
 
     monkeypatch.setattr(report, "MAX_ROWS", 100)  # a big run: the report reads a sample

@@ -103,6 +103,7 @@ class RunData:
         self._words: dict[str, np.ndarray] = {}
         self._lower: dict[str, tuple[str, np.ndarray]] = {}
         self._made: dict[int, np.ndarray] = {}
+        self._plots: dict[str, list[dict[str, Any]]] | None = None
         self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
         # each score's histogram bin, once: a histogram per request is then one bincount
         self.bins = {st.index: self._bins(st) for st in self.steps if st.kind == "filter"}
@@ -434,6 +435,39 @@ class RunData:
             out.append({"id": int(g), "original": original, "side": st.side, "rows": rows})
         return {"total": total, "offset": offset, "groups": out}
 
+    def evaluation_plots(self) -> dict[str, list[dict[str, Any]]]:
+        """Per evaluator, a histogram of each per-item statistic of its report (``items`` in
+        ``reports/<name>.json``: sentence lengths, repetition, per-segment scores)."""
+        if self._plots is not None:
+            return self._plots
+        self._plots = {}
+        if self.run_dir is None:
+            return self._plots
+        reports = (self.run_dir / "reports").resolve()
+        for name in (self.manifest.get("evaluations") or {}):
+            path = (reports / f"{name}.json").resolve()
+            if path.parent != reports or not path.is_file():
+                continue
+            try:
+                items = json.loads(path.read_text(encoding="utf-8")).get("items") or {}
+            except (ValueError, UnicodeDecodeError, AttributeError):
+                continue
+            plots = []
+            for key, values in items.items():
+                try:
+                    v = np.asarray(values, dtype=np.float64)
+                except (TypeError, ValueError):
+                    continue  # not numbers
+                v = v[np.isfinite(v)] if v.ndim == 1 else np.zeros(0)
+                if len(v) < 2 or v.min() == v.max():
+                    continue
+                counts, edges = np.histogram(v, bins=30)
+                plots.append({"key": key, "edges": edges.tolist(), "counts": counts.tolist(),
+                              "n": int(len(v)), "mean": float(v.mean())})
+            if plots:
+                self._plots[name] = plots
+        return self._plots
+
     def overview(self) -> dict[str, Any]:
         """What the page shows once: the recipe, the manifest, the steps, the evaluations."""
         m = self.manifest
@@ -443,7 +477,8 @@ class RunData:
                 "input_rows": (m.get("input") or {}).get("rows"),
                 "output_rows": (m.get("output") or {}).get("rows"), "rows": self.n,
                 "steps": [st.to_dict() for st in self.steps],
-                "evaluations": m.get("evaluations") or {}, "warnings": self.warnings,
+                "evaluations": m.get("evaluations") or {},
+                "evaluation_plots": self.evaluation_plots(), "warnings": self.warnings,
                 "seconds": m.get("seconds")}
 
     # -- export ------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ async function init() {
     else if (st.kind === "paraphrase") steps.append(paraphrasePanel(st));
     else steps.append(otherPanel(st));
   }
-  renderEvaluations(ov.evaluations);
+  renderEvaluations(ov.evaluations, ov.evaluation_plots || {});
   document.getElementById("save").addEventListener("click", save);
   await refresh();
   document.body.dataset.ready = "1";
@@ -288,7 +288,7 @@ function flatten(obj, prefix = "", out = []) {
   return out;
 }
 
-function renderEvaluations(evals) {
+function renderEvaluations(evals, plots) {
   const box = document.getElementById("evaluations");
   const names = Object.keys(evals || {});
   if (!names.length) { box.remove(); return; }
@@ -297,6 +297,16 @@ function renderEvaluations(evals) {
     const rep = evals[name];
     box.append(el("h3", { text: name }));
     if (rep.summary) box.append(el("pre", { text: rep.summary }));
+    const grid = el("div", { class: "evalplots" });
+    for (const p of plots[name] || []) {
+      const div = el("div", { class: "evalplot" });
+      grid.append(div);
+      const centers = p.edges.slice(0, -1).map((e, k) => (e + p.edges[k + 1]) / 2);
+      requestAnimationFrame(() => Plotly.newPlot(div, [{ type: "bar", x: centers, y: p.counts, width: p.edges[1] - p.edges[0], marker: { color: "#3b75af" } }],
+        { title: { text: `${p.key} (n ${fmt(p.n)}, mean ${fmt(p.mean)})`, font: { size: 12 } }, margin: { l: 40, r: 10, t: 30, b: 25 }, height: 180 },
+        { displaylogo: false, responsive: true, staticPlot: true }));
+    }
+    if (grid.children.length) box.append(grid);
     const rows = flatten(rep.numbers);
     if (rows.length) box.append(el("table", { class: "eval" },
       ...rows.map(([k, v]) => el("tr", {}, el("td", { text: k }), el("td", { class: "num", text: fmt(v) })))));
