@@ -2,8 +2,8 @@
 thresholds are moved and every row re-decided from the stored scores, without rescoring.
 
 :mod:`.data` holds the run as columns and re-decides it with the runner's decision functions;
-:mod:`.app` is the Starlette application; :mod:`.report` renders the static ``report.html``
-snapshot of the same page. This module starts the server.
+:mod:`.app` is the Starlette application; :mod:`bitextforge.report` renders the static
+``report.html`` snapshot of the same page from the same data. This module starts the server.
 """
 
 from __future__ import annotations
