@@ -291,3 +291,26 @@ def test_paraphrase_groups_and_weights(echo_plugin, pair_files, tmp_path):
     assert loose.steps[1]["rows_out"] == 6 and loose.steps[2]["rows_out"] is None
     assert loose.steps[2]["unscored"] == 2
     assert data.groups(dec, 0, query="zwei")["total"] == 1
+
+
+def test_stale_scores_of_a_filter_that_remembers_rows(pair_files, tmp_path):
+    s, t = pair_files(["ein Hund", "ein Hund", "Katze"], ["a dog", "a dog", "cat"])
+    body = (f"name: t\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{tmp_path / 'r'}'}}\n"
+            "steps:\n  - filter: length.v1\n    keep: {min: 1}\n  - filter: dedupe.v1\n")
+    run_recipe(parse_recipe(body, "r.yaml"), progress=False)
+    data = load_run(tmp_path / "r")
+    assert data.steps[1].stateful and not data.steps[0].stateful
+    assert not data.decide().steps[1]["stale"]
+    dec = data.decide({0: KeepSpec(max=1)})  # removes the first "ein Hund": the second is now first
+    assert dec.steps[1]["stale"]
+
+
+def test_run_without_rejected_rows_or_from_another_version(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    mf = tmp_path / "run" / "manifest.json"
+    m = json.loads(mf.read_text())
+    mf.write_text(json.dumps({**m, "bitextforge": "0.0.9"}))
+    assert load_run(tmp_path / "run").warnings == ["written by bitextforge 0.0.9; this is 0.1.0"]
+    (tmp_path / "run" / "rejected.tsv").unlink()
+    with pytest.raises(RunDataError, match="no rejected.tsv"):
+        load_run(tmp_path / "run")

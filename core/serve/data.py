@@ -54,6 +54,7 @@ class StepInfo:
     apply_to: str = "all"
     side: str | None = None
     editable: bool = False
+    stateful: bool = False  # the score depends on earlier rows (dedupe.v1)
     stored: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -65,7 +66,7 @@ class StepInfo:
         """JSON for the page."""
         return {"index": self.index, "kind": self.kind, "component": self.component,
                 "column": self.column, "label": self.label, "apply_to": self.apply_to,
-                "side": self.side, "editable": self.editable,
+                "side": self.side, "editable": self.editable, "stateful": self.stateful,
                 "keep": self.keep.model_dump(exclude_none=True) if self.keep else None,
                 "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
                 "seconds": self.stored.get("seconds"), "info": self.stored.get("info")}
@@ -249,6 +250,9 @@ class RunData:
             entry: dict[str, Any] = {"index": m, "rows_in": rows_in, "unscored": int(new.sum()),
                                      "changed": changed}
             if st.kind == "filter":
+                # a score that depends on earlier rows was computed for the rows that reached
+                # the step in the run; other rows before it make it stale
+                entry["stale"] = st.stateful and changed
                 entered[m] = alive.copy()
                 if st.editable:
                     keep = overrides.get(m, st.keep)
@@ -567,6 +571,12 @@ def _json_float(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _stateful(name: str) -> bool:
+    from ..registry import get_registry
+
+    return bool(getattr(get_registry().get("filter", name), "stateful", False))
+
+
 def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
     stored = {s.get("index"): s for s in manifest.get("steps", [])}
     infos = []
@@ -574,7 +584,7 @@ def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
     for i, step in enumerate(recipe.steps):
         if isinstance(step, FilterStep):
             st = StepInfo(i, "filter", step.filter, score_column(step), step.keep, step.apply_to,
-                          editable=not weighted)
+                          editable=not weighted, stateful=_stateful(step.filter))
         elif isinstance(step, ParaphraseStep):
             st = StepInfo(i, "paraphrase", step.paraphrase, score_column(step), side=step.side)
         elif isinstance(step, WeightStep):

@@ -126,6 +126,7 @@ function readKeep(i) {
 
 function setKeep(i) {
   state.keep[i] = readKeep(i);
+  state.editing = i;
   clearTimeout(timer);
   timer = setTimeout(refresh, 60);
 }
@@ -138,6 +139,11 @@ async function refresh() {
   } catch (err) {
     status.textContent = "error: " + err.message;
     document.body.dataset.error = err.message;
+    if (state.editing !== undefined) {
+      const note = document.getElementById(`near-${state.editing}`);
+      note.textContent = err.message;
+      note.className = "warn";
+    }
     return;
   }
   delete document.body.dataset.error;
@@ -190,7 +196,10 @@ function renderCounts(st, sum) {
   if (h.nan) notes.push(`${h.nan} without a number (NaN fails)`);
   if (h.near_bound) notes.push(`${h.near_bound} within rounding of a bound`);
   if (s.unscored) notes.push(`${s.unscored} reach this step unscored`);
-  document.getElementById(`near-${st.index}`).textContent = notes.join("; ");
+  if (s.stale) notes.push(`${st.component} depends on earlier rows, which changed: its stored scores are stale, rerun to decide`);
+  const near = document.getElementById(`near-${st.index}`);
+  near.textContent = notes.join("; ");
+  near.className = s.stale ? "warn" : "note";
 }
 
 function renderHist(st, sum) {
