@@ -314,3 +314,24 @@ def test_run_without_rejected_rows_or_from_another_version(in_root, tmp_path):
     (tmp_path / "run" / "rejected.tsv").unlink()
     with pytest.raises(RunDataError, match="no rejected.tsv"):
         load_run(tmp_path / "run")
+
+
+def test_sample_pages_are_the_rows_nearest_the_bound(in_root, tmp_path):
+    import numpy as np
+
+    quickstart_run(tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    dec = data.decide({4: KeepSpec(min=0.3)})
+    for side in ("kept", "rejected"):
+        got, offset = [], 0
+        while True:
+            page = data.rows(dec, 4, side, offset=offset, limit=7)
+            got += [(r["id"], r["variant"]) for r in page["rows"]]
+            offset += 7
+            if offset >= page["total"]:
+                break
+        mask = dec.entered[4] & ((dec.rejected_at != 4) if side == "kept" else (dec.rejected_at == 4))
+        idx = np.flatnonzero(mask)
+        order = idx[np.argsort(np.abs(data.scores["language_id"][idx] - 0.3), kind="stable")]
+        assert got == list(zip(data.ids[order].tolist(), data.variant[order].tolist()))
+        assert len(got) == page["total"] == mask.sum()

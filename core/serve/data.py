@@ -367,6 +367,7 @@ class RunData:
         idx = np.flatnonzero(mask)
         if query:
             idx = self._search(idx, query)
+        total = len(idx)
         v = self.scores[st.column]
         keep = dec.keeps.get(index, st.keep)
         bounds = [b for b in (keep.min, keep.max) if b is not None] if keep else []
@@ -379,8 +380,15 @@ class RunData:
             sv = v[idx]
             dist = np.min(np.abs(sv[:, None] - np.asarray(bounds)[None, :]), axis=1)
             dist = np.where(np.isnan(dist), np.inf, dist)
-            idx = idx[np.argsort(dist, kind="stable")]
-        total = len(idx)
+            k = offset + limit
+            if k < len(idx):
+                # only the first k of a stable sort: everything up to the k-th distance, ties
+                # included, in stream order, then sorted
+                kth = dist[np.argpartition(dist, k - 1)[k - 1]]
+                near = np.flatnonzero(dist <= kth)
+                idx = idx[near[np.argsort(dist[near], kind="stable")]]
+            else:
+                idx = idx[np.argsort(dist, kind="stable")]
         page = idx[offset:offset + limit]
         return {"total": total, "offset": offset, "rows": [self._row(i, dec, st) for i in page]}
 
