@@ -1,5 +1,5 @@
-"""The ``bitextforge`` command: run, validate, score, plugins, describe, reference, doctor, train,
-and the commands plugins add through the ``register_commands`` hook.
+"""The ``bitextforge`` command: run, validate, score, serve, plugins, describe, reference, doctor,
+train, and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
 anything else is a bug and keeps its traceback.
@@ -134,6 +134,14 @@ def _cmd_score(args) -> int:
     return 0
 
 
+def _cmd_serve(args) -> int:
+    from .serve import serve
+
+    serve(args.target, scores=args.scores, host=args.host, port=args.port,
+          save_dir=None if args.no_save else args.save_dir, open_browser=args.open)
+    return 0
+
+
 def _cmd_doctor(args) -> int:
     from .registry import get_registry
 
@@ -188,6 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=_cmd_score)
+
+    sv = sub.add_parser("serve", help="a local web page over a finished run: move thresholds, "
+                        "see what they keep, save the recipe")
+    sv.add_argument("target", help="a run directory, or a recipe (its output.dir, or --scores)")
+    sv.add_argument("--scores", help="with a recipe: the TSV written by bitextforge score")
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    sv.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
+    sv.add_argument("--save-dir", default=".", help="directory where saved recipes are written "
+                    "(default: the current directory)")
+    sv.add_argument("--no-save", action="store_true", help="read-only: no recipe can be saved")
+    sv.add_argument("--open", action="store_true", help="open the page in a browser")
+    sv.set_defaults(func=_cmd_serve)
 
     pl = sub.add_parser("plugins", help="list registered components with a one-line summary")
     pl.add_argument("kind", nargs="?", help="only this kind: paraphraser, filter, weighter, "

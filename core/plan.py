@@ -50,9 +50,9 @@ class Plan:
     Use as a context manager: leaving it closes every executor and component, also on errors.
     """
 
-    def __init__(self, recipe, registry: Registry, extra_columns: list[str], sample: bool = True):
-        """Build every step's component and executor (``sample`` keeps score samples for the
-        report); ``extra_columns`` are the input's own columns beyond src and tgt."""
+    def __init__(self, recipe, registry: Registry, extra_columns: list[str]):
+        """Build every step's component and executor; ``extra_columns`` are the input's own
+        columns beyond src and tgt."""
         self.executors: list[Executor] = []
         self._closed = False
         problems: list[str] = []  # every component that cannot start, not just the first
@@ -65,7 +65,7 @@ class Plan:
                     problems += [f"{recipe.source}: steps[{i}]: {line}"
                                  for line in str(exc).splitlines()]
                     continue
-                self.executors.append(kind.executor(i, step, comp, sample=sample))
+                self.executors.append(kind.executor(i, step, comp))
             if problems:
                 raise ComponentError("\n".join(problems))
         except BaseException:

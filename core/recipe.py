@@ -79,8 +79,10 @@ class OutputSpec(BaseModel):
     shard_size: int | None = Field(100_000, ge=1, description="Input rows per shard: each finished "
                                    "shard is recorded so a killed run resumes after it (empty: "
                                    "one pass). Runs with keep top/words are never sharded.")
-    report: bool = Field(True, description="Write report.html with a score histogram per filter "
-                         "step (needs matplotlib; skipped with a note otherwise).")
+    report: bool = Field(True, description="Write report.html, a snapshot of the `bitextforge "
+                         "serve` page: rows in and out per step, score histograms, samples, "
+                         "evaluator tables (read back from corpus.tsv and rejected.tsv; needs "
+                         "pyarrow from the serve extra, skipped with a note otherwise).")
 
 
 class EvaluateStep(BaseModel):

@@ -64,14 +64,7 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
     """Write the score report, evaluator reports, filled recipe, signature and manifest;
     return ``(manifest, reports)``."""
     signature = recipe.signature(__version__)
-    filters = [ex for ex in plan.executors if ex.decides]
     reports: dict[str, Any] = {}
-    if recipe.output.report and filters:
-        from .report import write_score_report
-
-        note = write_score_report(out_dir, filters)
-        if note:
-            reports["score_report"] = note
     eval_results = run_evaluators(recipe, registry, out_dir, plan.columns)
     reports.update(eval_results)
     stats = source.stats
@@ -101,4 +94,10 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
     write_atomic(out_dir / "recipe.filled.yaml", dump_yaml(recipe.filled()))
     write_atomic(out_dir / "signature.txt", signature + "\n")
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    if recipe.output.report:
+        from .report import write_report
+
+        note = write_report(out_dir)  # a snapshot of the serve page, read from the finished run
+        if note:
+            reports["score_report"] = note
     return manifest, reports

@@ -60,9 +60,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     source = Source(recipe.input, recipe.batch_size,
                     progress=recipe.progress if progress is None else progress)
     sink = Sink(out_dir, recipe, restart, created=created)
-    # score samples only feed the score report: no sampling cost when there is none
-    with sink.cleanup_on_error(), Plan(recipe, registry, source.extra_columns(),
-                                       sample=recipe.output.report) as plan:
+    with sink.cleanup_on_error(), Plan(recipe, registry, source.extra_columns()) as plan:
         written = sink.write(source, get_runner(recipe.runner), plan)
     manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written, prepared,
                                       started)

@@ -113,7 +113,7 @@ def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
         run_prepare(recipe, registry)
     source = Source(recipe.input, recipe.batch_size, progress=recipe.progress and not quiet)
     try:
-        with Plan(recipe, registry, source.extra_columns(), sample=False) as plan:
+        with Plan(recipe, registry, source.extra_columns()) as plan:
             execs = [ex for ex in plan.executors if ex.in_score]
             # scores go to a temporary TSV first; rejected_by is known only when every row is
             # scored

@@ -48,7 +48,6 @@ class StepResult:
     rows_in: int = 0
     rows_out: int = 0
     seconds: float = 0.0
-    scores: list[float] = field(default_factory=list)  # offered to the report's score sample
     cache_hits: int = 0
     cache_misses: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # the step's additive counts
@@ -56,7 +55,7 @@ class StepResult:
     def counters(self) -> "StepResult":
         """This result without its rows (what a Ray worker sends back for the driver's counts)."""
         return StepResult(None, [], self.rows_rejected, self.rows_in, self.rows_out, self.seconds,
-                          self.scores, self.cache_hits, self.cache_misses, self.counts)
+                          self.cache_hits, self.cache_misses, self.counts)
 
 
 class StepStats:
@@ -168,9 +167,8 @@ class Executor:
     #: the step runs in ``bitextforge score`` (which scores rows and decides nothing)
     in_score: ClassVar[bool] = True
 
-    def __init__(self, index: int, step: StepModel, comp: Component, sample: bool = True):
-        """Bind ``step`` to ``comp`` at position ``index``; ``sample`` keeps a sample of scores
-        for the report (filters only)."""
+    def __init__(self, index: int, step: StepModel, comp: Component):
+        """Bind ``step`` to ``comp`` at position ``index``."""
         self.index = index
         self.step = step
         self.comp = comp
@@ -248,9 +246,9 @@ class SplitExec(Executor):
     kind = "split"
     comp: Splitter
 
-    def __init__(self, index: int, step: SplitStep, comp: Splitter, sample: bool = True):
+    def __init__(self, index: int, step: SplitStep, comp: Splitter):
         """Bind a built Splitter."""
-        super().__init__(index, step, comp, sample)
+        super().__init__(index, step, comp)
         self.next_id = 0
 
     @property
@@ -307,9 +305,9 @@ class ParaphraseExec(Executor):
     comp: Paraphraser
     step: ParaphraseStep
 
-    def __init__(self, index: int, step: ParaphraseStep, comp: Paraphraser, sample: bool = True):
+    def __init__(self, index: int, step: ParaphraseStep, comp: Paraphraser):
         """Bind the step's options to a built component."""
-        super().__init__(index, step, comp, sample)
+        super().__init__(index, step, comp)
         self.side = step.side
         self.read = step.read or step.side
         self.orig_col = f"{step.side}_original"
@@ -424,13 +422,11 @@ class FilterExec(Executor):
     comp: Filter
     step: FilterStep
 
-    def __init__(self, index: int, step: FilterStep, comp: Filter, sample: bool = True):
-        """Bind the step's options to a built component; ``sample`` keeps a sample of scores for
-        the report's histograms."""
-        super().__init__(index, step, comp, sample)
+    def __init__(self, index: int, step: FilterStep, comp: Filter):
+        """Bind the step's options to a built component."""
+        super().__init__(index, step, comp)
         self.keep: KeepSpec = step.keep  # type: ignore[assignment]
         self.col = step.score_column()
-        self.sample = Reservoir(50_000 if sample else 0, seed=index)
         self.cache_hits = 0
         self.cache_misses = 0
         use_cache = comp.cache_scores if step.cache is None else step.cache
@@ -458,11 +454,10 @@ class FilterExec(Executor):
         return [self.col]
 
     def record(self, result: StepResult) -> None:
-        """Add counters, cache lookups and the score sample."""
+        """Add counters and cache lookups."""
         super().record(result)
         self.cache_hits += result.cache_hits
         self.cache_misses += result.cache_misses
-        self.sample.extend(result.scores)
 
     def _score(self, batch: Batch):
         with component_call(self.label, "score()", batch):
@@ -506,10 +501,7 @@ class FilterExec(Executor):
 
     def bounds_mask(self, scores: list) -> list[bool]:
         """Which rows pass min/max (rows out of scope pass; NaN fails)."""
-        lo, hi = self.keep.min, self.keep.max
-        lo = -math.inf if lo is None else lo
-        hi = math.inf if hi is None else hi
-        return [s is None or (lo <= s <= hi) for s in scores]
+        return within_bounds(self.keep, scores)
 
     def _split(self, batch: Batch, mask: list[bool], why: str, res: StepResult) -> Batch:
         if all(mask):
@@ -528,7 +520,6 @@ class FilterExec(Executor):
         h0, m0 = (self.cache.hits, self.cache.misses) if self.cache is not None else (0, 0)
         res = StepResult(None, rows_in=batch_len(batch))
         scores = self.scores(batch)
-        res.scores = [s for s in scores if s is not None]
         if self.cache is not None:
             res.cache_hits, res.cache_misses = self.cache.hits - h0, self.cache.misses - m0
         batch[self.col] = scores
@@ -564,11 +555,7 @@ class FilterExec(Executor):
                 # out-of-scope rows (None) are always kept: mark them +inf for the selection
                 scores.extend(math.inf if v is None else v for v in kept[self.col])
                 if keep.words is not None:
-                    if side == "both":
-                        words.extend(len(a.split()) + len(b.split())
-                                     for a, b in zip(kept["src"], kept["tgt"]))
-                    else:
-                        words.extend(len(t.split()) for t in kept[side])
+                    words.extend(count_words(kept["src"], kept["tgt"], side))
                 res.seconds = time.perf_counter() - t0
                 yield res
             t0 = time.perf_counter()
@@ -595,29 +582,70 @@ class FilterExec(Executor):
 
         keep = self.keep
         s = np.frombuffer(scores, dtype=np.float64) if len(scores) else np.zeros(0)
-        n = len(s)
-        selected = np.zeros(n, dtype=bool)
-        fixed = np.isinf(s) & (s > 0)  # out of scope: always kept
-        selected[fixed] = True
-        cand = np.flatnonzero(~fixed & ~np.isnan(s))
-        key = -s[cand] if keep.order == "highest" else s[cand]
-        order = cand[np.argsort(key, kind="stable")]
-        if keep.top is not None:
-            count = int(keep.top * len(cand) + 0.5) if keep.top < 1 else int(keep.top)
-            order = order[:count]
-        if keep.words is not None:
-            w = np.frombuffer(words, dtype=np.int64)[order]
-            order = order[np.cumsum(w) <= keep.words]
-        selected[order] = True
+        w = np.frombuffer(words, dtype=np.int64) if len(words) else None
+        selected = select_global(keep, s, w)
+        cand = ~(np.isinf(s) & (s > 0)) & ~np.isnan(s)
+        chosen = selected & cand
         decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
                              ([f"words {keep.words}"] if keep.words is not None else []))
+        picked = s[chosen]
         cut: dict[str, Any] = {"decision": decision, "order": keep.order,
-                               "candidates": int(len(cand)), "selected": int(len(order)),
-                               "score": float(s[order[-1]]) if len(order) else None}
+                               "candidates": int(cand.sum()), "selected": int(chosen.sum()),
+                               "score": (float(picked.min() if keep.order == "highest"
+                                               else picked.max()) if len(picked) else None)}
         if keep.words is not None:
-            cut["words"] = int(np.frombuffer(words, dtype=np.int64)[order].sum())
+            cut["words"] = int(w[chosen].sum())
         self.stats.threshold = cut
         return selected
+
+
+def within_bounds(keep: KeepSpec, scores):
+    """Which scores pass ``keep``'s min/max (inclusive; NaN fails).
+
+    ``scores`` is either a list, where ``None`` marks a row outside the step's scope (it passes), as
+    the streaming runner sees a batch; or a float NumPy array, compared as a whole, as ``bitextforge
+    serve`` re-decides stored scores (the caller decides which rows are in scope).
+    """
+    lo = -math.inf if keep.min is None else keep.min
+    hi = math.inf if keep.max is None else keep.max
+    if hasattr(scores, "dtype"):
+        return (scores >= lo) & (scores <= hi)
+    return [s is None or (lo <= s <= hi) for s in scores]
+
+
+def count_words(src: list[str], tgt: list[str], side: str) -> list[int]:
+    """Whitespace tokens per row on ``side`` (``src``, ``tgt`` or ``both``), what ``keep.words``
+    counts."""
+    if side == "both":
+        return [len(a.split()) + len(b.split()) for a, b in zip(src, tgt)]
+    return [len(t.split()) for t in (src if side == "src" else tgt)]
+
+
+def select_global(keep: KeepSpec, scores, words=None):
+    """The ``top``/``words`` selection over every score of a step, as a boolean NumPy mask.
+
+    ``scores`` (float64, in stream order) marks rows outside the step's scope with ``+inf``: they
+    are always kept. NaN is never selected; ties keep stream order. ``words`` holds each row's
+    word count on ``keep.words_side`` when ``keep.words`` is set.
+    """
+    import numpy as np
+
+    s = scores
+    n = len(s)
+    selected = np.zeros(n, dtype=bool)
+    fixed = np.isinf(s) & (s > 0)  # out of scope: always kept
+    selected[fixed] = True
+    cand = np.flatnonzero(~fixed & ~np.isnan(s))
+    key = -s[cand] if keep.order == "highest" else s[cand]
+    order = cand[np.argsort(key, kind="stable")]
+    if keep.top is not None:
+        count = int(keep.top * len(cand) + 0.5) if keep.top < 1 else int(keep.top)
+        order = order[:count]
+    if keep.words is not None:
+        w = np.asarray(words, dtype=np.int64)[order]
+        order = order[np.cumsum(w) <= keep.words]
+    selected[order] = True
+    return selected
 
 
 class WeightExec(Executor):
@@ -651,38 +679,3 @@ class WeightExec(Executor):
         out["weight"] = weights
         return out
 
-
-
-class Reservoir:
-    """An approximately uniform fixed-size sample of a stream, for score histograms.
-
-    Filled batch-wise: once full, each batch of ``m`` values replaces about
-    ``m * size / seen`` random slots, so the cost per batch is small and independent of ``size``.
-    """
-
-    def __init__(self, size: int, seed: int = 0):
-        """Keep at most ``size`` values."""
-        import random
-
-        self.size = size
-        self.values: list[float] = []
-        self.seen = 0
-        self.rng = random.Random(seed)
-
-    def extend(self, values) -> None:
-        """Offer values to the sample."""
-        if not self.size:
-            return
-        vals = list(values)
-        room = self.size - len(self.values)
-        if room > 0:
-            self.values.extend(vals[:room])
-            self.seen += min(room, len(vals))
-            vals = vals[room:]
-        if not vals:
-            return
-        m = len(vals)
-        k = min(m, int(m * self.size / (self.seen + m / 2) + self.rng.random()))
-        for v in self.rng.sample(vals, k):
-            self.values[self.rng.randrange(self.size)] = v
-        self.seen += m

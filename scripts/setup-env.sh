@@ -22,7 +22,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "[setup] installing torch (CPU, pinned) and dependencies"
   # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build
   quiet "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
-  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,ray,test]"
+  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,serve,ray,test]"
   echo "$want" > "$STAMP"
 fi
 
@@ -53,5 +53,17 @@ if [ ! -x "$VENV/bin/lmplz" ] || [ ! -x "$VENV/bin/build_binary" ]; then
   make -C "$work/build" -j"$(nproc)" lmplz build_binary >"$work/make.log" 2>&1 \
     || { tail -20 "$work/make.log"; exit 1; }
   cp "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$VENV/bin/"
+fi
+# Debian's chromium for the browser test of `bitextforge serve` (Playwright drives it; never
+# `playwright install`, which downloads a browser). Without root the test skips with its reason.
+if ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing chromium with apt (browser test of bitextforge serve)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+      || echo "[setup] warning: apt-get install chromium failed; the browser test will skip" >&2
+  else
+    echo "[setup] note: chromium missing and not root: the browser test of bitextforge serve" \
+         "skips (apt-get install chromium)" >&2
+  fi
 fi
 echo "[setup] environment ready: $VENV"

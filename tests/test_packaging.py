@@ -17,6 +17,8 @@ def test_wheel_installs_imports_and_runs(tmp_path):
     wheel = next(dist.glob("bitextforge-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "bitextforge/run.py" in names and "bitextforge/plugins/weighters.py" in names
+    assert {"bitextforge/serve/static/page.html", "bitextforge/serve/static/page.js",
+            "bitextforge/serve/static/page.css"} <= set(names)  # the serve page ships in the wheel
     assert not any(n.startswith(("core/", "plugins/", "tests/")) for n in names)
     target = tmp_path / "site"
     res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",

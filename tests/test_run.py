@@ -289,23 +289,3 @@ def test_stateful_filter_cannot_be_cached(pair_files, tmp_path):
 
     with pytest.raises(RecipeError, match=r"steps\[0\].cache: dedupe.v1 scores depend on earlier"):
         parse_recipe(recipe_text("a", "b", tmp_path, "  - filter: dedupe.v1\n    cache: true\n"), "r.yaml")
-
-
-@pytest.mark.parametrize("report", [True, False])
-def test_scores_are_sampled_only_for_the_report(pair_files, tmp_path, monkeypatch, report):
-    """The score sample feeds only report.html: a run with report: false samples nothing (the
-    sampling cost a filter-only run a tenth of its time)."""
-    from bitextforge import steps
-
-    sizes = []
-    real_init = steps.Reservoir.__init__
-
-    def spy(self, size, seed=0):
-        sizes.append(size)
-        real_init(self, size, seed)
-
-    monkeypatch.setattr(steps.Reservoir, "__init__", spy)
-    s, t = pair_files(SMALL_DE, SMALL_EN)
-    text = recipe_text(s, t, tmp_path / "out", "  - filter: length_ratio.v1\n    keep: {max: 2.5}\n")
-    run_recipe(parse_recipe(text, "r.yaml", [f"output.report={str(report).lower()}"]))
-    assert sizes and all((size > 0) == report for size in sizes)

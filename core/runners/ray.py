@@ -18,7 +18,7 @@ executes.
   therefore becomes segments of Ray steps separated by driver steps.
 * Workers return results, never write: rejected rows ride with their packet and the driver adds
   the workers' counters to its executors when the packet arrives in input order, so
-  ``rejected.tsv``, the manifest counts and the score report's sample are the local runner's.
+  ``rejected.tsv`` and the manifest counts are the local runner's.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ class _StepActor:
                 except Exception as exc:  # noqa: BLE001 - becomes the driver's one-line error
                     raise ComponentError(f"{cls.name}: cannot start on a Ray worker: "
                                          f"{type(exc).__name__}: {exc}") from None
-                self.execs.append(STEP_KINDS[kind].executor(index, step, comp, sample=False))
+                self.execs.append(STEP_KINDS[kind].executor(index, step, comp))
             seed_everything(seed)  # again: seeds what the components loaded
         except BitextforgeError as exc:
             self.error = exc

@@ -1,0 +1,86 @@
+"""``bitextforge serve``: a local web page over a finished run (or a scores file) on which filter
+thresholds are moved and every row re-decided from the stored scores, without rescoring.
+
+:mod:`.data` holds the run as columns and re-decides it with the runner's decision functions;
+:mod:`.app` is the Starlette application; :mod:`bitextforge.report` renders the static
+``report.html`` snapshot of the same page from the same data. This module starts the server.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from pathlib import Path
+
+from ..errors import BitextforgeError
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and ``localhost``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port: int = 8765,
+          save_dir: str | None = ".", open_browser: bool = False) -> None:
+    """Load ``target`` (a run directory, or a recipe with ``scores`` or a finished output dir)
+    and serve the page until interrupted; prints the URL once the socket is bound."""
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:
+        raise BitextforgeError(f"bitextforge serve needs the serve extra: pip install "
+                               f"'bitextforge[serve]' ({exc.name} is missing)") from None
+    from .data import load_run, load_scores
+
+    path = Path(target)
+    if not path.exists():
+        raise BitextforgeError(f"{target}: no such run directory or recipe file")
+    if path.is_dir():
+        if scores:
+            raise BitextforgeError(f"{target}: --scores goes with a recipe, not a run directory")
+        data = load_run(path)
+    elif scores:
+        data = load_scores(path, scores)
+    else:
+        from ..recipe import load_recipe
+
+        recipe = load_recipe(path)
+        if recipe.output is None:
+            raise BitextforgeError(f"{target}: the recipe has no output.dir to show")
+        data = load_run(recipe.output.dir)
+    for w in data.warnings:
+        print(f"bitextforge: warning: {w}", file=sys.stderr)
+    if not is_loopback(host):
+        print(f"bitextforge: warning: serving on {host}, not loopback: anyone who can reach this "
+              f"machine can read the run", file=sys.stderr)
+    save = Path(save_dir).resolve() if save_dir else None
+    app = create_app(data, save)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    import threading
+
+    def announce() -> None:
+        import time
+
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if server.started:
+            sock = server.servers[0].sockets[0].getsockname()
+            shown = f"[{sock[0]}]" if ":" in sock[0] else sock[0]
+            print(f"bitextforge serve: {data.n} rows of {data.recipe.name} at "
+                  f"http://{shown}:{sock[1]}/ (Ctrl-C stops)", flush=True)
+            if save:
+                print(f"recipes are saved in {save}", flush=True)
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(f"http://{shown}:{sock[1]}/")
+
+    threading.Thread(target=announce, daemon=True).start()
+    server.run()

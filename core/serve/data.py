@@ -1,0 +1,667 @@
+"""A finished run held in memory as columns, and its filter decisions re-made from the stored scores.
+
+``bitextforge serve`` and the static ``report.html`` read a run directory (``corpus.tsv``,
+``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``) or a scores TSV written by
+``bitextforge score``. Every score column becomes a float NumPy array, and :meth:`RunData.decide`
+replays the recipe's filter steps over those arrays with the runner's own decision functions
+(:func:`bitextforge.steps.within_bounds`, :func:`bitextforge.steps.select_global`), so a moved
+threshold is re-decided for every row without running a model.
+
+What stored scores cannot tell: a row the run rejected at step ``j`` was never scored by the steps
+after ``j``. When a loosened bound lets such a row through, later steps cannot decide it; it is
+counted as *unscored* (kept, and flagged) until the recipe is rerun. A scores TSV from
+``bitextforge score`` has every score of every row, so nothing is unscored there. Scores in TSV
+files carry 6 significant digits; rows whose score lies within that rounding of a bound are counted
+as *near the bound*, because the full-precision score a rerun uses may fall on the other side.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..corpus import unescape, write_atomic
+from ..errors import BitextforgeError
+from ..recipe import FilterStep, KeepSpec, ParaphraseStep, Recipe, WeightStep, dump_yaml, \
+    load_recipe, parse_recipe, score_column
+from ..steps import count_words, select_global, within_bounds
+
+_STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
+HIST_BINS = 60
+
+
+class RunDataError(BitextforgeError):
+    """A run directory or scores file that cannot be shown; the message names the file."""
+
+
+@dataclass
+class StepInfo:
+    """One recipe step as the page shows it."""
+
+    index: int
+    kind: str
+    component: str
+    column: str | None = None
+    keep: KeepSpec | None = None
+    apply_to: str = "all"
+    side: str | None = None
+    editable: bool = False
+    stateful: bool = False  # the score depends on earlier rows (dedupe.v1)
+    stored: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``steps[i]:component``, as ``rejected.tsv`` names the step."""
+        return f"steps[{self.index}]:{self.component}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for the page."""
+        return {"index": self.index, "kind": self.kind, "component": self.component,
+                "column": self.column, "label": self.label, "apply_to": self.apply_to,
+                "side": self.side, "editable": self.editable, "stateful": self.stateful,
+                "keep": self.keep.model_dump(exclude_none=True) if self.keep else None,
+                "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
+                "seconds": self.stored.get("seconds"), "info": self.stored.get("info")}
+
+
+@dataclass
+class Decision:
+    """Where every row ends under one set of ``keep`` bounds."""
+
+    keeps: dict[int, KeepSpec]
+    rejected_at: np.ndarray  # step index that rejects the row; len(steps) when it is kept
+    unscored: np.ndarray  # rows that reach a step the stored run never brought them to
+    entered: dict[int, np.ndarray]  # per filter step: the rows that reach it
+    steps: list[dict[str, Any]]
+    kept: int
+    seconds: float
+
+
+class RunData:
+    """A run's rows and scores as columns, with the recipe steps that made them."""
+
+    def __init__(self, recipe: Recipe, recipe_text: str, manifest: dict[str, Any],
+                 tables: list[tuple[Path, str]], run_dir: Path | None,
+                 fraction: float | None = None):
+        """Build from the recipe and the TSV tables ``(path, 'corpus'|'rejected'|'scores')``;
+        with ``fraction``, only a seeded random sample of that share of the rows is read."""
+        self.recipe = recipe
+        self.fraction = fraction
+        self.recipe_text = recipe_text
+        self.manifest = manifest
+        self.run_dir = run_dir
+        self.steps = _step_infos(recipe, manifest)
+        self.warnings: list[str] = []
+        self._load(tables)
+        self._words: dict[str, np.ndarray] = {}
+        self._lower: dict[str, tuple[str, np.ndarray]] = {}
+        self._made: dict[int, np.ndarray] = {}
+        self._plots: dict[str, list[dict[str, Any]]] | None = None
+        self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
+        # each score's histogram bin, once: a histogram per request is then one bincount
+        self.bins = {st.index: self._bins(st) for st in self.steps if st.kind == "filter"}
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def _load(self, tables: list[tuple[Path, str]]) -> None:
+        import pyarrow as pa
+
+        n_steps = len(self.steps)
+        score_cols = {st.column for st in self.steps if st.column}
+        rng = np.random.default_rng(0)
+        parts = [_read_table(path, score_cols, self.fraction, rng) for path, _ in tables]
+        ids = np.concatenate([t.column("id").to_numpy() for t in parts]).astype(np.int64)
+        variant = np.concatenate([
+            t.column("variant").to_numpy() if "variant" in t.column_names
+            else np.zeros(t.num_rows, dtype=np.int64) for t in parts]).astype(np.int64)
+        at = np.concatenate([self._stored_at(t, path, n_steps)
+                             for t, (path, _) in zip(parts, tables)]).astype(np.int32)
+        # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
+        # files; sorting by (id, variant) interleaves them back as the steps saw them.
+        order = np.lexsort((variant, ids))
+        if any(st.kind == "weight" for st in self.steps):
+            # a weighter replicates kept rows; re-deciding the filters wants each row once
+            key = ids[order] * (int(variant.max(initial=0)) + 1) + variant[order]
+            _, first = np.unique(key, return_index=True)
+            order = order[np.sort(first)]
+        self.n = len(order)
+        self.ids = ids[order]
+        self.variant = variant[order]
+        self.stored_at = at[order]
+        # row i of the page is row order[i] of the files, read where it lies
+        self.file_row = order
+
+        def column(name: str, dtype) -> "pa.ChunkedArray":
+            chunks = [c for t in parts for c in (
+                t.column(name).chunks if name in t.column_names
+                else [pa.nulls(t.num_rows, type=dtype)])]
+            return pa.chunked_array(chunks, type=dtype)
+
+        names = {c for t in parts for c in t.column_names}
+        # text stays in the Arrow arrays as read, in file order (a fraction of the memory of
+        # Python strings, and no copy); cells are unescaped when shown
+        self.text = {name: column(name, pa.string()) for name in sorted(names)
+                     if name in ("src", "tgt", "origin") or name.endswith("_original")}
+        self.weight = column("weight", pa.float64()).to_numpy()[order] \
+            if "weight" in names else np.ones(self.n)
+        self.scores: dict[str, np.ndarray] = {}
+        self.has_score: dict[str, np.ndarray] = {}
+        for name in score_cols:
+            if name not in names:
+                raise RunDataError(f"{tables[0][0]}: no score column {name!r} for the recipe's "
+                                   f"step (is this the run of that recipe?)")
+            col = column(name, pa.float64())
+            self.has_score[name] = col.is_valid().to_numpy()[order]
+            self.scores[name] = col.to_numpy()[order]  # null -> NaN
+        # A column of whole numbers (lengths, dedupe's 0/1) is exact in a TSV cell; others are
+        # rounded to 6 significant digits
+        self.exact = {name: _whole(v) for name, v in self.scores.items()}
+
+    @staticmethod
+    def _stored_at(table, path: Path, n_steps: int) -> np.ndarray:
+        """Per row, the step that rejected it in the stored run (``n_steps``: kept)."""
+        import pyarrow.compute as pc
+
+        if "rejected_by" not in table.column_names:
+            return np.full(table.num_rows, n_steps, dtype=np.int32)
+        enc = pc.dictionary_encode(table.column("rejected_by")).combine_chunks()
+        steps = []
+        for label in enc.dictionary.to_pylist():
+            m = _STEP_LABEL.match(label or "")
+            if not m:
+                raise RunDataError(f"{path}: rejected_by {label!r} names no step")
+            steps.append(int(m.group(1)))
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        return np.asarray(steps, dtype=np.int32)[codes] if steps else codes.astype(np.int32)
+
+    def cell(self, name: str, i: int) -> str:
+        """One text cell as the run wrote it (unescaped)."""
+        return unescape(self.text[name][int(self.file_row[i])].as_py() or "")
+
+    def _edges(self, st: StepInfo) -> np.ndarray:
+        """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
+        v = self.scores[st.column]
+        v = v[np.isfinite(v)]
+        if not len(v):
+            return np.linspace(0.0, 1.0, HIST_BINS + 1)
+        lo, hi = float(v.min()), float(v.max())
+        if len(v) > 200:  # far outliers (a 1 MB line) would squeeze every other bar into one bin
+            lo, hi = (float(x) for x in np.quantile(v, [0.005, 0.995]))
+        for b in (st.keep.min, st.keep.max) if st.keep else ():
+            if b is not None:
+                lo, hi = min(lo, b), max(hi, b)
+        if hi <= lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        return np.linspace(lo, hi, HIST_BINS + 1)
+
+    def _bins(self, st: StepInfo) -> np.ndarray:
+        edges = self.edges[st.index]
+        v = self.scores[st.column]
+        with np.errstate(invalid="ignore"):
+            b = np.floor((v - edges[0]) / (edges[-1] - edges[0]) * HIST_BINS)
+        # outliers go into the edge bins; NaN gets HIST_BINS, one past the last, dropped
+        b = np.where(np.isnan(b), HIST_BINS, np.clip(b, 0, HIST_BINS - 1))
+        return b.astype(np.int16)
+
+    # -- deciding ----------------------------------------------------------------------------
+
+    def scope(self, st: StepInfo) -> np.ndarray:
+        """Rows a filter step decides (``apply_to``)."""
+        if st.apply_to == "originals":
+            return self.variant == 0
+        if st.apply_to == "paraphrases":
+            return self.variant != 0
+        return np.ones(self.n, dtype=bool)
+
+    def words(self, side: str) -> np.ndarray:
+        """Whitespace tokens per row on ``side``, as ``keep.words`` counts them."""
+        if side not in self._words:
+            src = [unescape(t) for t in self.text["src"].to_pylist()]
+            tgt = [unescape(t) for t in self.text["tgt"].to_pylist()]
+            words = np.asarray(count_words(src, tgt, side), dtype=np.int64)
+            self._words[side] = words[self.file_row]
+        return self._words[side]
+
+    def decide(self, overrides: dict[int, KeepSpec] | None = None) -> Decision:
+        """Re-decide every filter step with ``overrides`` (step index -> keep) over stored scores."""
+        t0 = time.perf_counter()
+        overrides = overrides or {}
+        n_steps = len(self.steps)
+        alive = np.ones(self.n, dtype=bool)
+        rejected_at = np.full(self.n, n_steps, dtype=np.int32)
+        unscored = np.zeros(self.n, dtype=bool)
+        entered: dict[int, np.ndarray] = {}
+        keeps: dict[int, KeepSpec] = {}
+        out: list[dict[str, Any]] = []
+        for st in self.steps:
+            m = st.index
+            new = alive & (self.stored_at < m)
+            unscored |= new
+            changed = not np.array_equal(alive, self.stored_at >= m)
+            rows_in = int(alive.sum())
+            entry: dict[str, Any] = {"index": m, "rows_in": rows_in, "unscored": int(new.sum()),
+                                     "changed": changed}
+            if st.kind == "filter":
+                # a score that depends on earlier rows was computed for the rows that reached
+                # the step in the run; other rows before it make it stale
+                entry["stale"] = st.stateful and changed
+                entered[m] = alive.copy()
+                if st.editable:
+                    keep = overrides.get(m, st.keep)
+                    keeps[m] = keep
+                    ok = self._decide_step(st, keep, alive, new)
+                else:
+                    ok = self.stored_at != m
+                drop = alive & ~ok
+                rejected_at[drop] = m
+                alive &= ok
+                entry["rows_out"] = int(alive.sum())
+                entry["rejected"] = int(drop.sum())
+            else:
+                entry["rows_out"] = None if changed else st.stored.get("rows_out")
+            out.append(entry)
+        return Decision(keeps, rejected_at, unscored, entered, out, int(alive.sum()),
+                        time.perf_counter() - t0)
+
+    def as_run(self) -> Decision:
+        """The decisions the run made, read from where each row was rejected (no re-deciding:
+        exact for a sample of the rows too); counts are the manifest's."""
+        n_steps = len(self.steps)
+        entered = {st.index: self.stored_at >= st.index for st in self.steps
+                   if st.kind == "filter"}
+        out = []
+        for st in self.steps:
+            rin, rout = st.stored.get("rows_in"), st.stored.get("rows_out")
+            rejected = rin - rout if st.kind == "filter" and rin is not None and rout is not None \
+                else None
+            out.append({"index": st.index, "rows_in": rin, "rows_out": rout, "rejected": rejected,
+                        "unscored": 0, "changed": False})
+        kept = (self.manifest.get("output") or {}).get("rows")
+        at = np.where(self.stored_at >= n_steps, n_steps, self.stored_at).astype(np.int32)
+        return Decision({}, at, np.zeros(self.n, dtype=bool), entered, out,
+                        int(kept if kept is not None else (at == n_steps).sum()), 0.0)
+
+    def _decide_step(self, st: StepInfo, keep: KeepSpec, alive: np.ndarray,
+                     new: np.ndarray) -> np.ndarray:
+        """Which rows pass one filter step: min/max, then top/words over the survivors."""
+        vals = self.scores[st.column]
+        known = self.scope(st) & ~new
+        ok = ~known | within_bounds(keep, vals)
+        if keep.is_global:
+            pool = np.flatnonzero(alive & ok)
+            # as in the runner, rows outside the scope enter the selection as +inf (always kept);
+            # unscored rows cannot be ranked and are treated the same way
+            arr = np.where(known, vals, np.inf)[pool]
+            words = self.words(keep.words_side)[pool] if keep.words is not None else None
+            sel = select_global(keep, arr, words)
+            ok = ok.copy()
+            ok[pool] = sel
+        return ok
+
+    # -- what the page shows -----------------------------------------------------------------
+
+    def step(self, index: int) -> StepInfo:
+        """The step at ``index`` (a clear error for a wrong one)."""
+        if not 0 <= index < len(self.steps):
+            raise RunDataError(f"no step {index}; the recipe has {len(self.steps)} steps")
+        return self.steps[index]
+
+    def histogram(self, dec: Decision, st: StepInfo) -> dict[str, Any]:
+        """Counts per bin of the scores reaching a filter step, kept and rejected apart."""
+        edges = self.edges[st.index]
+        reach = dec.entered[st.index] & self.scope(st) & self.has_score[st.column]
+        v = self.scores[st.column]
+        bins = self.bins[st.index]
+        rej = dec.rejected_at == st.index
+        kept_counts = np.bincount(bins[reach & ~rej], minlength=HIST_BINS + 1)[:HIST_BINS]
+        rej_counts = np.bincount(bins[reach & rej], minlength=HIST_BINS + 1)[:HIST_BINS]
+        finite = ~np.isnan(v)
+        keep = dec.keeps.get(st.index, st.keep)
+        near = np.zeros(self.n, dtype=bool)
+        if keep is not None:
+            for b in (keep.min, keep.max):
+                if b is not None:
+                    if self.exact[st.column]:
+                        continue
+                    # half a unit in the 6th digit is at most 5e-6 |v|: look closer only there
+                    close = np.flatnonzero(reach & (np.abs(v - b) <= 5e-6 * np.abs(v)))
+                    near[close] = np.abs(v[close] - b) <= _half_last_digit(v[close])
+        cutoff = None
+        if keep is not None and keep.is_global:
+            # the worst score the top/words selection kept: where the selection cut
+            sel = v[reach & ~rej & np.isfinite(v)]
+            if len(sel):
+                cutoff = float(sel.min() if keep.order == "highest" else sel.max())
+        return {"edges": edges.tolist(), "kept": kept_counts.tolist(), "cutoff": cutoff,
+                "rejected": rej_counts.tolist(), "nan": int((reach & ~finite).sum()),
+                "near_bound": int(near.sum())}
+
+    def summary(self, dec: Decision) -> dict[str, Any]:
+        """The page's JSON for one decision: funnel, counts and histograms."""
+        hists = {str(st.index): self.histogram(dec, st) for st in self.steps
+                 if st.kind == "filter"}
+        return {"rows": self.n, "kept": dec.kept, "unscored": int(dec.unscored.sum()),
+                "steps": dec.steps, "histograms": hists, "ms": round(dec.seconds * 1000, 2),
+                "keep": {str(k): v.model_dump(exclude_none=True) for k, v in dec.keeps.items()}}
+
+    def rows(self, dec: Decision, index: int, side: str, query: str = "", offset: int = 0,
+             limit: int = 20) -> dict[str, Any]:
+        """A page of the rows one filter step keeps or rejects, nearest the bound first."""
+        st = self.step(index)
+        if st.kind != "filter":
+            raise RunDataError(f"steps[{index}] is a {st.kind} step, not a filter")
+        if side == "kept":
+            mask = dec.entered[index] & (dec.rejected_at != index)
+        elif side == "rejected":
+            mask = dec.rejected_at == index
+        else:
+            raise RunDataError(f"side must be kept or rejected, not {side!r}")
+        idx = np.flatnonzero(mask)
+        if query:
+            idx = self._search(idx, query)
+        total = len(idx)
+        v = self.scores[st.column]
+        keep = dec.keeps.get(index, st.keep)
+        bounds = [b for b in (keep.min, keep.max) if b is not None] if keep else []
+        if keep is not None and keep.is_global:
+            kept_scores = v[dec.entered[index] & (dec.rejected_at != index) & np.isfinite(v)]
+            if len(kept_scores):
+                bounds.append(float(kept_scores.min() if keep.order == "highest"
+                                    else kept_scores.max()))
+        if bounds and len(idx):
+            sv = v[idx]
+            dist = np.min(np.abs(sv[:, None] - np.asarray(bounds)[None, :]), axis=1)
+            dist = np.where(np.isnan(dist), np.inf, dist)
+            k = offset + limit
+            if k < len(idx):
+                # only the first k of a stable sort: everything up to the k-th distance, ties
+                # included, in stream order, then sorted
+                kth = dist[np.argpartition(dist, k - 1)[k - 1]]
+                near = np.flatnonzero(dist <= kth)
+                idx = idx[near[np.argsort(dist[near], kind="stable")]]
+            else:
+                idx = idx[np.argsort(dist, kind="stable")]
+        page = idx[offset:offset + limit]
+        return {"total": total, "offset": offset, "rows": [self._row(i, dec, st) for i in page]}
+
+    def _search(self, idx: np.ndarray, query: str) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        if "search" not in self._lower or self._lower["search"][0] != query:
+            hit = np.zeros(len(self.text["src"]), dtype=bool)  # in file order
+            for side in ("src", "tgt"):
+                hit |= pc.match_substring(self.text[side], query, ignore_case=True).to_numpy(
+                    zero_copy_only=False)
+            self._lower["search"] = (query, hit[self.file_row])
+        return idx[self._lower["search"][1][idx]]
+
+    def _row(self, i: int, dec: Decision, st: StepInfo | None) -> dict[str, Any]:
+        at = int(dec.rejected_at[i])
+        return {"id": int(self.ids[i]), "variant": int(self.variant[i]),
+                "src": self.cell("src", i), "tgt": self.cell("tgt", i),
+                "score": _json_float(self.scores[st.column][i]) if st and st.column in self.scores
+                else None,
+                "rejected_by": self.steps[at].label if at < len(self.steps) else None,
+                "unscored": bool(dec.unscored[i]), "weight": _json_float(self.weight[i])}
+
+    def groups(self, dec: Decision, index: int, query: str = "", offset: int = 0,
+               limit: int = 10) -> dict[str, Any]:
+        """Originals next to the candidates a paraphrase step made, with scores and weights."""
+        st = self.step(index)
+        if st.kind != "paraphrase":
+            raise RunDataError(f"steps[{index}] is a {st.kind} step, not a paraphrase step")
+        if index not in self._made:
+            import pyarrow.compute as pc
+
+            origin = self.text["origin"]
+            made = pc.or_(pc.equal(origin, st.component),
+                          pc.starts_with(origin, st.component + ":")).to_numpy(
+                              zero_copy_only=False)[self.file_row]
+            self._made[index] = np.unique(self.ids[made])
+        gids = self._made[index]
+        if query:
+            hit = self._search(np.flatnonzero(np.isin(self.ids, gids)), query)
+            gids = np.unique(self.ids[hit])
+        total = len(gids)
+        orig_col = f"{st.side}_original"
+        out = []
+        for g in gids[offset:offset + limit]:
+            members = np.flatnonzero(self.ids == g)
+            first = members[0]
+            original = self.cell(orig_col if orig_col in self.text else st.side, first)
+            rows = []
+            for i in members:
+                r = self._row(int(i), dec, None)
+                r["score"] = _json_float(self.scores[st.column][i]) if st.column in self.scores \
+                    else None
+                r["origin"] = self.cell("origin", i)
+                rows.append(r)
+            out.append({"id": int(g), "original": original, "side": st.side, "rows": rows})
+        return {"total": total, "offset": offset, "groups": out}
+
+    def evaluation_plots(self) -> dict[str, list[dict[str, Any]]]:
+        """Per evaluator, a histogram of each per-item statistic of its report (``items`` in
+        ``reports/<name>.json``: sentence lengths, repetition, per-segment scores)."""
+        if self._plots is not None:
+            return self._plots
+        self._plots = {}
+        if self.run_dir is None:
+            return self._plots
+        reports = (self.run_dir / "reports").resolve()
+        for name in (self.manifest.get("evaluations") or {}):
+            path = (reports / f"{name}.json").resolve()
+            if path.parent != reports or not path.is_file():
+                continue
+            try:
+                items = json.loads(path.read_text(encoding="utf-8")).get("items") or {}
+            except (ValueError, UnicodeDecodeError, AttributeError):
+                continue
+            plots = []
+            for key, values in items.items():
+                try:
+                    v = np.asarray(values, dtype=np.float64)
+                except (TypeError, ValueError):
+                    continue  # not numbers
+                v = v[np.isfinite(v)] if v.ndim == 1 else np.zeros(0)
+                if len(v) < 2 or v.min() == v.max():
+                    continue
+                counts, edges = np.histogram(v, bins=30)
+                plots.append({"key": key, "edges": edges.tolist(), "counts": counts.tolist(),
+                              "n": int(len(v)), "mean": float(v.mean())})
+            if plots:
+                self._plots[name] = plots
+        return self._plots
+
+    def overview(self) -> dict[str, Any]:
+        """What the page shows once: the recipe, the manifest, the steps, the evaluations."""
+        m = self.manifest
+        return {"run_dir": str(self.run_dir) if self.run_dir else None,
+                "recipe_name": self.recipe.name, "recipe": self.recipe_text,
+                "signature": m.get("signature", ""), "manifest": m,
+                "input_rows": (m.get("input") or {}).get("rows"),
+                "output_rows": (m.get("output") or {}).get("rows"), "rows": self.n,
+                "steps": [st.to_dict() for st in self.steps],
+                "evaluations": m.get("evaluations") or {},
+                "evaluation_plots": self.evaluation_plots(), "warnings": self.warnings,
+                "seconds": m.get("seconds")}
+
+    # -- export ------------------------------------------------------------------------------
+
+    def export_recipe(self, keeps: dict[int, KeepSpec], path: Path) -> Path:
+        """Write the run's recipe with ``keeps`` as its filter bounds; validated before writing."""
+        import yaml
+
+        data = yaml.safe_load(self.recipe_text)
+        for index, keep in keeps.items():
+            st = self.step(index)
+            if st.kind != "filter" or not st.editable:
+                raise RunDataError(f"steps[{index}] has no bounds to change")
+            data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
+        out = data.get("output") or {}
+        # beside the run shown (``run -o DIR`` is not in the filled recipe), never over it
+        base = (self.manifest.get("output") or {}).get("dir") or out.get("dir") \
+            or "runs/" + self.recipe.name
+        out["dir"] = f"{base.rstrip('/')}-{path.stem}"
+        data["output"] = out
+        text = (f"# {self.recipe.name} with thresholds chosen in bitextforge serve "
+                f"({time.strftime('%Y-%m-%d %H:%M')})\n" + dump_yaml(data))
+        parse_recipe(text, str(path))  # a saved recipe is valid, or nothing is written
+        return write_atomic(path, text)
+
+
+def _read_table(path: Path, score_cols: set[str], fraction: float | None = None, rng=None):
+    """One TSV table of a run as a pyarrow Table: scores as float64 (an empty cell is null, ``nan``
+    is NaN), text as strings kept escaped, ids as integers. A row with the wrong number of fields
+    is an error naming the file and line. With ``fraction`` the file is streamed and only a random
+    share of its rows is kept, so memory stays bounded."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+    if "id" not in header or "src" not in header or "tgt" not in header:
+        raise RunDataError(f"{path}: not a bitextforge table (no id/src/tgt header)")
+    types = {c: pa.string() for c in header}
+    types.update({c: pa.float64() for c in header if c in score_cols or c == "weight"})
+    types.update({c: pa.int64() for c in ("id", "variant") if c in header})
+    bad: list = []
+
+    def invalid(row) -> str:
+        bad.append(row)
+        return "skip"
+
+    options = dict(
+        read_options=pacsv.ReadOptions(use_threads=False,
+                                       block_size=(1 << 24) if fraction is None else (1 << 20)),
+        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
+                                         escape_char=False, invalid_row_handler=invalid),
+        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
+                                             strings_can_be_null=False))
+    try:
+        if fraction is None:
+            table = pacsv.read_csv(path, **options)
+        else:
+            reader = pacsv.open_csv(path, **options)
+            batches = [b.filter(pa.array(rng.random(b.num_rows) < fraction)) for b in reader]
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise RunDataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
+    if bad:
+        row = bad[0]
+        raise RunDataError(f"{path}:{row.number}: {row.actual_columns} fields, expected "
+                           f"{row.expected_columns} (is the run still being written?)")
+    return table
+
+
+def _whole(v: np.ndarray) -> bool:
+    f = v[np.isfinite(v)]
+    return bool(np.all((f == np.round(f)) & (np.abs(f) < 1e5)))
+
+
+def _half_last_digit(v: np.ndarray) -> np.ndarray:
+    """Half a unit in the 6th significant digit of each score: the rounding of a TSV cell."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.floor(np.log10(np.abs(v)))
+    mag = np.where(np.isfinite(mag), mag, -300)
+    return 0.5 * np.power(10.0, mag - 5)
+
+
+def _json_float(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _stateful(name: str) -> bool:
+    from ..registry import get_registry
+
+    return bool(getattr(get_registry().get("filter", name), "stateful", False))
+
+
+def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
+    stored = {s.get("index"): s for s in manifest.get("steps", [])}
+    infos = []
+    weighted = False
+    for i, step in enumerate(recipe.steps):
+        if isinstance(step, FilterStep):
+            st = StepInfo(i, "filter", step.filter, score_column(step), step.keep, step.apply_to,
+                          editable=not weighted, stateful=_stateful(step.filter))
+        elif isinstance(step, ParaphraseStep):
+            st = StepInfo(i, "paraphrase", step.paraphrase, score_column(step), side=step.side)
+        elif isinstance(step, WeightStep):
+            weighted = True
+            st = StepInfo(i, "weight", step.weight)
+        else:
+            st = StepInfo(i, "split", step.split)
+        st.stored = stored.get(i, {})
+        infos.append(st)
+    return infos
+
+
+def load_run(run_dir: str | Path, max_rows: int | None = None) -> RunData:
+    """Open a finished run directory, or say clearly why it cannot be shown. With ``max_rows``, a
+    run with more rows is read as a seeded random sample of about that many (the static report)."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise RunDataError(f"{d}: no such run directory")
+    if (d / ".shards").exists():
+        raise RunDataError(f"{d}: the run is unfinished (being written, or killed: rerun "
+                           f"`bitextforge run` to finish it)")
+    mf = d / "manifest.json"
+    if not mf.exists():
+        raise RunDataError(f"{d}: no manifest.json: not a finished bitextforge run (still being "
+                           f"written?)")
+    try:
+        manifest = json.loads(mf.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunDataError(f"{mf}: unreadable manifest ({exc})") from None
+    missing = [k for k in ("bitextforge", "steps", "output") if k not in manifest]
+    if missing:
+        raise RunDataError(f"{mf}: no {', '.join(missing)}: written by an older or different "
+                           f"version; rerun the recipe with bitextforge {__version__}")
+    filled = d / "recipe.filled.yaml"
+    if not filled.exists():
+        raise RunDataError(f"{d}: no recipe.filled.yaml; rerun the recipe")
+    text = filled.read_text(encoding="utf-8")
+    recipe = parse_recipe(text, str(filled))
+    tables = []
+    if not (d / "corpus.tsv").exists():
+        raise RunDataError(f"{d}: no corpus.tsv (the recipe's output.formats must include tsv)")
+    tables.append((d / "corpus.tsv", "corpus"))
+    if any(isinstance(s, FilterStep) for s in recipe.steps):
+        if not (d / "rejected.tsv").exists():
+            raise RunDataError(f"{d}: no rejected.tsv (the recipe set output.write_rejected: "
+                               f"false); rerun with it on to re-decide thresholds")
+        tables.append((d / "rejected.tsv", "rejected"))
+    total = manifest["output"].get("rows", 0) + manifest["output"].get("rejected", 0)
+    fraction = max_rows / total if max_rows and total > max_rows else None
+    data = RunData(recipe, text, manifest, tables, d, fraction)
+    if manifest.get("bitextforge") != __version__:
+        data.warnings.append(f"written by bitextforge {manifest.get('bitextforge')}; this is "
+                             f"{__version__}")
+    if fraction is None and data.n != total and not any(st.kind in ("weight", "paraphrase", "split") for st in data.steps):
+        raise RunDataError(f"{d}: corpus.tsv and rejected.tsv hold {data.n} rows, the manifest "
+                           f"says {manifest['output'].get('rows')} + "
+                           f"{manifest['output'].get('rejected')} (files changed after the run?)")
+    return data
+
+
+def load_scores(recipe_path: str | Path, scores_tsv: str | Path) -> RunData:
+    """Open a scores TSV written by ``bitextforge score RECIPE -o FILE``: every row, every score."""
+    recipe = load_recipe(recipe_path)
+    p = Path(scores_tsv)
+    if not p.is_file():
+        raise RunDataError(f"{p}: no such scores file (write it with bitextforge score "
+                           f"{recipe_path} -o {p})")
+    text = dump_yaml(recipe.filled())
+    manifest = {"bitextforge": __version__, "signature": recipe.signature(__version__),
+                "recipe": recipe.name, "recipe_file": str(recipe_path), "scores_file": str(p),
+                "steps": [], "output": {}}
+    return RunData(recipe, text, manifest, [(p, "scores")], None)

@@ -1,0 +1,337 @@
+"""``bitextforge serve``: re-deciding stored scores matches ``bitextforge run`` row for row, a saved
+recipe reruns from the score cache to exactly the rows the page showed, and bad requests get 4xx
+answers without a traceback."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from test_run import echo_plugin, recipe_text  # noqa: F401 (a fixture)
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+from bitextforge.recipe import KeepSpec, load_recipe, parse_recipe  # noqa: E402
+from bitextforge.run import run_recipe  # noqa: E402
+from bitextforge.serve.data import RunDataError, load_run, load_scores  # noqa: E402
+
+QUICKSTART = ROOT / "recipes" / "quickstart.yaml"
+# the quick start with its two costlier filters caching scores
+CACHED = ["steps[3].cache=true", "steps[4].cache=true"]
+
+
+def quickstart_run(out: Path, extra: list[str] = ()) -> dict:
+    """Run the shipped quick-start recipe into ``out`` (from the repository root, as its paths are)."""
+    recipe = load_recipe(QUICKSTART, [*CACHED, f"output.dir={out}", *extra])
+    res = run_recipe(recipe, progress=False)
+    return res.manifest
+
+
+def tsv_rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def kept_keys(run_dir: Path) -> list[tuple[int, int]]:
+    return [(int(r["id"]), int(r["variant"])) for r in tsv_rows(run_dir / "corpus.tsv")]
+
+
+def page_keys(data, dec) -> list[tuple[int, int]]:
+    kept = dec.rejected_at == len(data.steps)
+    return list(zip(data.ids[kept].tolist(), data.variant[kept].tolist()))
+
+
+@pytest.fixture
+def in_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_redecided_bounds_match_a_rerun_from_the_score_cache(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    as_run = data.decide()
+    assert page_keys(data, as_run) == kept_keys(tmp_path / "run")
+    assert [s["rows_out"] for s in as_run.steps] == [310, 303, 300, 290, 274]
+
+    keeps = {3: KeepSpec(max=1.5), 4: KeepSpec(min=0.2)}  # both tighter: every row stays decidable
+    dec = data.decide(keeps)
+    assert dec.unscored.sum() == 0
+    assert dec.steps[3]["rows_out"] < 290 and dec.steps[4]["changed"]
+    saved = data.export_recipe(keeps, tmp_path / "tight.yaml")
+    recipe = load_recipe(saved)  # the project's own loader accepts it
+    assert recipe.steps[3].keep.max == 1.5 and recipe.steps[4].keep.min == 0.2
+    assert recipe.output.dir == f"{tmp_path / 'run'}-tight"
+    res = run_recipe(recipe, progress=False)
+    assert kept_keys(res.output_dir) == page_keys(data, dec)
+    rejected = {(int(r["id"]), int(r["variant"])): r["rejected_by"]
+                for r in tsv_rows(res.output_dir / "rejected.tsv")}
+    shown = {k: data.steps[at].label for k, at in zip(zip(data.ids.tolist(), data.variant.tolist()),
+                                                       dec.rejected_at.tolist())
+             if at < len(data.steps)}
+    assert rejected == shown
+    for i in (3, 4):  # no model time: every score of the cached steps came from the cache
+        cache = res.manifest["steps"][i]["info"]["score_cache"]
+        assert cache["computed"] == 0 and cache["hits"] == res.manifest["steps"][i]["rows_in"]
+
+
+def test_top_and_words_match_the_runner(pair_files, tmp_path):
+    src = [" ".join(["w"] * (1 + (i * 7) % 13)) for i in range(40)]
+    tgt = [" ".join(["v"] * (1 + (i * 5) % 11)) for i in range(40)]
+    s, t = pair_files(src, tgt)
+
+    def recipe(out, keep):
+        return parse_recipe(
+            f"name: t\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'}}\n"
+            f"steps:\n  - filter: length.v1\n    with: {{side: src}}\n    keep: {{min: 2}}\n"
+            f"  - filter: length_ratio.v1\n    keep: {keep}\n", "r.yaml")
+
+    run_recipe(recipe(tmp_path / "base", "{max: 100}"), progress=False)
+    data = load_run(tmp_path / "base")
+    for keep in ("{top: 0.3}", "{top: 7, order: lowest}", "{words: 60}",
+                 "{words: 45, words_side: both, order: lowest}", "{max: 2.0, top: 0.5}"):
+        out = tmp_path / f"k{abs(hash(keep))}"
+        run_recipe(recipe(out, keep), progress=False)
+        spec = recipe(out, keep).steps[1].keep
+        dec = data.decide({1: spec})
+        assert page_keys(data, dec) == kept_keys(out), keep
+        kept_ratio = [float(r["length_ratio"]) for r in tsv_rows(out / "corpus.tsv")]
+        cut = data.histogram(dec, data.steps[1])["cutoff"]  # drawn where the selection cut
+        assert cut == pytest.approx(max(kept_ratio) if spec.order == "lowest" else min(kept_ratio),
+                                    rel=1e-5)
+
+
+def test_loosening_an_early_step_counts_unscored_rows(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    dec = data.decide({1: KeepSpec(min=0)})  # empty sides now reach steps 2-4, never scored there
+    assert dec.steps[2]["unscored"] == 7 and dec.unscored.sum() == 7
+    assert data.summary(dec)["unscored"] == 7
+
+
+def test_rows_within_rounding_of_a_bound_are_counted(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    ratio = data.scores["length_ratio"]
+    on_bound = int((ratio == 1.5).sum())
+    assert on_bound > 0  # a stored 1.5 may be 1.4999996 or 1.5000004 before rounding
+    dec = data.decide({3: KeepSpec(max=1.5)})
+    assert data.histogram(dec, data.steps[3])["near_bound"] == on_bound
+    assert data.histogram(dec, data.steps[0])["near_bound"] == 0  # dedupe's 0/1 are exact
+    dec = data.decide({3: KeepSpec(max=1.5 + 1e-4)})
+    assert data.histogram(dec, data.steps[3])["near_bound"] == 0
+
+
+def test_scores_file_decides_every_row(in_root, tmp_path):
+    scores = tmp_path / "scores.tsv"
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "score", str(QUICKSTART), "-q",
+                          "-o", str(scores)], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    data = load_scores(QUICKSTART, scores)
+    keeps = {1: KeepSpec(min=0), 3: KeepSpec(max=3.0)}  # looser than the recipe
+    dec = data.decide(keeps)
+    assert dec.unscored.sum() == 0
+    quickstart_run(tmp_path / "loose", ["steps[1].keep.min=0", "steps[3].keep.max=3.0"])
+    assert page_keys(data, dec) == kept_keys(tmp_path / "loose")
+
+
+def test_incomplete_or_foreign_run_directories_are_refused(in_root, tmp_path):
+    with pytest.raises(RunDataError, match="no such run directory"):
+        load_run(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunDataError, match="no manifest.json"):
+        load_run(tmp_path / "empty")
+    quickstart_run(tmp_path / "run")
+    (tmp_path / "run" / ".shards").mkdir()
+    with pytest.raises(RunDataError, match="unfinished"):
+        load_run(tmp_path / "run")
+    (tmp_path / "run" / ".shards").rmdir()
+    mf = tmp_path / "run" / "manifest.json"
+    m = json.loads(mf.read_text())
+    old = {k: v for k, v in m.items() if k != "steps"}
+    mf.write_text(json.dumps(old))
+    with pytest.raises(RunDataError, match="older or different version"):
+        load_run(tmp_path / "run")
+    mf.write_text(json.dumps(m))
+    with open(tmp_path / "run" / "rejected.tsv", "a", encoding="utf-8") as fh:
+        fh.write("999\t0\tinput\thalf a line\n")
+    with pytest.raises(RunDataError, match=r"rejected.tsv:\d+: 4 fields"):
+        load_run(tmp_path / "run")
+
+
+def test_bad_requests_get_4xx_without_traceback(in_root, tmp_path):
+    from starlette.testclient import TestClient
+
+    from bitextforge.serve.app import create_app
+
+    quickstart_run(tmp_path / "run")
+    save = tmp_path / "saved"
+    save.mkdir()
+    client = TestClient(create_app(load_run(tmp_path / "run"), save), raise_server_exceptions=False)
+    ok = client.get("/api/decide", params={"keep": json.dumps({"3": {"max": 1.5}})})
+    assert ok.status_code == 200 and ok.json()["steps"][3]["rows_out"] == 271
+    bad = [
+        ("/api/decide", {"keep": "{not json"}),
+        ("/api/decide", {"keep": json.dumps({"3": {"max": "high"}})}),
+        ("/api/decide", {"keep": json.dumps({"3": {"min": 2, "max": 1}})}),
+        ("/api/decide", {"keep": json.dumps({"3": {"maxx": 1}})}),
+        ("/api/decide", {"keep": json.dumps({"9": {"max": 1}})}),
+        ("/api/decide", {"keep": json.dumps({"3": {"top": -1}})}),
+        ("/api/decide", {"keep": json.dumps([1, 2])}),
+        ("/api/rows", {"step": "3", "limit": "100000000"}),
+        ("/api/rows", {"step": "3", "offset": "-5"}),
+        ("/api/rows", {"step": "x"}),
+        ("/api/rows", {"step": "3", "side": "both"}),
+        ("/api/groups", {"step": "3"}),
+        ("/static/..%2F..%2Fdata.py", {}),
+        ("/static/../app.py", {}),
+        ("/../../etc/passwd", {}),
+    ]
+    for path, params in bad:
+        r = client.get(path, params=params)
+        assert 400 <= r.status_code < 500, (path, params, r.status_code, r.text)
+        assert "Traceback" not in r.text and 'File "' not in r.text
+    for body in ({"name": "../escape.yaml"}, {"name": "/tmp/abs.yaml"}, {"name": "x.txt"},
+                 {"name": "a/b.yaml"}, {"name": "ok.yaml", "keep": {"3": {"max": "x"}}}, [1]):
+        r = client.post("/api/export", json=body)
+        assert 400 <= r.status_code < 500, (body, r.text)
+    r = client.post("/api/export", content=b"{broken")
+    assert r.status_code == 400
+    assert sorted(p.name for p in save.iterdir()) == []  # nothing written by a refused request
+    assert not (tmp_path / "escape.yaml").exists()
+    r = client.post("/api/export", json={"name": "ok.yaml", "keep": {"3": {"max": 1.5}}})
+    assert r.status_code == 200 and Path(r.json()["path"]) == save / "ok.yaml"
+    assert load_recipe(save / "ok.yaml").steps[3].keep.max == 1.5
+    ro = TestClient(create_app(load_run(tmp_path / "run"), None), raise_server_exceptions=False)
+    assert ro.post("/api/export", json={"name": "ok.yaml"}).status_code == 403
+
+
+def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
+    import urllib.request
+
+    quickstart_run(tmp_path / "run")
+    for host, warned in (("127.0.0.1", False), ("0.0.0.0", True)):
+        proc = subprocess.Popen([sys.executable, "-m", "bitextforge.cli", "serve",
+                                 str(tmp_path / "run"), "--port", "0", "--host", host,
+                                 "--no-save"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=ROOT)
+        try:
+            line = proc.stdout.readline()
+            assert "http://" in line, line + proc.stderr.read()
+            url = line.split("at ", 1)[1].split()[0].replace("0.0.0.0", "127.0.0.1")
+            with urllib.request.urlopen(url + "api/run", timeout=30) as resp:
+                assert json.load(resp)["recipe_name"] == "quickstart"
+            with urllib.request.urlopen(url + "static/plotly.min.js", timeout=30) as resp:
+                assert len(resp.read()) > 1_000_000  # plotly.js from the wheel, no CDN
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=30)
+        assert ("not loopback" in err) == warned, err
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "serve", str(tmp_path / "none")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2 and res.stderr.startswith("bitextforge: error: ")
+    assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path, monkeypatch):
+    quickstart_run(tmp_path / "run")
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "<style>" in page  # self-contained, read-only
+    assert "steps[3]:length_ratio.v1" in page and "kept 290" in page and "rejected 10" in page
+    assert page.count("<svg", 0, page.index("Evaluators")) == 5 and "max 2" in page  # per filter
+    rejected = {r["id"]: r for r in tsv_rows(tmp_path / "run" / "rejected.tsv")}
+    first = next(r for r in rejected.values() if r["rejected_by"].startswith("steps[4]"))
+    assert f"<td class='text'><div class='clip'>{first['src']}</div></td>" in page or \
+        "rejected: 8 of 16 rows" in page
+    assert "corpus_stats.v1" in page and "src.length_mean" in page  # evaluator numbers as a table
+    assert "src.length (n 274," in page and page.count("<svg") == 9  # + 4 plots of its items
+    plots = load_run(tmp_path / "run").evaluation_plots()["corpus_stats.v1"]
+    lengths = next(p for p in plots if p["key"] == "tgt.length")
+    assert sum(lengths["counts"]) == 274  # one count per kept sentence
+    import bitextforge.report as report
+
+    monkeypatch.setattr(report, "MAX_ROWS", 100)  # a big run: the report reads a sample
+    assert report.write_report(tmp_path / "run") == ""
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "random sample of" in page and "kept 290" in page and "rejected 10" in page
+    shown = sum(int(n) for n in re.findall(r"<title>(\d+) (?:kept|rejected)</title>",
+                                           page.split("id='step-0'")[1].split("id='step-1'")[0]))
+    assert 60 <= shown <= 140  # histogram of about 100 sampled rows, not of all 320
+    res = run_recipe(load_recipe(QUICKSTART, [f"output.dir={tmp_path / 'plain'}",
+                                              "output.formats=[plain]", "evaluate=[]"]),
+                     progress=False)
+    assert not (tmp_path / "plain" / "report.html").exists()
+    assert "no corpus.tsv" in res.reports["score_report"]
+
+
+def test_paraphrase_groups_and_weights(echo_plugin, pair_files, tmp_path):
+    s, t = pair_files(["eins", "zwei"], ["one", "two"])
+    steps = ("  - paraphrase: echo_test.v1\n    side: tgt\n"
+             "  - filter: length.v1\n    with: {unit: chars, side: tgt}\n    keep: {max: 4}\n"
+             "    apply_to: paraphrases\n  - weight: distributed.v1\n    with: {n: 3}\n")
+    out = tmp_path / "p"
+    run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"), progress=False)
+    data = load_run(out)
+    assert data.n == 6  # replicated rows of the weighter counted once
+    dec = data.decide()
+    assert [st["rows_out"] for st in dec.steps] == [6, 4, 8]
+    g = data.groups(dec, 0)
+    assert g["total"] == 2 and g["groups"][0]["original"] == "one"
+    shown = [(r["variant"], r["tgt"], r["score"], r["rejected_by"]) for r in g["groups"][0]["rows"]]
+    assert shown == [(0, "one", None, None), (1, "eno", -0.1, None),
+                     (2, "one !", -0.7, "steps[1]:length.v1")]
+    loose = data.decide({1: KeepSpec(max=5)})  # "one !" / "two !" now reach the weighter unseen
+    assert loose.steps[1]["rows_out"] == 6 and loose.steps[2]["rows_out"] is None
+    assert loose.steps[2]["unscored"] == 2
+    assert data.groups(dec, 0, query="zwei")["total"] == 1
+
+
+def test_stale_scores_of_a_filter_that_remembers_rows(pair_files, tmp_path):
+    s, t = pair_files(["ein Hund", "ein Hund", "Katze"], ["a dog", "a dog", "cat"])
+    body = (f"name: t\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{tmp_path / 'r'}'}}\n"
+            "steps:\n  - filter: length.v1\n    keep: {min: 1}\n  - filter: dedupe.v1\n")
+    run_recipe(parse_recipe(body, "r.yaml"), progress=False)
+    data = load_run(tmp_path / "r")
+    assert data.steps[1].stateful and not data.steps[0].stateful
+    assert not data.decide().steps[1]["stale"]
+    dec = data.decide({0: KeepSpec(max=1)})  # removes the first "ein Hund": the second is now first
+    assert dec.steps[1]["stale"]
+
+
+def test_run_without_rejected_rows_or_from_another_version(in_root, tmp_path):
+    quickstart_run(tmp_path / "run")
+    mf = tmp_path / "run" / "manifest.json"
+    m = json.loads(mf.read_text())
+    mf.write_text(json.dumps({**m, "bitextforge": "0.0.9"}))
+    assert load_run(tmp_path / "run").warnings == ["written by bitextforge 0.0.9; this is 0.1.0"]
+    (tmp_path / "run" / "rejected.tsv").unlink()
+    with pytest.raises(RunDataError, match="no rejected.tsv"):
+        load_run(tmp_path / "run")
+
+
+def test_sample_pages_are_the_rows_nearest_the_bound(in_root, tmp_path):
+    import numpy as np
+
+    quickstart_run(tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    dec = data.decide({4: KeepSpec(min=0.3)})
+    for side in ("kept", "rejected"):
+        got, offset = [], 0
+        while True:
+            page = data.rows(dec, 4, side, offset=offset, limit=7)
+            got += [(r["id"], r["variant"]) for r in page["rows"]]
+            offset += 7
+            if offset >= page["total"]:
+                break
+        mask = dec.entered[4] & ((dec.rejected_at != 4) if side == "kept" else (dec.rejected_at == 4))
+        idx = np.flatnonzero(mask)
+        order = idx[np.argsort(np.abs(data.scores["language_id"][idx] - 0.3), kind="stable")]
+        assert got == list(zip(data.ids[order].tolist(), data.variant[order].tolist()))
+        assert len(got) == page["total"] == mask.sum()

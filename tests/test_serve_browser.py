@@ -1,0 +1,156 @@
+"""The page of ``bitextforge serve`` in a real headless Chromium: a run of the shipped quick-start
+data is loaded, a threshold is typed and another dragged, the counts and sample rows shown are
+checked against ``bitextforge run`` with the same bounds, the recipe is saved from the page and
+rerun. Screenshots of each step go to ``tests/screenshots/`` (not committed).
+
+Needs Debian's ``chromium`` (``apt-get install chromium``) and Playwright's Python client
+(``pip install playwright``; never ``playwright install``): skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "tests" / "screenshots"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def tsv_rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="needs Playwright's Python client (pip install playwright)")
+    pytest.importorskip("starlette", reason="needs the serve extra (pip install '.[serve]')")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    run = tmp_path / "run"
+    res = cli("run", ROOT / "recipes" / "quickstart.yaml", "-q", "-o", run,
+              "--set", "steps[3].cache=true", "--set", "steps[4].cache=true")
+    assert res.returncode == 0, res.stderr
+    save = tmp_path / "saved"
+    save.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "bitextforge.cli", "serve", str(run), "--port",
+                             "0", "--save-dir", str(save)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    line = proc.stdout.readline()
+    if "http://" not in line:
+        proc.kill()
+        pytest.fail(f"serve did not start: {line}{proc.stderr.read()}")
+    try:
+        yield line.split(" at ", 1)[1].split()[0], run, save
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_move_thresholds_in_the_page_then_save_and_rerun(browser, server, tmp_path):
+    url, run, save = server
+    SHOTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.screenshot(path=SHOTS / "1-loaded.png", full_page=True)
+    counts = page.locator("#counts-3")
+    assert (counts.get_attribute("data-in"), counts.get_attribute("data-kept")) == ("300", "290")
+
+    # type a bound: length_ratio max 2.0 -> 1.5
+    page.fill("#max-3", "1.5")
+    page.press("#max-3", "Enter")
+    page.wait_for_function("document.querySelector('#counts-3').dataset.kept !== '290'")
+    page.locator("#step-3").screenshot(path=SHOTS / "2-typed-max.png")
+
+    # drag the language_id min bound on its histogram to the right
+    page.locator("#step-4").scroll_into_view_if_needed()
+    before = page.get_attribute("#counts-4", "data-kept")
+    box = page.locator("#plot-4 .shapelayer path").first.bounding_box()
+    assert box is not None, "no draggable bound drawn on the histogram"
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 40, y, steps=8)
+    page.mouse.up()
+    page.wait_for_function(f"document.querySelector('#counts-4').dataset.kept !== '{before}'")
+    dragged = float(page.input_value("#min-4"))
+    assert dragged > -0.5
+    page.locator("#step-4").screenshot(path=SHOTS / "3-dragged-min.png")
+
+    # what bitextforge run decides with the same bounds
+    ref = tmp_path / "ref"
+    res = cli("run", ROOT / "recipes" / "quickstart.yaml", "-q", "-o", ref,
+              "--set", "steps[3].keep.max=1.5", "--set", f"steps[4].keep.min={dragged!r}")
+    assert res.returncode == 0, res.stderr
+    manifest = json.loads((ref / "manifest.json").read_text())
+    for i in (3, 4):
+        st = manifest["steps"][i]
+        shown = page.locator(f"#counts-{i}")
+        assert (int(shown.get_attribute("data-in")), int(shown.get_attribute("data-kept"))) == (
+            st["rows_in"], st["rows_out"])
+    assert page.inner_text("#total-kept").replace(",", "") == str(manifest["output"]["rows"])
+    rejected = {r["id"]: r["rejected_by"] for r in tsv_rows(ref / "rejected.tsv")}
+    kept = {r["id"] for r in tsv_rows(ref / "corpus.tsv")}
+    for i in (3, 4):
+        # the sample on each side of the bound: every row shown is decided as run decides it
+        page.click(f"#tab-rejected-{i}")
+        page.wait_for_function(f"document.querySelector('#tab-rejected-{i}').className === 'on'")
+        ids = [row.split(".")[0] for row in page.locator(f"#rows-{i} tr[data-id]").evaluate_all(
+            "rows => rows.map(r => r.dataset.id)")]
+        assert ids and all(rejected.get(k, "").startswith(f"steps[{i}]:") for k in ids), ids
+        page.click(f"#tab-kept-{i}")
+        page.wait_for_function(f"document.querySelector('#tab-kept-{i}').className === 'on'")
+        page.wait_for_function(f"document.querySelector('#rows-{i} tr[data-id]') !== null")
+        ids = [row.split(".")[0] for row in page.locator(f"#rows-{i} tr[data-id]").evaluate_all(
+            "rows => rows.map(r => r.dataset.id)")]
+        assert ids and all(k in kept or int(rejected[k][6]) > i for k in ids), ids
+    # text search in the sample
+    page.fill("#search-3", "Zug")
+    page.press("#search-3", "Enter")
+    page.wait_for_function("document.querySelector('#pageinfo-3').textContent.includes('of')")
+    for text in page.locator("#rows-3 tr[data-id]").all_inner_texts():
+        assert "zug" in text.lower()
+
+    # save from the page, rerun the saved recipe: the rows the page showed, from the score cache
+    page.fill("#save-name", "chosen.yaml")
+    page.click("#save")
+    page.wait_for_function("document.querySelector('#save-result').dataset.path !== undefined")
+    page.screenshot(path=SHOTS / "4-saved.png")
+    saved = save / "chosen.yaml"
+    assert page.get_attribute("#save-result", "data-path") == str(saved)
+    res = cli("run", saved, "-q")
+    assert res.returncode == 0, res.stderr
+    out = Path(f"{run}-chosen")
+    assert (out / "corpus.tsv").read_text() == (ref / "corpus.tsv").read_text()
+    m2 = json.loads((out / "manifest.json").read_text())
+    assert m2["steps"][4]["info"]["score_cache"]["computed"] == 0
+    assert not errors, errors
