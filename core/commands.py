@@ -78,6 +78,9 @@ def _field_shape(annotation) -> tuple[str, Any]:
     if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
         if len(args) == 1:
             return _field_shape(args[0])
+        lists = [a for a in args if typing.get_origin(a) is list]
+        if len(lists) == 1 and all(_scalar(a) for a in args if a is not lists[0]):
+            return _field_shape(lists[0])  # ``str | list[str]``: one or more values
         return ("value", str) if all(_scalar(a) for a in args) else ("complex", None)
     if origin is typing.Literal or _scalar(annotation):
         return "value", annotation

@@ -122,8 +122,11 @@ class RunData:
         variant = np.concatenate([
             t.column("variant").to_numpy() if "variant" in t.column_names
             else np.zeros(t.num_rows, dtype=np.int64) for t in parts]).astype(np.int64)
-        at = np.concatenate([self._stored_at(t, path, n_steps)
-                             for t, (path, _) in zip(parts, tables)]).astype(np.int32)
+        # A scores file has every score of every row: its rejected_by column (what the recipe's
+        # bounds would reject) must not hide scores from later steps as a run's rejections do.
+        at = np.concatenate([self._stored_at(t, path, n_steps) if kind != "scores"
+                             else np.full(t.num_rows, n_steps, dtype=np.int32)
+                             for t, (path, kind) in zip(parts, tables)]).astype(np.int32)
         # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
         # files; sorting by (id, variant) interleaves them back as the steps saw them.
         order = np.lexsort((variant, ids))
