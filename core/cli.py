@@ -46,7 +46,9 @@ def _cmd_run(args) -> int:
         print(f"bitextforge: warning: {warning}", file=sys.stderr)
     for name, rep in res.reports.items():
         if isinstance(rep, dict) and rep.get("summary"):
-            print(f"{name}: {rep['summary']}")
+            summary = rep["summary"]
+            # a multi-line summary is a table: its header must start a line of its own
+            print(f"{name}:\n{summary}" if "\n" in summary else f"{name}: {summary}")
         elif isinstance(rep, str):
             print(f"note: {rep}")
     print(res.signature)
