@@ -72,3 +72,14 @@ SMALL_EN = [
     "Hello, how are you doing today, my dear old friend from school?",
     "She has 3 cats and 2 dogs.",
 ]
+
+
+def fake_distribution(tmp_path, name, source):
+    """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
+    what ``pip install`` leaves behind, found by the real entry-point discovery."""
+    (tmp_path / f"{name}.py").write_text(source)
+    info = tmp_path / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[bitextforge]\n{name} = {name}\n")
+    return dict(os.environ, PYTHONPATH=str(tmp_path))

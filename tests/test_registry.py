@@ -1,11 +1,11 @@
 """The plugin registry: discovery, duplicate and typo errors, the plugin-author fixture."""
 
-import os
 import subprocess
 import sys
 import types
 
 import pytest
+from conftest import fake_distribution
 
 import bitextforge
 from bitextforge import Filter, RegistryError
@@ -84,19 +84,8 @@ def test_misspelled_hook_fails_loudly():
     assert reg.pm.get_plugin("typo") is None  # not half-registered
 
 
-def _fake_distribution(tmp_path, name, source):
-    """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
-    what ``pip install`` leaves behind, found by the real entry-point discovery."""
-    (tmp_path / f"{name}.py").write_text(source)
-    info = tmp_path / f"{name}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[bitextforge]\n{name} = {name}\n")
-    return dict(os.environ, PYTHONPATH=str(tmp_path))
-
-
 def test_misspelled_hook_of_an_installed_plugin_skips_only_that_plugin(tmp_path):
-    env = _fake_distribution(tmp_path, "typo_plugin", (
+    env = fake_distribution(tmp_path, "typo_plugin", (
         "import bitextforge\n\n@bitextforge.hookimpl\ndef register_filter(register):\n"
         "    pass\n"))
     for cmd in (["plugins"], ["describe", "length.v1"]):

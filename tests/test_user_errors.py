@@ -9,6 +9,7 @@ import sys
 import types
 
 import pytest
+from conftest import fake_distribution
 
 import bitextforge
 from bitextforge import BitextforgeError, ComponentError, Filter
@@ -198,17 +199,6 @@ def test_non_numeric_scores_are_refused_naming_the_component(bitextforge_plugin,
                               f"(row 0 of a batch); scores must be numbers")
 
 
-def _fake_distribution(tmp_path, name, source):
-    """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
-    what ``pip install`` leaves behind, found by the real entry-point discovery."""
-    (tmp_path / f"{name}.py").write_text(source)
-    info = tmp_path / f"{name}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[bitextforge]\n{name} = {name}\n")
-    return dict(os.environ, PYTHONPATH=str(tmp_path))
-
-
 EXPLODING = '''
 import bitextforge
 
@@ -233,7 +223,7 @@ def register_filters(register):
 
 def test_exception_in_score_is_one_line_with_the_traceback_in_a_log(tmp_path):
     (tmp_path / "plugin").mkdir()
-    env = _fake_distribution(tmp_path / "plugin", "exploding_plugin", EXPLODING)
+    env = fake_distribution(tmp_path / "plugin", "exploding_plugin", EXPLODING)
     (tmp_path / "a.de").write_text("eins\nzwei\ndrei\nvier\nfünf\n")
     (tmp_path / "a.en").write_text("one\ntwo\nthree\nfour\nfive\n")
     recipe = tmp_path / "r.yaml"
@@ -259,7 +249,7 @@ def test_error_after_a_finished_shard_keeps_it_and_says_how_to_continue(tmp_path
     """An error before the first shard leaves nothing (tests/test_run.py); one after keeps the
     finished shard, and the refusal of a changed rerun says how to continue."""
     (tmp_path / "plugin").mkdir()
-    env = _fake_distribution(tmp_path / "plugin", "exploding_plugin", EXPLODING)
+    env = fake_distribution(tmp_path / "plugin", "exploding_plugin", EXPLODING)
     (tmp_path / "a.de").write_text("eins\nzwei\ndrei\nvier\n")
     (tmp_path / "a.en").write_text("one\ntwo\nthree\nfour\n")
     recipe = tmp_path / "r.yaml"

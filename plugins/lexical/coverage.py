@@ -83,13 +83,7 @@ def coverage(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], lexicon
     """Coverage of source words by the target (``s2t``) and of target words by the source
     (``t2s``), in [0, 1]: for each pair i (``matrix=False``, needs ``len(src) == len(tgt)``), or
     for every source i and target j as dense ``len(src) x len(tgt)`` arrays (``matrix=True``)."""
-    va, vb = Vocab(), Vocab()
-    for toks in src:
-        for t in toks:
-            va.add(t)
-    for toks in tgt:
-        for t in toks:
-            vb.add(t)
+    va, vb = Vocab.of(src), Vocab.of(tgt)
     S, T = bag_matrix(src, va), bag_matrix(tgt, vb)
     D = link_matrix(va, vb, lexicon, identical)
     Sw, Tw = _weighted(S, idf_src.vector(va)), _weighted(T, idf_tgt.vector(vb))

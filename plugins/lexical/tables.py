@@ -246,13 +246,7 @@ def ibm1(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], table, null
     """Length-normalised IBM-1 log-probability of each target given its source: per pair
     (``matrix=False``), or of every target j given every source i (``matrix=True``, an
     ``len(src) x len(tgt)`` array). Empty targets score ``log(floor)``."""
-    va, vb = Vocab(), Vocab()
-    for toks in src:
-        for t in toks:
-            va.add(t)
-    for toks in tgt:
-        for t in toks:
-            vb.add(t)
+    va, vb = Vocab.of(src), Vocab.of(tgt)
     sub, nb = _sub_table(table, null, vocab_a, vocab_b, va, vb, copy_prob)
     from .words import bag_matrix
 

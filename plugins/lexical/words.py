@@ -75,6 +75,15 @@ class Vocab:
         for w in words:
             self.add(w)
 
+    @classmethod
+    def of(cls, sentences: Iterable[Iterable[str]]) -> "Vocab":
+        """Every word of tokenised ``sentences``, indexed in order of first occurrence."""
+        vocab = cls()
+        for toks in sentences:
+            for t in toks:
+                vocab.add(t)
+        return vocab
+
     def add(self, word: str) -> int:
         """Index of ``word``, added when new."""
         i = self.index.get(word)
