@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Iterable, Iterator
 from .components import Component, Filter, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
 from .errors import BitextforgeError, ComponentError, StepError
-from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepModel, WeightStep
+from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepModel
 
 NAN = float("nan")
 

@@ -2,7 +2,6 @@
 key, a non-zero exit, and no output under a final name (issue: bad-input suite)."""
 
 import gzip
-import os
 import resource
 import signal
 import subprocess

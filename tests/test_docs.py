@@ -2,7 +2,6 @@
 current; every hook is documented with its exact signature and exercised by a test."""
 
 import re
-from pathlib import Path
 
 from bitextforge import hookspecs
 from bitextforge.docgen import render_reference
@@ -15,7 +14,6 @@ HOOKS = [n for n in dir(hookspecs) if n.startswith("register_")]
 
 def builtin_registry():
     """Only the built-in plugins, so an installed third-party plugin cannot make the doc stale."""
-    import os
 
     from importlib import metadata
 

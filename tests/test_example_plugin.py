@@ -4,7 +4,6 @@ the entry-point group, used by a recipe."""
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
