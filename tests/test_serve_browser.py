@@ -136,7 +136,10 @@ def test_move_thresholds_in_the_page_then_save_and_rerun(browser, server, tmp_pa
     # text search in the sample
     page.fill("#search-3", "Zug")
     page.press("#search-3", "Enter")
-    page.wait_for_function("document.querySelector('#pageinfo-3').textContent.includes('of')")
+    # the page info already reads "... of N" before the search answers: wait for the rows to change
+    page.wait_for_function("(() => { const rows = document.querySelectorAll('#rows-3 tr[data-id]');"
+                           " return rows.length > 0 && Array.from(rows).every("
+                           "r => r.innerText.toLowerCase().includes('zug')); })()")
     for text in page.locator("#rows-3 tr[data-id]").all_inner_texts():
         assert "zug" in text.lower()
 
