@@ -1,0 +1,83 @@
+"""The noisy-corpus builder of recipes/wmt18-filtering.yaml (tests/bench/make_noisy_multi30k.py):
+every row carries the label and noise kind it was made with, and the recipe's documented random
+and oracle variants validate."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+from bitextforge.recipe import load_recipe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location(
+        "make_noisy_multi30k", ROOT / "tests" / "bench" / "make_noisy_multi30k.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CLEAN = [(f"Ein Hund Nummer {i} läuft über die Wiese .",
+          f"A dog number {i} runs over the meadow .") for i in range(4)]
+BASE = [(f"Zwei Kinder spielen im Sand am Strand Nummer {i} .",
+         f"Two children play in the sand on beach number {i} .") for i in range(10)]
+FOREIGN = [f"Deux enfants jouent dans le sable numéro {i} ." for i in range(10)]
+WEB = [("Hallo Welt", "Hallo Welt"), ("Guten Morgen .", "Good morning ."),
+       ("Danke schön .", "Thank you very much ."), ("Bis bald .", "See you soon .")]
+
+
+def test_builder_labels_each_row_with_its_noise_kind():
+    rows = _builder().build(CLEAN, BASE, FOREIGN, WEB, seed=3)
+    kinds = Counter(r[3] for r in rows)
+    assert kinds == {"clean": 4, "misaligned": 2, "misordered": 2, "wrong_language": 2,
+                     "untranslated": 2, "short": 2, "opus100_copy": 1, "opus100_misaligned": 3}
+    base_src = {s for s, _ in BASE}
+    base_pair = dict(BASE)
+    web_pair = dict(WEB)
+    for src, tgt, label, kind in rows:
+        assert label == ("V" if kind == "clean" else "N"), (label, kind)
+        if kind == "clean":
+            assert (src, tgt) in CLEAN
+        elif kind == "misaligned":
+            assert src in base_src and tgt != base_pair[src]
+            assert tgt in base_pair.values()
+        elif kind == "misordered":
+            assert sorted(tgt.split()) == sorted(base_pair[src].split()) and tgt != base_pair[src]
+        elif kind == "wrong_language":
+            assert tgt == FOREIGN[BASE.index((src, base_pair[src]))]
+        elif kind == "untranslated":
+            assert src == tgt and src in base_src
+        elif kind == "short":
+            n = len(src.split())
+            assert 1 <= n <= 5 and n == len(tgt.split())
+            full = next(p for p in BASE if p[0].startswith(src))
+            assert full[1].startswith(tgt)
+        elif kind == "opus100_copy":
+            assert src == tgt == "Hallo Welt"
+        else:
+            assert src in web_pair and tgt != web_pair[src] and tgt in web_pair.values()
+    # shuffled: the clean rows are not simply first
+    assert [r[3] for r in rows[:4]] != ["clean"] * 4
+    assert rows == _builder().build(CLEAN, BASE, FOREIGN, WEB, seed=3)
+
+
+def test_builder_rejects_unaligned_foreign_lines():
+    import pytest
+
+    with pytest.raises(ValueError, match="10 base pairs but 9 foreign"):
+        _builder().build(CLEAN, BASE, FOREIGN[:9], WEB)
+
+
+def test_wmt18_random_and_oracle_variants_validate():
+    path = ROOT / "recipes" / "wmt18-filtering.yaml"
+    select = "steps=[{filter: dedupe.v1, keep: {min: 1, words: 166000}}]"
+    main = load_recipe(path)
+    assert main.steps[-1].keep.words == 166000
+    rnd = load_recipe(path, [select, "evaluate[1].with.baseline=null"])
+    assert rnd.steps[0].keep.words == 166000 and len(rnd.steps) == 1
+    oracle = load_recipe(path, [select, "input.path=runs/wmt18-data/clean.tsv"])
+    assert oracle.input.path.endswith("clean.tsv")
