@@ -117,6 +117,34 @@ steps:
     assert res.returncode == 0 and "valid (1 trainer, 2 steps, 0 evaluators)" in res.stdout
 
 
+def test_validate_checks_the_files_evaluators_read(tmp_path):
+    """Evaluators declare their files too: a missing test set, benchmark or IDF corpus is listed
+    with the others before any training or reading starts."""
+    (tmp_path / "a.de").write_text("x\n")
+    (tmp_path / "a.en").write_text("x\n")
+    (tmp_path / "r.yaml").write_text(f"""name: t
+input: {{src: {tmp_path}/a.de, tgt: {tmp_path}/a.en}}
+output: {tmp_path}/out
+evaluate:
+  - evaluator: train_and_test.v1
+    with: {{test_src: {tmp_path}/test.de, test_ref: {tmp_path}/a.en}}
+  - evaluator: mrpc.v1
+    with: {{train: {tmp_path}/mrpc-train.tsv, test: {tmp_path}/a.en}}
+  - evaluator: paraphrastic_embeddings.v1
+    with: {{benchmarks: {{sick: {tmp_path}/sick.txt}}}}
+  - evaluator: corpus_stats.v1
+    with: {{idf_corpus: {tmp_path}/idf.txt}}
+""")
+    res = cli("validate", tmp_path / "r.yaml")
+    assert res.returncode == 2, res.stdout
+    r = tmp_path / "r.yaml"
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: {r}: evaluate[{i}].with.{key}: {tmp_path}/{name}: no such file or "
+        f"directory" for i, key, name in [(0, "test_src", "test.de"), (1, "train", "mrpc-train.tsv"),
+                                          (2, "benchmarks.sick", "sick.txt"),
+                                          (3, "idf_corpus", "idf.txt")]]
+
+
 def test_run_reports_every_component_that_cannot_start(tmp_path, pair_files):
     s, t = pair_files(["a"], ["b"])
     steps = "".join(f"  - filter: reference_classifier.v1\n    with: {{model: m{i}.joblib}}\n"

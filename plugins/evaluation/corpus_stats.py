@@ -196,6 +196,12 @@ class CorpusStatsEvaluator(Evaluator):
             items["average_idf"] = idf_s
         return nums, items
 
+    @classmethod
+    def input_paths(cls, config):
+        """The extra text files and the IDF corpus."""
+        return {**{f"files.{k}": v for k, v in config.files.items()},
+                "idf_corpus": config.idf_corpus}
+
     def evaluate(self, corpus) -> Report:
         """Numbers named ``<name>.<statistic>`` and ``<a>-<b>.<statistic>`` for comparisons."""
         c = self.config

@@ -278,6 +278,11 @@ class MrpcEvaluator(Evaluator):
                 unmatched += 1
         return by_key, unmatched
 
+    @classmethod
+    def input_paths(cls, config):
+        """The MRPC training and test files, and the encoder directory when one is given."""
+        return {"train": config.train, "test": config.test, "model": config.model}
+
     def evaluate(self, corpus) -> Report:
         """Numbers ``<arm>.<N>.<metric>_mean`` / ``_std`` for arm baseline and the augmented
         arms (``augmented``, or ``aug>=<T>`` per threshold), metric f1 / precision / recall /

@@ -305,6 +305,11 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
             for name, (a, b, gold) in benches.items():
                 numbers[f"{prefix}{feats}.{name}"] = pearson_of(vocab, model, a, b, gold)
 
+    @classmethod
+    def input_paths(cls, config):
+        """The STS / SICK benchmark files."""
+        return {f"benchmarks.{k}": v for k, v in config.benchmarks.items()}
+
     def evaluate(self, corpus) -> Report:
         """Numbers ``<model>.<benchmark>`` (Pearson's r) and, with ``shuffled_baseline``,
         ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``."""

@@ -252,6 +252,13 @@ class TrainAndTestEvaluator(Evaluator):
 
     # -- the report ---------------------------------------------------------------------------
 
+    @classmethod
+    def input_paths(cls, config):
+        """The test files, and the baseline model, recipe and seed-spread report when given."""
+        return {"test_src": config.test_src, "test_ref": config.test_ref,
+                "baseline": config.baseline, "baseline_recipe": config.baseline_recipe,
+                "seed_spread": config.seed_spread, "spm": config.spm}
+
     def evaluate(self, corpus) -> Report:
         """Train (or reuse) one model per seed, translate and score the test set, compare with
         the baseline; write the models' record and a text report into ``model_dir``."""
