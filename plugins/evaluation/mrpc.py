@@ -320,7 +320,7 @@ class MrpcEvaluator(Evaluator):
                 trainer = FullFineTuneTrainer(c.model, epochs=c.epochs or 3,
                                               batch_size=c.batch_size, lr=c.lr or 5e-5,
                                               max_length=c.max_length)
-            for n in c.sample_sizes:
+            for n in self.progress(c.sample_sizes, unit=" sample sizes"):
                 runs: dict[str, dict[str, list[float]]] = {a: {} for a in arms}
                 for seed in range(c.first_seed, c.first_seed + c.seeds):
                     sample = random.Random(seed).sample(train, n)

@@ -297,6 +297,8 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     def _train_and_score(self, pairs, benches, prefix: str, numbers: dict) -> None:
         c = self.config
         for feats in c.models:
+            self.log(f"training {feats}{' on shuffled pairs' if prefix else ''} "
+                     f"({len(pairs):,} pairs, {c.epochs} epochs)")
             t0 = time.perf_counter()
             vocab, model = train_averager(pairs, feats, dim=c.dim, epochs=c.epochs,
                                           batch_size=c.batch_size, megabatch=c.megabatch,

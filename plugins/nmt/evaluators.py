@@ -20,7 +20,6 @@ import hashlib
 import json
 import shutil
 import statistics
-import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,7 +55,10 @@ def _sha256(paths: list[Path]) -> str:
 
 
 def _log(message: str) -> None:
-    print(f"train_and_test.v1: {message}", file=sys.stderr, flush=True)
+    """train_and_test.v1's messages, and its trainer's, on the run's one log channel."""
+    from bitextforge.log import say
+
+    say("train_and_test.v1", message)
 
 
 class TrainAndTestEvaluator(Evaluator):
