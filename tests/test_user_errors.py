@@ -353,3 +353,17 @@ def test_a_list_of_declared_paths_is_checked_path_by_path(bitextforge_plugin, tm
                           "r.yaml")
     assert preflight(recipe, get_registry()) == [
         f"r.yaml: prepare[0].with.texts[1]: {tmp_path}/b.txt: no such file or directory"]
+
+
+def test_validate_checks_the_erg_grammar_a_recipe_names(tmp_path):
+    """A named grammar image that is not there is found before ACE is started."""
+    (tmp_path / "a.de").write_text("x\n")
+    (tmp_path / "a.en").write_text("x\n")
+    r = tmp_path / "r.yaml"
+    r.write_text(f"name: t\ninput: {{src: {tmp_path}/a.de, tgt: {tmp_path}/a.en}}\n"
+                 f"output: {tmp_path}/out\nsteps:\n  - paraphrase: erg.v1\n    side: tgt\n"
+                 f"    with: {{grammar: {tmp_path}/erg.dat}}\n")
+    res = cli("validate", r)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[0].with.grammar: "
+                                  f"{tmp_path}/erg.dat: no such file or directory")

@@ -246,6 +246,12 @@ class ErgParaphraser(Paraphraser):
                         grammar_hint()))
         return out
 
+    @classmethod
+    def input_paths(cls, config):
+        """The grammar image when the recipe names one (``ace`` may be a command on PATH, and the
+        defaults come from the environment, so neither is checked here)."""
+        return {"grammar": config.grammar}
+
     def __init__(self, config=None):
         """Resolve and check the ACE and grammar paths; ACE itself starts on first use."""
         super().__init__(config)
