@@ -30,8 +30,7 @@ import numpy as np
 from .. import __version__
 from ..corpus import unescape, write_atomic
 from ..errors import BitextforgeError
-from ..recipe import FilterStep, KeepSpec, ParaphraseStep, Recipe, WeightStep, dump_yaml, \
-    load_recipe, parse_recipe, score_column
+from ..recipe import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
 from ..steps import count_words, select_global, within_bounds
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
@@ -593,16 +592,14 @@ def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
     infos = []
     weighted = False
     for i, step in enumerate(recipe.steps):
-        if isinstance(step, FilterStep):
-            st = StepInfo(i, "filter", step.filter, score_column(step), step.keep, step.apply_to,
-                          editable=not weighted, stateful=_stateful(step.filter))
-        elif isinstance(step, ParaphraseStep):
-            st = StepInfo(i, "paraphrase", step.paraphrase, score_column(step), side=step.side)
-        elif isinstance(step, WeightStep):
-            weighted = True
-            st = StepInfo(i, "weight", step.weight)
-        else:
-            st = StepInfo(i, "split", step.split)
+        # the step models carry what the page needs: a score column, keep/apply_to (filters) and
+        # side (paraphrases); only filters before any weighting can be re-decided from scores
+        st = StepInfo(i, step.key, step.component, step.score_column(),
+                      getattr(step, "keep", None), getattr(step, "apply_to", "all"),
+                      side=getattr(step, "side", None))
+        if step.key == "filter":
+            st.editable, st.stateful = not weighted, _stateful(step.component)
+        weighted = weighted or step.key == "weight"
         st.stored = stored.get(i, {})
         infos.append(st)
     return infos
@@ -638,7 +635,7 @@ def load_run(run_dir: str | Path, max_rows: int | None = None) -> RunData:
     if not (d / "corpus.tsv").exists():
         raise RunDataError(f"{d}: no corpus.tsv (the recipe's output.formats must include tsv)")
     tables.append((d / "corpus.tsv", "corpus"))
-    if any(isinstance(s, FilterStep) for s in recipe.steps):
+    if any(s.key == "filter" for s in recipe.steps):
         if not (d / "rejected.tsv").exists():
             raise RunDataError(f"{d}: no rejected.tsv (the recipe set output.write_rejected: "
                                f"false); rerun with it on to re-decide thresholds")
