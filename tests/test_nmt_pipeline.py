@@ -65,6 +65,25 @@ def test_train_writes_a_standard_marian_directory(tiny):
     assert ids[-1] == vocab["</s>"] and vocab["<pad>"] not in ids
 
 
+def test_snapshots_are_model_directories_that_translate(tiny, tmp_path):
+    """snapshots: true saves the model at every validation (and the final one) as a directory
+    a backend loads like the kept model."""
+    from bitextforge.plugins.nmt.backends import Decoding, make_backend
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    d = tiny["data"]
+    opts = TrainOptions(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                        tgt_lang="en", output=str(tmp_path / "m"), max_steps=3, vocab_size=400,
+                        d_model=32, layers=1, heads=2, ffn_dim=64, batch_tokens=600, threads=1,
+                        max_len=24, snapshots=True)
+    info = train(opts, log=lambda m: None)
+    snaps = sorted((tmp_path / "m" / "snapshots").iterdir())
+    assert [p.name for p in snaps] == ["step-3"] and info["history"][-1]["snapshot"] == str(snaps[0])
+    out = make_backend("transformers", str(snaps[0])).translate(["Ein Hund läuft."],
+                                                                Decoding(beam=1, k=1))
+    assert len(out) == 1 and isinstance(out[0][0][0], str)
+
+
 def test_budget_schedule_warms_up_then_decays_to_zero():
     from bitextforge.plugins.nmt.train import budget_lr_factor as f
 

@@ -541,10 +541,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         if opts.snapshots:
             snap = out / "snapshots" / f"step-{step}"
             model.save_pretrained(snap)
-            for name in ("joint.model", "vocab.json", "source.spm", "target.spm",
-                         "tokenizer_config.json", "special_tokens_map.json"):
-                if (out / name).is_file():
-                    shutil.copyfile(out / name, snap / name)
+            write_tokenizer(snap, spm_prefix.with_suffix(".model"), opts.src_lang, opts.tgt_lang)
             entry["snapshot"] = str(snap)
         history.append(entry)
         log(f"train-nmt: {reason} {json.dumps(entry)}")
