@@ -1,4 +1,4 @@
-"""The ``bitextforge`` command: run, validate, score, serve, plugins, describe, reference, doctor,
+"""The ``bitextforge`` command: run, prepare, validate, score, serve, plugins, describe, reference, doctor,
 train, and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
@@ -52,6 +52,19 @@ def _cmd_run(args) -> int:
         elif isinstance(rep, str):
             print(f"note: {rep}")
     print(res.signature)
+    return 0
+
+
+def _cmd_prepare(args) -> int:
+    from .checks import check_recipe_files
+    from .prepare import run_prepare
+    from .recipe import load_recipe
+
+    recipe = load_recipe(args.recipe, args.set)
+    registry = get_registry()
+    check_recipe_files(recipe, registry)
+    for entry in run_prepare(recipe, registry, only=args.only):
+        print(f"{entry['trainer']}: {entry['output']} ({entry['status']})")
     return 0
 
 
@@ -185,6 +198,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--address", help="Ray cluster address for --runner ray (default: start a "
                    "local cluster)")
     r.set_defaults(func=_cmd_run)
+
+    pr = sub.add_parser("prepare", help="train the models of a recipe's prepare: list (those "
+                        "not yet written) and stop")
+    pr.add_argument("recipe")
+    pr.add_argument("--only", type=int, nargs="+", metavar="I", help="only prepare[I] (0-based; "
+                    "several allowed): independent trainings can then run side by side, e.g. "
+                    "one process per model with threads: 1 each")
+    pr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    pr.set_defaults(func=_cmd_prepare)
 
     v = sub.add_parser("validate", help="validate a recipe without running it")
     v.add_argument("recipe")

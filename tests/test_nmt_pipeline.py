@@ -8,6 +8,7 @@ translation quality, which docs/benchmarks.md (NMT) measures with the real model
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
@@ -63,6 +64,35 @@ def test_train_writes_a_standard_marian_directory(tiny):
     assert model.config.vocab_size == len(vocab)
     ids = tok("Ein Hund läuft.")["input_ids"]
     assert ids[-1] == vocab["</s>"] and vocab["<pad>"] not in ids
+
+
+def test_bf16_forward_pass_trains_and_is_recorded(tiny, tmp_path):
+    """precision: bf16 runs the forward pass under bf16 autocast (it changes the numbers, so it
+    is really applied), keeps fp32 weights, learns, and says so in train_log.json; auto follows
+    the CPU's flags."""
+    import torch
+    from transformers import MarianMTModel
+
+    from bitextforge.plugins.nmt.train import TrainOptions, cpu_has_bf16, resolve_precision, train
+
+    d = tiny["data"]
+    base = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                tgt_lang="en", valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"),
+                max_steps=12, vocab_size=400, d_model=32, layers=1, heads=2, ffn_dim=64,
+                batch_tokens=600, lr=3e-3, warmup=5, min_warmup_steps=0, threads=1, max_len=24,
+                spm=str(tiny["dir"] / "joint.model"))
+    infos, weights = {}, {}
+    for prec in ("fp32", "bf16"):
+        infos[prec] = train(TrainOptions(**base, output=str(tmp_path / prec), precision=prec),
+                            log=lambda m: None)
+        model = MarianMTModel.from_pretrained(str(tmp_path / prec))
+        weights[prec] = model.get_input_embeddings().weight
+    assert infos["bf16"]["precision"] == "bf16" and infos["fp32"]["precision"] == "fp32"
+    assert weights["bf16"].dtype == torch.float32
+    assert not torch.equal(weights["bf16"], weights["fp32"])
+    hist = infos["bf16"]["history"]
+    assert hist[-1]["valid_loss"] < math.log(400)  # better than a uniform guess over the pieces
+    assert resolve_precision("auto") == ("bf16" if cpu_has_bf16() else "fp32")
 
 
 def test_snapshots_are_model_directories_that_translate(tiny, tmp_path):

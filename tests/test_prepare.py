@@ -99,6 +99,27 @@ def test_prepare_trains_once_then_skips_and_force_retrains(tmp_path, trainer_plu
     assert len(CALLS) == 3
 
 
+def test_prepare_only_trains_the_chosen_trainers(tmp_path, trainer_plugin, capsys):
+    """``bitextforge prepare --only I`` trains just prepare[I] (so independent trainings can run in
+    separate processes), a later plain ``prepare`` trains the rest, and a wrong index is one line."""
+    from bitextforge.cli import main
+
+    CALLS.clear()
+    outs = [tmp_path / "models" / f"c{i}.json" for i in range(2)]
+    prep = "".join(f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', "
+                   f"output: '{o}'}}\n" for o in outs)
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(_recipe(tmp_path, prep), encoding="utf-8")
+    assert main(["prepare", str(recipe), "--only", "1"]) == 0
+    assert outs[1].exists() and not outs[0].exists() and len(CALLS) == 1
+    assert main(["prepare", str(recipe)]) == 0
+    assert outs[0].exists() and len(CALLS) == 2
+    assert "(exists)" in capsys.readouterr().out
+    assert main(["prepare", str(recipe), "--only", "2"]) == 2
+    assert "no prepare[2]" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # prepare runs no steps
+
+
 def test_failed_training_leaves_no_output(tmp_path, trainer_plugin):
     out = tmp_path / "models" / "c.json"
     prep = (f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', output: '{out}', "

@@ -14,13 +14,14 @@ evaluated with sacrebleu.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -128,6 +129,11 @@ class TrainOptions(BaseModel):
                             "training time afterwards.")
     beam: int = Field(4, ge=1, description="Beam for the test BLEU (greedy is also run).")
     threads: int = Field(2, ge=1, description="torch threads.")
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="Arithmetic of the forward pass: bf16 autocast (weights, optimizer "
+        "and loss stay fp32) or fp32; auto takes bf16 where the CPU has native bf16 "
+        "instructions (avx512_bf16 or amx_bf16), where it trains about 1.75x faster, and fp32 "
+        "elsewhere, where emulated bf16 would be slower.")
     seed: int = Field(1, description="Random seed.")
 
     @model_validator(mode="after")
@@ -232,6 +238,22 @@ def training_warnings(opts: TrainOptions, steps: int, loss: float | None,
                    f"{vocab:,}-token vocabulary ({uniform:.2f}): the model has learnt little and "
                    f"its translations will be degenerate")
     return out
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU has native bf16 arithmetic (Linux ``/proc/cpuinfo`` flags)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_precision(precision: str) -> str:
+    """``auto`` as ``bf16`` or ``fp32`` for this CPU; the others as given."""
+    if precision == "auto":
+        return "bf16" if cpu_has_bf16() else "fp32"
+    return precision
 
 
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
@@ -439,6 +461,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     torch.set_num_threads(opts.threads)
     torch.manual_seed(opts.seed)
     rng = random.Random(opts.seed)
+    precision = resolve_precision(opts.precision)
     out = Path(opts.output)
     t_start = time.perf_counter()
 
@@ -494,7 +517,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     with torch.no_grad():
         model.get_input_embeddings().weight[pad].zero_()
     n_params = sum(p.numel() for p in model.parameters())
-    log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters")
+    log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters, {precision} forward "
+        f"pass on {opts.threads} thread{'s' if opts.threads > 1 else ''}")
+    autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16"
+                else contextlib.nullcontext())
     opt = torch.optim.AdamW(model.parameters(), lr=opts.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=1e-4)
     budget = opts.minutes * 60.0
@@ -553,7 +579,9 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         rng.shuffle(batches)
         for idx in batches:
             x, m, d, y = collate(torch, src, tgt, idx, pad)
-            logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
+            with autocast:
+                logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
+            logits = logits.float()  # the loss and its gradient in fp32 whatever the forward pass
             # one loss for weighted and unweighted corpora: a weight-0 pair then trains exactly
             # like a corpus without it
             w = torch.ones(len(idx)) if weights is None else torch.tensor([weights[i] for i in idx])
@@ -593,7 +621,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         info = {"src_lang": opts.src_lang, "tgt_lang": opts.tgt_lang, "pairs": len(src),
                 "weighted": weights is not None,
                 "weight_sum": round(sum(weights), 4) if weights is not None else len(src),
-                "parameters": n_params, "vocab": vocab, "steps": step, "epochs": epoch,
+                "parameters": n_params, "vocab": vocab, "precision": precision,
+                "steps": step, "epochs": epoch,
                 "train_minutes": round(train_minutes, 2),
                 "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
                 "options": opts.model_dump(), "warnings": warnings,
