@@ -53,6 +53,7 @@ def test_train_writes_a_standard_marian_directory(tiny):
     assert info["steps"] == 12
     log = json.loads((d / "train_log.json").read_text())
     assert [t["beam"] for t in log["tests"]] == [1, 2]
+    assert {t["backend"] for t in log["tests"]} == {"ctranslate2"}  # the fast decoder by default
     assert all(0.0 <= t["bleu"] <= 100.0 and "nrefs:1" in t["signature"] for t in log["tests"])
     assert log["history"][-1]["valid_loss"] > 0
     tok = MarianTokenizer.from_pretrained(str(d))
