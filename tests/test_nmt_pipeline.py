@@ -74,7 +74,8 @@ def test_bf16_forward_pass_trains_and_is_recorded(tiny, tmp_path):
     import torch
     from transformers import MarianMTModel
 
-    from bitextforge.plugins.nmt.train import TrainOptions, cpu_has_bf16, resolve_precision, train
+    from bitextforge.hardware import cpu_has_bf16, resolve_precision
+    from bitextforge.plugins.nmt.train import TrainOptions, train
 
     d = tiny["data"]
     base = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",

@@ -77,7 +77,7 @@ class FrozenEncoderTrainer:
         """Embed every sentence not embedded yet (bf16 autocast on CPUs with native bf16)."""
         import torch
 
-        from bitextforge.plugins.quality.embeddings import cpu_has_bf16
+        from bitextforge.hardware import cpu_has_bf16
 
         todo = list(dict.fromkeys(x for x in sentences if x not in self.cache))
         if not todo:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
 from bitextforge.corpus import read_lines, write_atomic
+from bitextforge.hardware import resolve_precision
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
 # LAST id and starts the decoder from its (zero, never trained) embedding.  CTranslate2's Marian
@@ -241,22 +242,6 @@ def training_warnings(opts: TrainOptions, steps: int, loss: float | None,
                    f"{vocab:,}-token vocabulary ({uniform:.2f}): the model has learnt little and "
                    f"its translations will be degenerate")
     return out
-
-
-def cpu_has_bf16() -> bool:
-    """Whether this CPU has native bf16 arithmetic (Linux ``/proc/cpuinfo`` flags)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def resolve_precision(precision: str) -> str:
-    """``auto`` as ``bf16`` or ``fp32`` for this CPU; the others as given."""
-    if precision == "auto":
-        return "bf16" if cpu_has_bf16() else "fp32"
-    return precision
 
 
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:

@@ -27,17 +27,9 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
+from bitextforge.hardware import cpu_has_bf16
 
 from ._common import column_texts, pick_columns
-
-
-def cpu_has_bf16() -> bool:
-    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX-BF16, Linux flags)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def default_model_path() -> str:

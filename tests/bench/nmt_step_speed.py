@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=25, help="timed updates per setting")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    from bitextforge.plugins.nmt.train import cpu_has_bf16
+    from bitextforge.hardware import cpu_has_bf16
 
     print(f"threads {args.threads}; native bf16: {cpu_has_bf16()}")
     for bt in args.batch_tokens:
