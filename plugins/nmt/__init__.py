@@ -2,7 +2,7 @@
 languages (BET, Corbeil & Abdi Ghavidel), with transformers and CTranslate2 backends and offline
 Marian training (``bitextforge train-nmt``).
 
-Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_model.v1`` trainer and the
+Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_logprob.v1`` filter, the ``nmt_model.v1`` trainer and the
 ``train_and_test.v1`` evaluator (train on a run's output, test, compare with a baseline); heavy
 libraries load only when a component is built.
 """
@@ -17,6 +17,14 @@ def register_paraphrasers(register):
     """Register the NMT paraphrasers."""
     register(BackTranslateParaphraser)
     register(RoundTripParaphraser)
+
+
+@bitextforge.hookimpl
+def register_filters(register):
+    """Register nmt_logprob.v1 (NMT log-probability / dual conditional cross-entropy)."""
+    from .filters import NmtLogprobFilter
+
+    register(NmtLogprobFilter)
 
 
 @bitextforge.hookimpl

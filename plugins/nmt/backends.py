@@ -198,6 +198,30 @@ class Backend:
                 out[i] = cands
         return out
 
+    def score(self, sources: list[str], targets: list[str], max_length: int = 256) -> list[float]:
+        """The mean log-probability per target token (``</s>`` included) of each target given
+        its source, teacher-forced (Junczys-Dowmunt 2018's conditional cross-entropy, negated);
+        batches are sorted by length, results come back in input order. Each side is cut at
+        ``max_length`` tokens."""
+        if self.langs.target_token:
+            raise ComponentError(f"{self.option}: scoring supports models without target "
+                                 f"language tokens (Marian-style); this {self.hf_config.model_type}"
+                                 f" model needs one")
+        order = sorted(range(len(sources)), key=lambda i: (len(sources[i]), len(targets[i])))
+        batches = [order[b: b + self.batch_size] for b in range(0, len(order), self.batch_size)]
+        results = self._score_batches(
+            [([self.langs.prefix_source + sources[i] for i in idx], [targets[i] for i in idx])
+             for idx in batches], max_length)
+        out = [0.0] * len(sources)
+        for idx, res in zip(batches, results):
+            for i, value in zip(idx, res):
+                out[i] = value
+        return out
+
+    def _score_batches(self, batches: list[tuple[list[str], list[str]]],
+                       max_length: int) -> list[list[float]]:
+        raise NotImplementedError
+
     def _translate_batches(self, batches: list[list[str]],
                            dec: Decoding) -> list[list[list[tuple[str, float]]]]:
         """Each batch's candidates; one batch after another unless a backend does better."""
@@ -286,6 +310,25 @@ class TransformersBackend(Backend):
         lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
         lp = lp * mask
         return (lp.sum(1) / mask.sum(1).clamp(min=1)).tolist()
+
+    def _score_batches(self, batches, max_length):
+        import torch
+
+        cfg = self.model.config
+        out = []
+        for srcs, tgts in batches:
+            enc = self.tok(srcs, text_target=tgts, return_tensors="pt", padding=True,
+                           truncation=True, max_length=max_length).to(self.torch_device)
+            labels = enc.pop("labels")
+            mask = (labels != self.tok.pad_token_id).float()
+            dec_in = torch.full_like(labels, cfg.decoder_start_token_id)
+            dec_in[:, 1:] = labels[:, :-1]
+            with torch.inference_mode():
+                logits = self.model(**enc, decoder_input_ids=dec_in).logits
+                lp = torch.log_softmax(logits.float(), dim=-1).gather(
+                    -1, labels.unsqueeze(-1)).squeeze(-1)
+            out.append(((lp * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist())
+        return out
 
     def close(self) -> None:
         """Drop the model."""
@@ -470,6 +513,20 @@ class CTranslate2Backend(Backend):
 
     def _translate_batch(self, texts, dec):
         return self._translate_batches([texts], dec)[0]
+
+    def _score_batches(self, batches, max_length):
+        tok = self.tok
+        jobs = []
+        for srcs, tgts in batches:
+            src = [tok.convert_ids_to_tokens(ids) for ids in
+                   tok(srcs, truncation=True, max_length=max_length)["input_ids"]]
+            # CTranslate2 adds the decoder's start and end tokens itself: the target goes in
+            # without the </s> the tokenizer appends
+            tgt = [tok.convert_ids_to_tokens(ids)[:-1] for ids in
+                   tok(text_target=tgts, truncation=True, max_length=max_length)["input_ids"]]
+            jobs.append((src, tgt))
+        return [[sum(lp) / len(lp) if lp else 0.0 for lp in batch]
+                for batch in self.translator.score_batches(jobs)]
 
     def info(self) -> dict:
         """Facts for the run manifest, including the converted model's directory."""

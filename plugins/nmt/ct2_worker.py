@@ -118,6 +118,13 @@ class LocalTranslator:
                    for src, kw in jobs]
         return [plain([a.result() for a in futures]) for futures in pending]
 
+    def score_batches(self, jobs: list[tuple[list[list[str]], list[list[str]]]]
+                      ) -> list[list[list[float]]]:
+        """Teacher-forced log-probability of every target token (the end token included) for
+        each ``(source token lists, target token lists)`` job; all jobs are submitted at once."""
+        pending = [self.translator.score_batch(src, tgt, asynchronous=True) for src, tgt in jobs]
+        return [[list(a.result().log_probs) for a in futures] for futures in pending]
+
     def _on_workers(self, jobs, plain):
         """Jobs in order on the workers, each job taking a free worker (CTranslate2 releases the
         GIL while it translates), so a batch and its reset share one translator."""
@@ -175,6 +182,11 @@ class RemoteTranslator:
         """:meth:`LocalTranslator.translate_batches`, in the child (one message for all jobs)."""
         return self._call("translate", jobs, seed)
 
+    def score_batches(self, jobs: list[tuple[list[list[str]], list[list[str]]]]
+                      ) -> list[list[list[float]]]:
+        """:meth:`LocalTranslator.score_batches`, in the child."""
+        return self._call("score", jobs)
+
     def close(self) -> None:
         """Stop the child (it also exits on its own when this process dies)."""
         if self.proc is None:
@@ -210,6 +222,8 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
                 value: Any = None
             elif op == "translate":
                 value = translator.translate_batches(*args)
+            elif op == "score":
+                value = translator.score_batches(*args)
             else:
                 raise ValueError(f"unknown request {op!r}")
             _send(out, ("ok", value))
