@@ -88,6 +88,16 @@ class LengthRatioFilter(Filter):
 _NONWORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
+def _nfkc(texts: list[str]) -> list[str]:
+    """``texts`` in NFKC, normalising only the texts that change: one check of the whole batch
+    (a newline never composes with its neighbours, so the joined text is normalised iff every
+    text is), then one check per text that is not ASCII."""
+    if is_normalized("NFKC", "\n".join(texts)):
+        return texts
+    return [t if t.isascii() or is_normalized("NFKC", t) else normalize("NFKC", t)
+            for t in texts]
+
+
 class DedupeFilter(Filter):
     """1.0 for the first occurrence of a (normalised) sentence or pair, 0.0 for later duplicates.
 
@@ -132,12 +142,7 @@ class DedupeFilter(Filter):
                 out[i] = " ".join(out[i].split())
         if c.lowercase:
             out = [t.lower() for t in out]
-        # NFKC only where it changes something: one check of the whole batch (a newline never
-        # composes with its neighbours, so the joined text is normalised iff every line is)
-        if is_normalized("NFKC", "\n".join(out)):
-            return out
-        return [t if t.isascii() or is_normalized("NFKC", t) else normalize("NFKC", t)
-                for t in out]
+        return _nfkc(out)
 
     def score(self, batch):
         """First occurrence 1.0, duplicate 0.0."""

@@ -27,6 +27,12 @@ def test_dedupe_normalisation_matches_the_definition_on_mixed_batches():
             assert f._norm(batch) == [reference_norm(t, lowercase) for t in batch], batch
         clean = ["ein Hund", "zwei Katzen", ""]
         assert f._norm(clean) == [reference_norm(t, lowercase) for t in clean]
+        # long batches are checked slice by slice before text by text
+        for size in (31, 32, 33, 200):
+            batch = ["ok fine"] * size
+            for i in rng.sample(range(size), 3):
+                batch[i] = rng.choice(ODD)
+            assert f._norm(batch) == [reference_norm(t, lowercase) for t in batch]
 
 
 def test_dedupe_finds_variants_across_batches_and_keeps_first():
