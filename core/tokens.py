@@ -97,14 +97,14 @@ def _analyse(texts) -> TextFacts:
     if n == 0:
         return TextFacts(np.zeros(0, np.int64), np.zeros(0, bool))
     joined = "\n".join(texts)
-    if joined.count("\n") != n - 1:  # a text holds a line break: rows cannot be told apart
-        return _per_row(texts)
     if not joined:  # one empty text
         return TextFacts(np.zeros(1, np.int64), np.ones(1, bool))
     b = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
     low = np.flatnonzero(b < 32)
     kind = b[low]
     nl = low[kind == 10]  # the n - 1 row separators
+    if len(nl) != n - 1:  # a text holds a line break: rows cannot be told apart
+        return _per_row(texts)
     ws = b == 32
     ws[nl] = True
     # ASCII separators str.split() also splits on: tab, VT, FF, CR and the four information
@@ -140,7 +140,7 @@ def _analyse(texts) -> TextFacts:
 
 def _wide_spaces(b: np.ndarray) -> np.ndarray:
     """Byte offsets in UTF-8 ``b`` where one of :data:`WIDE_SPACES` starts."""
-    cand = np.flatnonzero((b == 0xC2) | (b == 0xE1) | (b == 0xE2) | (b == 0xE3))
+    cand = np.flatnonzero((b == 0xC2) | ((b >= 0xE1) & (b <= 0xE3)))
     if not len(cand):
         return cand
     pad = np.concatenate((b, np.zeros(2, np.uint8)))

@@ -7,8 +7,6 @@ runs first. Lengths count whitespace tokens (``unit: tokens``) or characters (``
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import add
 import re
 from unicodedata import is_normalized, normalize
 from typing import Literal
@@ -88,6 +86,19 @@ class LengthRatioFilter(Filter):
 _NONWORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
+_PAIR = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hashes(texts: list[str]) -> np.ndarray:
+    """xxh3_64 of every text's UTF-8 bytes, as uint64 (one encode of the joined texts when no
+    text holds a line break, as normalised texts never do)."""
+    joined = "\n".join(texts).encode("utf-8")
+    parts = joined.split(b"\n") if texts else []
+    if len(parts) != len(texts):
+        parts = [t.encode("utf-8") for t in texts]
+    return np.fromiter(map(xxh3_64_intdigest, parts), dtype=np.uint64, count=len(texts))
+
+
 def _nfkc(texts: list[str]) -> list[str]:
     """``texts`` in NFKC, normalising only the texts that change: one check of the whole batch
     (a newline never composes with its neighbours, so the joined text is normalised iff every
@@ -120,7 +131,7 @@ class DedupeFilter(Filter):
         letters_only: bool = Field(False, description="Ignore everything but letters and digits.")
 
     #: what the seen keys are, saved with them: a resumed run must hash as the killed one did
-    KEY_HASH = "xxh3_64"
+    KEY_HASH = "xxh3_64, pair = src * 0x9E3779B97F4A7C15 + tgt"
 
     def __init__(self, config=None):
         """Start with an empty set of seen keys."""
@@ -148,13 +159,13 @@ class DedupeFilter(Filter):
         """First occurrence 1.0, duplicate 0.0."""
         on = self.config.on
         if on == "pair":
-            keys = map(add, map(add, self._norm(batch["src"]), repeat("\x1f")),
-                       self._norm(batch["tgt"]))
+            # the pair's key combines its sides' hashes (odd multiplier: distinct pairs collide
+            # with the odds of one 64-bit hash)
+            hashes = _hashes(self._norm(batch["src"])) * _PAIR + _hashes(self._norm(batch["tgt"]))
         else:
-            keys = self._norm(batch[on])
-        n = len(batch[on if on != "pair" else "src"])
-        hashes = np.fromiter(map(xxh3_64_intdigest, map(str.encode, keys)), dtype=np.uint64,
-                             count=n).view(np.int64)
+            hashes = _hashes(self._norm(batch[on]))
+        hashes = hashes.view(np.int64)
+        n = len(hashes)
         hashes[hashes == 0] = 1  # 0 marks a free slot of the table
         _, seen = self.seen.lookup(hashes)
         new = np.flatnonzero(~seen)
