@@ -132,7 +132,7 @@ def _analyse(texts) -> TextFacts:
         normal[-1] = False
     wide = _wide_spaces(b)
     if len(wide):  # rare: these rows are counted one by one
-        for r in np.unique(np.searchsorted(nl, wide)).tolist():
+        for r in sorted(set(np.searchsorted(nl, wide).tolist())):
             tokens[r] = len(texts[r].split())
             normal[r] = False
     return TextFacts(tokens.astype(np.int64, copy=False), normal)
