@@ -15,6 +15,7 @@ cannot be reused while the entry lives.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,10 +49,14 @@ _CACHE: dict[int, tuple[list, TextFacts]] = {}
 _CACHE_MAX = 8
 
 
+_LOCK = threading.Lock()  # a server or a component may call steps from several threads
+
+
 def _remember(texts: list, facts: TextFacts) -> None:
-    if len(_CACHE) >= _CACHE_MAX:
-        del _CACHE[next(iter(_CACHE))]
-    _CACHE[id(texts)] = (texts, facts)
+    with _LOCK:
+        while len(_CACHE) >= _CACHE_MAX:
+            del _CACHE[next(iter(_CACHE))]
+        _CACHE[id(texts)] = (texts, facts)
 
 
 def _cached(texts) -> TextFacts | None:
