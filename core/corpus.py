@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import tokens
 from .errors import InputError
 
 Batch = dict[str, list]
@@ -89,8 +90,9 @@ def iter_line_blocks(path: str | os.PathLike, errors: str,
                 first = False
                 if data.startswith(b"\xef\xbb\xbf"):
                     data = data[3:]
-            yield _decode_block(data, name, lineno, errors, stats)
-            lineno += data.count(b"\n") + (not data.endswith(b"\n"))
+            lines = _decode_block(data, name, lineno, errors, stats)
+            lineno += len(lines)
+            yield lines
 
 
 def _decode_block(data: bytes, name: str, lineno: int, errors: str,
@@ -156,11 +158,17 @@ def batch_len(batch: Batch) -> int:
 
 
 def take_rows(batch: Batch, idx: list[int]) -> Batch:
-    """A new batch of the rows at ``idx`` (in that order, repeats allowed)."""
+    """A new batch of the rows at ``idx`` (in that order, repeats allowed); the text facts
+    remembered for its ``src`` and ``tgt`` (:mod:`bitextforge.tokens`) go with the rows."""
     if len(idx) < 2:  # itemgetter of one index returns the item itself, of none fails
-        return {k: [v[i] for i in idx] for k, v in batch.items()}
-    get = itemgetter(*idx)
-    return {k: list(get(v)) for k, v in batch.items()}
+        out = {k: [v[i] for i in idx] for k, v in batch.items()}
+    else:
+        get = itemgetter(*idx)
+        out = {k: list(get(v)) for k, v in batch.items()}
+    for side in ("src", "tgt"):
+        if side in batch:
+            tokens.carry(batch[side], out[side], idx)
+    return out
 
 
 class Reader:

@@ -76,12 +76,14 @@ class Outputs:
         if self.tsv:
             self.tsv.write(batch)
         if self.plain:
-            self.plain[0].write("".join(s.replace("\n", " ") + "\n" for s in batch["src"]))
-            self.plain[1].write("".join(t.replace("\n", " ") + "\n" for t in batch["tgt"]))
+            self.plain[0].write(plain_lines(batch["src"]))
+            self.plain[1].write(plain_lines(batch["tgt"]))
             w = batch["weight"]
-            if self.all_one and any(x != 1.0 for x in w):
+            if w.count(1.0) == len(w):  # the usual case: no formatting per row
+                self.weights.write("1\n" * len(w))
+            else:
                 self.all_one = False
-            self.weights.write("".join(format_value(x) + "\n" for x in w))
+                self.weights.write("".join(format_value(x) + "\n" for x in w))
         if self.jsonl:
             names = [c for c in self.columns if c in batch]
             cols = [batch[c] for c in names]
@@ -123,6 +125,16 @@ class Outputs:
         """Remove every temporary file."""
         for f in self.files:
             f.discard()
+
+
+def plain_lines(texts: list[str]) -> str:
+    """``texts`` as lines of a plain file, a line break inside a text written as a space."""
+    if not texts:
+        return ""
+    joined = "\n".join(texts)
+    if joined.count("\n") != len(texts) - 1:
+        joined = "\n".join(t.replace("\n", " ") for t in texts)
+    return joined + "\n"
 
 
 def check_writable(out_dir: Path) -> None:

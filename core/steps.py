@@ -474,6 +474,11 @@ class FilterExec(Executor):
 
     def scores(self, batch: Batch) -> list:
         """Score a batch (only the rows in scope); out-of-scope rows get ``None``."""
+        return self._scored(batch)[0]
+
+    def _scored(self, batch: Batch) -> tuple[list, Any]:
+        """The scores as :meth:`scores` returns them and, when every row is in scope, the same
+        scores as a float NumPy array (None otherwise) for deciding without a loop over rows."""
         n = batch_len(batch)
         scope = self._scope(batch)
         if scope is None:
@@ -481,7 +486,13 @@ class FilterExec(Executor):
             if len(raw) != n:
                 raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
-            return as_scores(raw, self.label)
+            import numpy as np
+
+            if getattr(getattr(raw, "dtype", None), "kind", None) in ("b", "i", "u", "f"):
+                arr = raw.astype(float)
+                return arr.tolist(), arr
+            values = as_scores(raw, self.label)
+            return values, np.array(values, dtype=float)
         sub = take_rows(batch, scope)
         raw = self._score(sub) if scope else []
         if len(raw) != len(scope):
@@ -490,7 +501,7 @@ class FilterExec(Executor):
         out: list = [None] * n
         for i, s in zip(scope, as_scores(raw, self.label)):
             out[i] = s
-        return out
+        return out, None
 
     def score_only(self, batch: Batch) -> Batch:
         """The batch with its score column; nothing decided."""
@@ -503,11 +514,21 @@ class FilterExec(Executor):
         """Which rows pass min/max (rows out of scope pass; NaN fails)."""
         return within_bounds(self.keep, scores)
 
-    def _split(self, batch: Batch, mask: list[bool], why: str, res: StepResult) -> Batch:
-        if all(mask):
-            return batch
-        keep = [i for i, m in enumerate(mask) if m]
-        drop = [i for i, m in enumerate(mask) if not m]
+    def _split(self, batch: Batch, mask, why: str, res: StepResult) -> Batch:
+        """Keep the rows ``mask`` (a list of bools or a boolean NumPy array) marks, and record
+        the others in ``res`` as rejected."""
+        if hasattr(mask, "dtype"):
+            if mask.all():
+                return batch
+            import numpy as np
+
+            keep = np.flatnonzero(mask).tolist()
+            drop = np.flatnonzero(~mask).tolist()
+        else:
+            if all(mask):
+                return batch
+            keep = [i for i, m in enumerate(mask) if m]
+            drop = [i for i, m in enumerate(mask) if not m]
         col = batch[self.col]
         res.rows_rejected += len(drop)
         res.rejected.append(Rejected(take_rows(batch, drop), f"{self.label}{why}",
@@ -519,11 +540,12 @@ class FilterExec(Executor):
         t0 = time.perf_counter()
         h0, m0 = (self.cache.hits, self.cache.misses) if self.cache is not None else (0, 0)
         res = StepResult(None, rows_in=batch_len(batch))
-        scores = self.scores(batch)
+        scores, values = self._scored(batch)
         if self.cache is not None:
             res.cache_hits, res.cache_misses = self.cache.hits - h0, self.cache.misses - m0
         batch[self.col] = scores
-        res.kept = self._split(batch, self.bounds_mask(scores), "", res)
+        mask = within_bounds(self.keep, values) if values is not None else self.bounds_mask(scores)
+        res.kept = self._split(batch, mask, "", res)
         res.seconds = time.perf_counter() - t0
         return res
 

@@ -7,38 +7,28 @@ runs first. Lengths count whitespace tokens (``unit: tokens``) or characters (``
 
 from __future__ import annotations
 
-from hashlib import blake2b
 import re
 from unicodedata import is_normalized, normalize
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
+from xxhash import xxh3_64_intdigest
 
 import bitextforge
-from bitextforge import Filter
+from bitextforge import ComponentError, Filter
+from bitextforge.memo import Int64Table
+from bitextforge.tokens import text_facts, token_counts
 
 from .combine import ColumnFilter, CombineFilter, CombineModelTrainer
 
 
-#: token counts by text, shared by every length.v1 / length_ratio.v1 step of a run: a recipe
-#: bounds both sides from below and above and by ratio in three steps, which would otherwise split
-#: each sentence six times (the text is the key, so a step never sees another text's count)
-_TOKENS: dict[str, int] = {}
-_TOKENS_MAX = 1 << 14  # the current batch stays (both sides of 5,000 rows); few texts held
-
-
-def _lengths(texts, unit: str) -> list[int]:
+def _lengths(texts, unit: str) -> np.ndarray:
+    """Length of every text: whitespace tokens (counted once per batch column and shared with
+    the other length steps, see :mod:`bitextforge.tokens`) or characters."""
     if unit == "chars":
-        return [len(t) for t in texts]
-    memo = _TOKENS
-    got = [memo.get(t, -1) for t in texts]
-    if -1 not in got:
-        return got
-    out = [n if n >= 0 else len(t.split()) for n, t in zip(got, texts)]
-    if len(memo) > _TOKENS_MAX:
-        memo.clear()
-    memo.update(zip(texts, out))
-    return out
+        return np.fromiter(map(len, texts), np.int64, len(texts))
+    return token_counts(texts)
 
 
 class LengthFilter(Filter):
@@ -66,9 +56,7 @@ class LengthFilter(Filter):
         if c.side != "both":
             return _lengths(batch[c.side], c.unit)
         a, b = _lengths(batch["src"], c.unit), _lengths(batch["tgt"], c.unit)
-        if c.combine == "shorter":
-            return [x if x < y else y for x, y in zip(a, b)]
-        return [x if x > y else y for x, y in zip(a, b)]
+        return np.minimum(a, b) if c.combine == "shorter" else np.maximum(a, b)
 
 
 class LengthRatioFilter(Filter):
@@ -87,23 +75,38 @@ class LengthRatioFilter(Filter):
 
     def score(self, batch):
         """max(len)/min(len) per row; inf when exactly one side is empty, 1 when both are."""
-        inf = float("inf")
         a, b = _lengths(batch["src"], self.config.unit), _lengths(batch["tgt"], self.config.unit)
-        return [(x / y if x >= y else y / x) if x and y else (1.0 if x == y else inf)
-                for x, y in zip(a, b)]
+        hi, lo = np.maximum(a, b).astype(float), np.minimum(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = hi / lo
+        ratio[hi == 0] = 1.0  # both sides empty; one side empty divides by zero: inf
+        return ratio
 
 
 _NONWORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
-def _single_spaced(texts) -> bool:
-    """Whether every text's only whitespace is single interior ASCII spaces (a few scans of the
-    joined batch in C instead of a Python test per line)."""
-    if not texts:
-        return True
-    joined = "\n".join(texts)
-    return ("  " not in joined and " \n" not in joined and "\n " not in joined
-            and joined[:1] != " " and joined[-1:] != " " and "a".join(texts).isprintable())
+_PAIR = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hashes(texts: list[str]) -> np.ndarray:
+    """xxh3_64 of every text's UTF-8 bytes, as uint64 (one encode of the joined texts when no
+    text holds a line break, as normalised texts never do)."""
+    joined = "\n".join(texts).encode("utf-8")
+    parts = joined.split(b"\n") if texts else []
+    if len(parts) != len(texts):
+        parts = [t.encode("utf-8") for t in texts]
+    return np.fromiter(map(xxh3_64_intdigest, parts), dtype=np.uint64, count=len(texts))
+
+
+def _nfkc(texts: list[str]) -> list[str]:
+    """``texts`` in NFKC, normalising only the texts that change: one check of the whole batch
+    (a newline never composes with its neighbours, so the joined text is normalised iff every
+    text is), then one check per text that is not ASCII."""
+    if is_normalized("NFKC", "\n".join(texts)):
+        return texts
+    return [t if t.isascii() or is_normalized("NFKC", t) else normalize("NFKC", t)
+            for t in texts]
 
 
 class DedupeFilter(Filter):
@@ -111,7 +114,8 @@ class DedupeFilter(Filter):
 
     Normalisation: Unicode NFKC, whitespace collapsed, optionally lowercased and reduced to
     letters and digits. Duplicates are found across the whole run (state is kept between
-    batches); memory grows with the number of distinct keys (one 64-bit hash each).
+    batches); memory grows with the number of distinct keys (a 64-bit xxh3 hash each, in a
+    table of 16 to 32 bytes per key).
     """
 
     name = "dedupe.v1"
@@ -126,64 +130,68 @@ class DedupeFilter(Filter):
         lowercase: bool = Field(True, description="Compare case-insensitively.")
         letters_only: bool = Field(False, description="Ignore everything but letters and digits.")
 
+    #: what the seen keys are, saved with them: a resumed run must hash as the killed one did
+    KEY_HASH = "xxh3_64, pair = src * 0x9E3779B97F4A7C15 + tgt"
+
     def __init__(self, config=None):
         """Start with an empty set of seen keys."""
         super().__init__(config)
-        # 8-byte blake2b digests: stable across processes (str hash() is salted per process, and a
-        # resumed run must recognise the keys the killed one saved)
-        self.seen: set[bytes] = set()
-        self.duplicates = 0
+        # 64-bit xxh3 of the normalised text: stable across processes (str hash() is salted per
+        # process, and a resumed run must recognise the keys the killed one saved)
+        self.seen = Int64Table()
 
     def _norm(self, texts):
         c = self.config
         if c.letters_only:
             out = [_NONWORD.sub("", t) for t in texts]
-        elif _single_spaced(texts):
-            out = list(texts)
         else:
-            # isprintable() is False for every separator but the ASCII space, so a printable
-            # line without double, leading or trailing spaces is its own normal form
-            out = [t if t.isprintable() and "  " not in t and t[:1] != " " and t[-1:] != " "
-                   else " ".join(t.split()) for t in texts]
+            # only the rows whose whitespace is not single interior spaces are rebuilt; which
+            # rows those are is worked out for the whole column at once (and shared with the
+            # length steps)
+            out = list(texts)
+            for i in np.flatnonzero(~text_facts(texts).normal).tolist():
+                out[i] = " ".join(out[i].split())
         if c.lowercase:
             out = [t.lower() for t in out]
-        # NFKC only where it changes something: one check of the whole batch (a newline never
-        # composes with its neighbours, so the joined text is normalised iff every line is)
-        if is_normalized("NFKC", "\n".join(out)):
-            return out
-        return [t if t.isascii() or is_normalized("NFKC", t) else normalize("NFKC", t)
-                for t in out]
+        return _nfkc(out)
 
     def score(self, batch):
         """First occurrence 1.0, duplicate 0.0."""
         on = self.config.on
         if on == "pair":
-            keys = [blake2b(f"{a}\x1f{b}".encode(), digest_size=8).digest()
-                    for a, b in zip(self._norm(batch["src"]), self._norm(batch["tgt"]))]
+            # the pair's key combines its sides' hashes (odd multiplier: distinct pairs collide
+            # with the odds of one 64-bit hash)
+            hashes = _hashes(self._norm(batch["src"])) * _PAIR + _hashes(self._norm(batch["tgt"]))
         else:
-            keys = [blake2b(k.encode(), digest_size=8).digest() for k in self._norm(batch[on])]
-        seen = self.seen
-        out = []
-        add = seen.add
-        for k in keys:
-            if k in seen:
-                out.append(0.0)
-            else:
-                add(k)
-                out.append(1.0)
+            hashes = _hashes(self._norm(batch[on]))
+        hashes = hashes.view(np.int64)
+        n = len(hashes)
+        hashes[hashes == 0] = 1  # 0 marks a free slot of the table
+        _, seen = self.seen.lookup(hashes)
+        new = np.flatnonzero(~seen)
+        # a key not seen before scores 1 where it first occurs in the batch
+        distinct, first = np.unique(hashes[new], return_index=True)
+        out = np.zeros(n, dtype=float)
+        out[new[first]] = 1.0
+        self.seen.insert(distinct)
         return out
 
     def get_state(self):
         """The keys seen so far (a resumed run must still recognise earlier pairs)."""
-        return self.seen
+        return {"hash": self.KEY_HASH, "keys": self.seen.stored()}
 
     def set_state(self, state):
         """Restore the keys seen before the resumed shard."""
-        self.seen = set(state)
+        if not isinstance(state, dict) or state.get("hash") != self.KEY_HASH:
+            raise ComponentError("dedupe.v1: the unfinished run in the output directory saved "
+                                 "its duplicate keys with another hash function (an older "
+                                 "bitextforge); rerun with --restart to start it again")
+        self.seen = Int64Table()
+        self.seen.insert(np.asarray(state["keys"], dtype=np.int64))
 
     def manifest_info(self):
         """Number of distinct keys seen."""
-        return {"distinct": len(self.seen)}
+        return {"distinct": self.seen.count}
 
 
 @bitextforge.hookimpl

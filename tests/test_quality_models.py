@@ -37,6 +37,21 @@ def test_language_id_heliport_signs_the_confidence(heliport_filter):
     assert f.side_scores([""], "src") == [-7.0]  # empty text is zxx for heliport
 
 
+def test_language_id_identifies_each_distinct_text_once(heliport_filter):
+    """Repeated texts, in one batch or a later one, are looked up: the scores are those of
+    identifying every text, and the manifest counts what was identified and what was not."""
+    f = LanguageIdFilter(LanguageIdFilter.Config(src_lang="de", tgt_lang="en"))
+    try:
+        src, tgt = DE + DE[:2] + [""], EN + EN[:1] + [DE[0], ""]
+        direct = [min(a, b) for a, b in zip(f.side_scores(src, "src"), f.side_scores(tgt, "tgt"))]
+        assert list(f.score({"src": src, "tgt": tgt})) == direct
+        assert f.manifest_info() == {"identified": 4 + 5, "repeats_looked_up": 2 + 1}
+        assert list(f.score({"src": src[::-1], "tgt": tgt[::-1]})) == direct[::-1]
+        assert f.manifest_info() == {"identified": 9, "repeats_looked_up": 3 + 12}
+    finally:
+        f.close()
+
+
 def test_language_id_one_side_and_bad_codes():
     f = LanguageIdFilter(LanguageIdFilter.Config(tgt_lang="en", backend="lingua",
                                                  lingua_candidates=["de", "fr"]))

@@ -24,16 +24,20 @@ What the per-side *confidence* is:
   all 75 by default; fewer candidates make it faster but more confident); 1.0 when lingua's rule
   engine is unambiguous, 0.0 for empty text.
 
-The pair score is the minimum over the sides that are checked.
+The pair score is the minimum over the sides that are checked. A text met earlier in the run
+is not identified again: its score is looked up (:mod:`bitextforge.memo`; the manifest counts
+both), which gives the same scores, as both backends score each text on its own.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
+from bitextforge.memo import TextScoreMemo
 
 #: ISO 639-1 -> ISO 639-3 for the languages lingua supports (the codes heliport uses where the two
 #: agree); heliport differs for a few macrolanguages, see ``_HELIPORT_OVERRIDES``.
@@ -118,6 +122,7 @@ class LanguageIdFilter(Filter):
         super().__init__(config)
         c = self.config
         self.sides = [(s, lang) for s, lang in (("src", c.src_lang), ("tgt", c.tgt_lang)) if lang]
+        self.memo = {s: TextScoreMemo() for s, _ in self.sides}
         if not self.sides:
             raise ComponentError("language_id.v1: set src_lang and/or tgt_lang (ISO 639-1 codes "
                                  "such as de, en)")
@@ -167,11 +172,19 @@ class LanguageIdFilter(Filter):
         """min over the checked sides of the per-side confidence."""
         cols = []
         for side, _ in self.sides:
-            texts = ["" if t is None else t for t in batch[side]]
-            cols.append(self.side_scores(texts, side))
+            texts = batch[side]
+            if None in texts:
+                texts = ["" if t is None else t for t in texts]
+            # a text met earlier in the run is looked up, not identified again
+            cols.append(self.memo[side].scores(texts, lambda t, s=side: self.side_scores(t, s)))
         if len(cols) == 1:
             return cols[0]
-        return [a if a < b else b for a, b in zip(*cols)]
+        return np.where(cols[0] < cols[1], cols[0], cols[1])
+
+    def manifest_info(self):
+        """How many texts were identified, and how many repeats were looked up instead."""
+        return {"identified": sum(m.computed for m in self.memo.values()),
+                "repeats_looked_up": sum(m.hits for m in self.memo.values())}
 
     def close(self):
         """Drop the models."""
