@@ -3,7 +3,8 @@ languages (BET, Corbeil & Abdi Ghavidel), with transformers and CTranslate2 back
 Marian training (``bitextforge train-nmt``).
 
 Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_model.v1`` trainer and the
-``train_and_test.v1`` evaluator (train on a run's output, test, compare with a baseline); heavy
+``train_and_test.v1`` evaluator (train on a run's output, test, compare with a baseline) and the
+``expansion_curve.v1`` evaluator (Nichols et al.'s learning curves of expanded corpora); heavy
 libraries load only when a component is built.
 """
 
@@ -29,10 +30,13 @@ def register_trainers(register):
 
 @bitextforge.hookimpl
 def register_evaluators(register):
-    """Register train_and_test.v1 (train a model on the run's output and test it)."""
+    """Register train_and_test.v1 (train a model on the run's output and test it) and
+    expansion_curve.v1 (its learning curve over sizes and expansion schemes)."""
     from .evaluators import TrainAndTestEvaluator
+    from .expansion_curve import ExpansionCurveEvaluator
 
     register(TrainAndTestEvaluator)
+    register(ExpansionCurveEvaluator)
 
 
 @bitextforge.hookimpl
