@@ -123,6 +123,22 @@ def test_a_second_run_reuses_every_model(tmp_path, capsys):
     assert first.numbers == again.numbers
 
 
+def test_without_paraphrases_only_the_baselines_train(tmp_path, capsys):
+    """v adds nothing when no original has a paraphrase: the same corpus as the baseline, no
+    model of its own (so a curve's baselines can be trained before its paraphrases exist)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = ["id\tvariant\torigin\tsrc\ttgt\tweight"]
+    lines += [f"{i}\t0\tinput\t{d}\t{e}\t1.0" for i, (d, e) in enumerate(zip(DE, EN))]
+    (run / "corpus.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = _evaluator(tmp_path, sizes=[24], n=[2], schemes=["varying.v1"]).evaluate(
+        CorpusView(run / "corpus.tsv", numeric=["weight"]))
+    assert capsys.readouterr().err.count("train_and_test.v1: training ") == 1
+    assert report.numbers["24.v.2.bleu"] == report.numbers["24.d.0/f.0.bleu"]
+    assert "same corpus as d.0/f.0" in report.summary
+    assert not (run / "expansion_curve" / "24" / "v.2").exists()
+
+
 @pytest.mark.parametrize("kw, message", [
     ({"sizes": [24, 12]}, "strictly increasing"),
     ({"max_steps": [2, 3, 4]}, "one value or one per size"),

@@ -200,13 +200,14 @@ class ExpansionCurveEvaluator(Evaluator):
             self._write(base_dir, [{**g[distinct_ranked(g)[0]], "weight": 1.0} for g in part])
             plan.append({"size": size, "point": "d.0/f.0", "scheme": None, "n": 0,
                          "steps": steps, "rows": len(part), "dir": base_dir})
-            seen: dict[str, str] = {}
+            # v with no paraphrase to add, or any n where no original has one, is the baseline
+            seen: dict[str, str] = {_rows_key([{**g[distinct_ranked(g)[0]], "weight": 1.0}
+                                               for g in part]): "d.0/f.0"}
             for n in c.n:
                 for s in c.schemes:
                     label = f"{scheme_label(s)}.{n}"
                     rows = expand(part, weighters[(s, n)])
-                    key = hashlib.sha256(json.dumps(
-                        [[r["id"], r["variant"], r["weight"]] for r in rows]).encode()).hexdigest()
+                    key = _rows_key(rows)
                     point = {"size": size, "point": label, "scheme": s, "n": n, "steps": steps,
                              "rows": len(rows), "base": base_dir}
                     if key in seen:
@@ -216,30 +217,40 @@ class ExpansionCurveEvaluator(Evaluator):
                         point["dir"] = root / str(size) / label
                         self._write(point["dir"], rows)
                     plan.append(point)
-        if c.workers > 1:
-            self._train_in_parallel(plan)
-        points = self._evaluate(plan, root)
+        plot = Path(c.plot) if c.plot else run_dir / "expansion-curve.png"
+        points: list[dict[str, Any]] = []
+        pool, futures = self._start_training(plan) if c.workers > 1 else (None, {})
+        try:
+            # size by size, so an interrupted curve keeps its finished sizes in curve.json and
+            # the plot; the workers meanwhile train the next sizes
+            for size in c.sizes:
+                for f in futures.get(size, []):
+                    f.result()
+                points += self._evaluate([p for p in plan if p["size"] == size], root)
+                write_atomic(root / "curve.json", json.dumps(
+                    {"test_src": c.test_src, "test_ref": c.test_ref, "sizes": c.sizes,
+                     "seeds": c.seeds, "points": points}, indent=2) + "\n")
+                plot_curve(points, plot, title=f"{self.name}: {Path(c.test_ref).name}, "
+                                               f"seed {c.seeds[0]}")
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
         for p in points:
             for k in ("bleu", "chrf", "rows", "bleu_delta", "bleu_p_value", "chrf_delta",
                       "chrf_p_value", "bleu_spread"):
                 if k in p:
                     numbers[f"{p['size']}.{p['point']}.{k}"] = float(p[k])
-        write_atomic(root / "curve.json", json.dumps(
-            {"test_src": c.test_src, "test_ref": c.test_ref, "sizes": c.sizes,
-             "seeds": c.seeds, "points": points}, indent=2) + "\n")
-        plot = Path(c.plot) if c.plot else run_dir / "expansion-curve.png"
-        plot_curve(points, plot, title=f"{self.name}: {Path(c.test_ref).name}, "
-                                       f"seed {c.seeds[0]}")
         summary = (f"{numbers['paraphrases_per_original']:.2f} distinct paraphrases per "
                    f"original ({100 * numbers['originals_with_a_paraphrase']:.1f} % with one or "
                    f"more, {100 * numbers['originals_with_4_paraphrases']:.1f} % with 4 or more)\n"
                    + summarize(points))
         return Report(numbers=numbers, summary=summary)
 
-    def _train_in_parallel(self, plan: list[dict[str, Any]]) -> None:
-        """Train every model of the plan in ``workers`` processes (each with ``threads`` torch
-        threads), the longest trainings first; the sequential pass that follows finds them
-        trained and only decodes and compares."""
+    def _start_training(self, plan: list[dict[str, Any]]):
+        """Start training every model of the plan in ``workers`` processes (each with
+        ``threads`` torch threads), smallest size first and within a size the largest corpus
+        first; returns the pool and each size's futures. The sequential pass over a size finds
+        its models trained and only decodes and compares."""
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -251,15 +262,16 @@ class ExpansionCurveEvaluator(Evaluator):
             if "dir" not in p:
                 continue
             seeds = c.seeds if p["n"] == 0 else c.seeds[:1]
-            jobs += [(p["steps"], p["rows"], str(p["dir"]), seed) for seed in seeds]
-        jobs.sort(key=lambda j: (-j[0], -j[1]))
+            jobs += [(p["size"], p["steps"], p["rows"], str(p["dir"]), seed) for seed in seeds]
+        jobs.sort(key=lambda j: (j[0], -j[1] * j[2]))
         say(self.name, f"training {len(jobs)} models in {c.workers} processes")
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=c.workers, mp_context=ctx) as pool:
-            futures = [pool.submit(_train_point, self._evaluator(steps, [seed], Path(d)).config
-                                   .model_dump(), d) for steps, _, d, seed in jobs]
-            for f in futures:
-                f.result()
+        pool = ProcessPoolExecutor(max_workers=c.workers,
+                                   mp_context=multiprocessing.get_context("spawn"))
+        futures: dict[int, list] = {}
+        for size, steps, _, d, seed in jobs:
+            cfg = self._evaluator(steps, [seed], Path(d)).config.model_dump()
+            futures.setdefault(size, []).append(pool.submit(_train_point, cfg, d))
+        return pool, futures
 
     def _evaluate(self, plan: list[dict[str, Any]], root: Path) -> list[dict[str, Any]]:
         """Train (or reuse) and test each point in order, the baseline of a size first; every
@@ -274,7 +286,8 @@ class ExpansionCurveEvaluator(Evaluator):
             if "same_as" in p:
                 twin = next(q for q in points if q["size"] == p["size"]
                             and q["point"] == p["same_as"])
-                point.update({k: twin[k] for k in twin if k not in point})
+                point.update({k: twin[k] for k in twin if k not in point
+                              and k not in ("bleu_spread", "chrf_spread", "bleu_mean")})
                 points.append(point)
                 continue
             point["dir"] = str(p["dir"].relative_to(root))
@@ -313,6 +326,12 @@ class ExpansionCurveEvaluator(Evaluator):
         w.file.commit()
 
 
+def _rows_key(rows: list[dict[str, Any]]) -> str:
+    """What makes two expanded corpora the same: the rows (id, variant) and weights, in order."""
+    return hashlib.sha256(json.dumps([[r["id"], r["variant"], r["weight"]] for r in rows])
+                          .encode()).hexdigest()
+
+
 def summarize(points: list[dict[str, Any]]) -> str:
     """The curve as Table 4 prints it: one line per point, BLEU with its difference from the
     baseline of the same size, the paired bootstrap p-value and the seed-spread verdict."""
@@ -328,9 +347,10 @@ def summarize(points: list[dict[str, Any]]) -> str:
         note = f"same corpus as {p['same_as']}" if "same_as" in p else ""
         if "bleu_within_seed_spread" in p and "same_as" not in p:
             note = "within seed spread" if p["bleu_within_seed_spread"] else "beyond seed spread"
+        delta = f"{p['bleu_delta']:>+6.2f}" if "bleu_delta" in p else f"{'':>6}"
+        pval = f"{p['bleu_p_value']:>7.4f}" if "bleu_p_value" in p else f"{'':>7}"
         lines.append(f"{p['size']:>6} {p['point']:<8} {p['rows']:>7} {p['bleu']:>6.2f} "
-                     f"{p['bleu_delta']:>+6.2f} {p['bleu_p_value']:>7.4f} {p['chrf']:>6.2f}  "
-                     f"{note}")
+                     f"{delta} {pval} {p['chrf']:>6.2f}  {note}")
     return "\n".join(lines)
 
 
