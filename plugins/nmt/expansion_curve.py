@@ -356,7 +356,7 @@ def summarize(points: list[dict[str, Any]]) -> str:
 
 def plot_curve(points: list[dict[str, Any]], target: Path, title: str = "") -> None:
     """BLEU against training size on a logarithmic axis, one line per point label (d.0/f.0
-    black, as in the paper's Figures 4-5); written beside the target and moved over it, so no
+    black, as in the paper's Figures 4-5; colour by n, line style by scheme); written beside the target and moved over it, so no
     half-written PNG is left."""
     import matplotlib
 
@@ -364,15 +364,25 @@ def plot_curve(points: list[dict[str, Any]], target: Path, title: str = "") -> N
     import matplotlib.pyplot as plt
 
     lines: dict[str, list[tuple[int, float]]] = {}
+    style: dict[str, tuple[Any, str]] = {}
+    ns = sorted({p["n"] for p in points if p["n"]})
+    colours = plt.get_cmap("tab10")
+    dashes = {"d": "-", "f": "--", "v": ":"}
     for p in points:
         lines.setdefault(p["point"], []).append((p["size"], p["bleu"]))
+        if p["n"]:
+            # colour by n, line style by scheme, so lines of equal corpora stay visible
+            style[p["point"]] = (colours(ns.index(p["n"])),
+                                 dashes.get(scheme_label(p["scheme"]), "-."))
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for label, xy in lines.items():
         xs, ys = zip(*xy)
         if label == "d.0/f.0":
             ax.plot(xs, ys, color="black", marker="s", linewidth=2, label=label, zorder=3)
         else:
-            ax.plot(xs, ys, marker="o", linewidth=1, alpha=0.8, label=label)
+            colour, dash = style[label]
+            ax.plot(xs, ys, color=colour, linestyle=dash, marker="o", linewidth=1.2, alpha=0.85,
+                    label=label)
     ax.set_xscale("log")
     sizes = sorted({p["size"] for p in points})
     ax.set_xticks(sizes)
