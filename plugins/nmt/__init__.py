@@ -2,8 +2,11 @@
 languages (BET, Corbeil & Abdi Ghavidel), with transformers and CTranslate2 backends and offline
 Marian training (``bitextforge train-nmt``).
 
-Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_logprob.v1`` filter, the ``nmt_model.v1`` trainer and the
-``train_and_test.v1`` evaluator (train on a run's output, test, compare with a baseline); heavy
+Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_logprob.v1`` filter (NMT
+log-probability and dual conditional cross-entropy, Junczys-Dowmunt 2018), the ``nmt_model.v1``
+trainer, the ``train_and_test.v1`` evaluator (train on a run's output, test, compare with a
+baseline) and the ``expansion_curve.v1`` evaluator (Nichols et al.'s learning curves of expanded
+corpora); heavy
 libraries load only when a component is built.
 """
 
@@ -37,10 +40,13 @@ def register_trainers(register):
 
 @bitextforge.hookimpl
 def register_evaluators(register):
-    """Register train_and_test.v1 (train a model on the run's output and test it)."""
+    """Register train_and_test.v1 (train a model on the run's output and test it) and
+    expansion_curve.v1 (its learning curve over sizes and expansion schemes)."""
     from .evaluators import TrainAndTestEvaluator
+    from .expansion_curve import ExpansionCurveEvaluator
 
     register(TrainAndTestEvaluator)
+    register(ExpansionCurveEvaluator)
 
 
 @bitextforge.hookimpl

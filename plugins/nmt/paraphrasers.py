@@ -12,6 +12,7 @@ Context"): English -> pivot -> English through several pivot languages. Translat
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -91,6 +92,31 @@ def _doctor_checks() -> list[tuple[bool, str, str]]:
                      ("sentencepiece", "pip install -c constraints.txt sentencepiece")):
         checks.append((importlib.util.find_spec(mod) is not None, f"python package {mod}", fix))
     return checks
+
+
+class _TokenizedLowercase:
+    """Converts between a corpus of Moses-tokenized lowercase text and the running text an NMT
+    model was trained on (sacremoses, the Moses tokenizer's rules)."""
+
+    #: sentence starts and the pronoun "i", which a model trained on cased text expects in capitals
+    _CAPITAL = re.compile(r"(^|[.!?] )(\w)|\bi\b")
+
+    def __init__(self, lang: str):
+        from sacremoses import MosesDetokenizer, MosesTokenizer
+
+        self.lang = lang
+        self.tok, self.detok = MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
+
+    def untokenize(self, text: str) -> str:
+        """``i can 't tell . ok .`` -> ``I can't tell. Ok.``"""
+        out = self.detok.detokenize(text.replace("''", '"').split())
+        return self._CAPITAL.sub(lambda m: m.group(0).upper() if self.lang == "en"
+                                 or m.group(2) else m.group(0), out)
+
+    def tokenize(self, text: str) -> str:
+        """``I can't tell. Ok.`` -> ``i can 't tell . ok .`` (a full stop inside a line is split
+        off while the text still has its capitals: Moses reads ``tell. Ok`` as two sentences)."""
+        return " ".join(self.tok.tokenize(text, escape=False)).replace('"', "''").lower()
 
 
 class BackTranslateParaphraser(Paraphraser):
@@ -207,6 +233,11 @@ class RoundTripParaphraser(Paraphraser):
                           "models).")
         keep_identical: bool = Field(False, description="Keep candidates identical to the input "
                                      "after lowercasing.")
+        tokenized_lowercase: bool = Field(
+            False, description="The input is Moses-tokenized lowercase text (e.g. Tanaka's "
+            "`i can 't tell .`): detokenize it (sacremoses, language `lang`) and capitalize its "
+            "first letter before translating, then tokenize and lowercase every candidate the "
+            "same way, so paraphrases look like the corpus they join.")
 
     @classmethod
     def input_paths(cls, config):
@@ -228,6 +259,7 @@ class RoundTripParaphraser(Paraphraser):
             bwd = make_backend(c.backend, p.backward, src_lang=p.lang, tgt_lang=c.lang,
                                option=f"{self.name} pivots[{j}].backward", **c.runtime())
             self.legs.append((p, fwd, bwd))
+        self.style = _TokenizedLowercase(c.lang) if c.tokenized_lowercase else None
 
     @classmethod
     def doctor(cls) -> list[tuple[bool, str, str]]:
@@ -240,12 +272,15 @@ class RoundTripParaphraser(Paraphraser):
         sentences = list(sentences)
         out = [[] for _ in sentences]
         seen = [set() if c.keep_identical else {_norm(s)} for s in sentences]
+        inputs = [self.style.untokenize(s) for s in sentences] if self.style else sentences
         for p, fwd, bwd in self.legs:
             pivot = [cands[0][0] if cands else "" for cands in
-                     fwd.translate(sentences, c.decoding(1))]
+                     fwd.translate(inputs, c.decoding(1))]
             back = bwd.translate(pivot, c.decoding(p.k or c.k))
             for i, cands in enumerate(back):
                 for text, score in sorted(cands, key=lambda x: -x[1]):
+                    if self.style:
+                        text = self.style.tokenize(text)
                     key = _norm(text)
                     if not key or key in seen[i]:
                         continue
