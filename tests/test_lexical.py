@@ -428,3 +428,26 @@ def test_pair_classifier_keeps_its_surface_measures(tmp_path):
     assert p[0] > p[1]
     with pytest.raises(ValueError, match="surface.0"):
         PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], surface=["lengths"])
+
+
+def test_appended_negatives_add_another_pairs_sentence():
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer, make_negatives
+
+    src = ["der hund schläft", "die katze läuft", "der mann isst", "das kind singt"]
+    tgt = ["the dog sleeps", "the cat runs", "the man eats", "the child sings"]
+    ns, nt, kinds = make_negatives(src, tgt, ("appended",), seed=2)
+    assert kinds == ["appended"] * 4
+    sides = set()
+    for i, (s, t) in enumerate(zip(ns, nt)):
+        if s == src[i]:
+            head, extra = t[:len(tgt[i])], t[len(tgt[i]) + 1:]
+            assert head == tgt[i] and extra in tgt and extra != tgt[i]
+            sides.add("tgt")
+        else:
+            head, extra = s[:len(src[i])], s[len(src[i]) + 1:]
+            assert t == tgt[i] and head == src[i] and extra in src and extra != src[i]
+            sides.add("src")
+    assert sides == {"src", "tgt"}
+    assert "appended" not in PairClassifierTrainer.Config(output="x", corpus=["c"]).negatives
+    assert PairClassifierTrainer.Config(output="x", corpus=["c"],
+                                        negatives=["appended"]).negatives == ["appended"]

@@ -7,8 +7,9 @@ synthetic noise made from them as negatives) and of classic bicleaner's feature 
 Negatives are made from the clean pairs, one kind after another: ``misaligned`` (the target of
 another pair), ``shuffled`` (the target's words in random order), ``truncated`` (a side cut to
 30-70 % of its words), ``wrong_language`` (the two sides swapped, so each is in the other
-language), ``untranslated`` (the source copied as target) and ``numbers`` (a near-duplicate whose
-target numbers changed, or gained one). Features are a few surface measures computed here
+language), ``untranslated`` (the source copied as target), ``numbers`` (a near-duplicate whose
+target numbers changed, or gained one) and, when asked for, ``appended`` (another pair's sentence
+added to one side). Features are a few surface measures computed here
 (lengths, length ratio, agreement of numbers and capitalised words, copied words, final
 punctuation; optionally measures with no absolute length in them, for a model trained on one
 domain and applied to another: punctuation, casing, symbols, URLs and the character trigrams of
@@ -33,6 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from bitextforge import ComponentError, Filter, InputError, Trainer
 
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
+#: kinds that can be asked for but are not in the default list (a default list that grew would
+#: change what an unchanged recipe trains)
+MORE_NEGATIVES = ("appended",)
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
@@ -157,6 +161,12 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
             s2, t2 = (cut, t) if side else (s, cut)
         elif kind == "wrong_language":
             s2, t2 = t, s
+        elif kind == "appended":
+            # a side that says more than the other: another pair's sentence added to it, as when
+            # a crawler aligns one sentence with two
+            j = rng.randrange(len(src) - 1)
+            j = j if j < i else j + 1
+            s2, t2 = (s + " " + src[j], t) if rng.random() < 0.5 else (s, t + " " + tgt[j])
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -170,7 +180,7 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
             s2 = s
         else:
             raise ComponentError(f"unknown negative kind {kind!r}; choose from "
-                                 f"{', '.join(NEGATIVES)}")
+                                 f"{', '.join(NEGATIVES + MORE_NEGATIVES)}")
         ns.append(s2)
         nt.append(t2)
         nk.append(kind)
@@ -261,9 +271,9 @@ class PairClassifierTrainer(Trainer):
             list(SURFACE), description="Surface measures computed here: "
             + ", ".join(ALL_SURFACE) + ". The default leaves out the last six; the absolute "
             "lengths (src_chars_log, tgt_chars_log) tie a model to its training domain.")
-        negatives: list[Literal[NEGATIVES]] = Field(list(NEGATIVES), min_length=1,
-                                                    description="Kinds of synthetic negatives, "
-                                                    "taken in turn.")
+        negatives: list[Literal[NEGATIVES + MORE_NEGATIVES]] = Field(
+            list(NEGATIVES), min_length=1, description="Kinds of synthetic negatives, taken in "
+            "turn (appended, another pair's sentence added to one side, is not in the default).")
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
