@@ -353,3 +353,101 @@ def test_ding_coverage_recovers_flores_alignment():
     assert errors[True] < errors[False] < 0.05
     assert errors[True] == pytest.approx(4 / 300, abs=0.004)   # 8 of 600 directions wrong
     assert lev["error"] > 0.3
+
+
+def test_corpus_entries_may_be_two_line_aligned_files(tmp_path):
+    from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
+    from bitextforge.plugins.lexical.tables import read_tsv_pairs
+
+    de, en = tmp_path / "c.de.gz", tmp_path / "c.en"
+    with gzip.open(de, "wt", encoding="utf-8") as fh:
+        fh.write("".join(f"{a}\n" for a, _ in CORPUS[:5]) + "\n")   # an empty pair is left out
+    en.write_text("".join(f"{b}\n" for _, b in CORPUS[:5]) + "x\n", encoding="utf-8")
+    (tmp_path / "c.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in CORPUS[5:8]),
+                                    encoding="utf-8")
+    src, tgt = read_tsv_pairs([(str(de), str(en)), str(tmp_path / "c.tsv")])
+    assert list(zip(src, tgt)) == CORPUS[:8]
+    assert read_tsv_pairs([(str(de), str(en)), str(tmp_path / "c.tsv")], limit=3)[0] == \
+        [a for a, _ in CORPUS[:3]]
+    cfg = LexicalTranslationTrainer.Config(output=str(tmp_path / "t"), corpus=[[str(de), str(en)]])
+    assert cfg.corpus == [(str(de), str(en))]
+    en.write_text("".join(f"{b}\n" for _, b in CORPUS[:5]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"c.de.gz has 6 lines but .*c.en has 5; .*line-aligned"):
+        read_tsv_pairs([(str(de), str(en))])
+    with pytest.raises(InputError, match="none.fr does not exist"):
+        read_tsv_pairs([(str(de), str(tmp_path / "none.fr"))])
+
+
+def test_transferable_surface_measures():
+    from bitextforge.plugins.lexical.pair_classifier import (ALL_SURFACE, EXTRA_SURFACE,
+                                                             surface_features)
+
+    src = ["Barack Obama visited Prague (see www.example.com): 50 %!",
+           "Barack Obama visited Prague.",
+           "CONTACT US"]
+    tgt = ["Barack Obama navštívil Prahu (viz www.example.com): 50 %!",
+           "kočka spí na gauči",
+           "Kontaktujte nás"]
+    x = surface_features(src, tgt, EXTRA_SURFACE)
+    got = [dict(zip(EXTRA_SURFACE, row)) for row in x]
+    assert got[0]["punct_jaccard"] == 1.0 and got[0]["urls_agree"] == 1.0
+    assert got[0]["case_agree"] == 1.0 and got[1]["case_agree"] == 0.0
+    # "Obama" and "Prague"/"Prahu" after the first word: obama's trigrams match, prague's "pra"
+    assert 0.3 < got[0]["names_char_overlap"] < 1.0
+    assert got[1]["names_char_overlap"] == 0.0 and got[1]["punct_jaccard"] == 0.0
+    assert got[2]["upper_share_diff"] == pytest.approx(1 - 1 / 14)
+    assert got[0]["symbol_share_diff"] < got[1]["symbol_share_diff"]
+    # any order and subset, the measures keep their values
+    both = surface_features(src, tgt, ("urls_agree", "char_ratio_log"))
+    assert both[:, 0].tolist() == x[:, 5].tolist()
+    assert both[:, 1].tolist() == surface_features(src, tgt)[:, 2].tolist()
+    assert len(ALL_SURFACE) == 16
+    with pytest.raises(ComponentError, match="unknown surface measure 'url'"):
+        surface_features(src, tgt, ("url",))
+
+
+def test_pair_classifier_keeps_its_surface_measures(tmp_path):
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer)
+
+    de, en = tmp_path / "c.de", tmp_path / "c.en"
+    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
+    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
+    surface = ["char_ratio_log", "punct_jaccard", "names_char_overlap"]
+    cfg = PairClassifierTrainer.Config(output=str(tmp_path / "clf.joblib"), held_out=0.2,
+                                       corpus=[[str(de), str(en)]], surface=surface,
+                                       features=[{"filter": "language_id.v1",
+                                                  "with": {"tgt_lang": "en"}}])
+    facts = PairClassifierTrainer(cfg).train()
+    assert facts["clean_pairs"] == 60
+    assert facts["feature_names"] == surface + ["language_id.v1"]
+    f = PairClassifierFilter(PairClassifierFilter.Config(model=str(tmp_path / "clf.joblib")))
+    assert f.scorer.surface == tuple(surface)
+    p = f.score({"src": ["Der hund singt hier."] * 2,
+                 "tgt": ["The dog sings here.", "Der hund singt hier."]})
+    assert p[0] > p[1]
+    with pytest.raises(ValueError, match="surface.0"):
+        PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], surface=["lengths"])
+
+
+def test_appended_negatives_add_another_pairs_sentence():
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer, make_negatives
+
+    src = ["der hund schläft", "die katze läuft", "der mann isst", "das kind singt"]
+    tgt = ["the dog sleeps", "the cat runs", "the man eats", "the child sings"]
+    ns, nt, kinds = make_negatives(src, tgt, ("appended",), seed=2)
+    assert kinds == ["appended"] * 4
+    sides = set()
+    for i, (s, t) in enumerate(zip(ns, nt)):
+        if s == src[i]:
+            head, extra = t[:len(tgt[i])], t[len(tgt[i]) + 1:]
+            assert head == tgt[i] and extra in tgt and extra != tgt[i]
+            sides.add("tgt")
+        else:
+            head, extra = s[:len(src[i])], s[len(src[i]) + 1:]
+            assert t == tgt[i] and head == src[i] and extra in src and extra != src[i]
+            sides.add("src")
+    assert sides == {"src", "tgt"}
+    assert "appended" not in PairClassifierTrainer.Config(output="x", corpus=["c"]).negatives
+    assert PairClassifierTrainer.Config(output="x", corpus=["c"],
+                                        negatives=["appended"]).negatives == ["appended"]

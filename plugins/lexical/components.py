@@ -227,8 +227,9 @@ class LexicalTranslationTrainer(Trainer):
     class Config(Trainer.Config):
         """Options of lexical_translation_model.v1."""
 
-        corpus: list[str] = Field(min_length=1, description="Parallel training files, "
-                                  "src<TAB>tgt per line (.gz ok).")
+        corpus: list[str | tuple[str, str]] = Field(
+            min_length=1, description="Parallel training files: src<TAB>tgt per line, or a "
+            "pair [src_file, tgt_file] of line-aligned plain files (.gz ok).")
         langs: tuple[str, str] = Field(("de", "en"), description="Languages of the two columns.")
         limit: int | None = Field(None, ge=1, description="Use at most this many pairs.")
         dictionary: str | None = Field(None, description="Bilingual dictionary TSV used as a "

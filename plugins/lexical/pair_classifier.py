@@ -7,10 +7,13 @@ synthetic noise made from them as negatives) and of classic bicleaner's feature 
 Negatives are made from the clean pairs, one kind after another: ``misaligned`` (the target of
 another pair), ``shuffled`` (the target's words in random order), ``truncated`` (a side cut to
 30-70 % of its words), ``wrong_language`` (the two sides swapped, so each is in the other
-language), ``untranslated`` (the source copied as target) and ``numbers`` (a near-duplicate whose
-target numbers changed, or gained one). Features are a few surface measures computed here
+language), ``untranslated`` (the source copied as target), ``numbers`` (a near-duplicate whose
+target numbers changed, or gained one) and, when asked for, ``appended`` (another pair's sentence
+added to one side). Features are a few surface measures computed here
 (lengths, length ratio, agreement of numbers and capitalised words, copied words, final
-punctuation) plus the score of every filter listed under ``features`` (any registered filter, built
+punctuation; optionally measures with no absolute length in them, for a model trained on one
+domain and applied to another: punctuation, casing, symbols, URLs and the character trigrams of
+names) plus the score of every filter listed under ``features`` (any registered filter, built
 with its options: lexical coverage and translation scores, language ID, KenLM perplexity,
 bilingual similarity...). A scikit-learn histogram gradient boosting classifier learns P(clean).
 """
@@ -31,12 +34,23 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from bitextforge import ComponentError, Filter, InputError, Trainer
 
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
+#: kinds that can be asked for but are not in the default list (a default list that grew would
+#: change what an unchanged recipe trains)
+MORE_NEGATIVES = ("appended",)
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
 SURFACE = ("src_chars_log", "tgt_chars_log", "char_ratio_log", "word_ratio_log",
            "numbers_agree", "numbers_jaccard", "caps_jaccard", "copied_words", "identical",
            "final_punct_agree")
+#: measures that say nothing about the domain or language pair (no absolute lengths), for
+#: training on one domain (captions) and filtering another (web text)
+EXTRA_SURFACE = ("punct_jaccard", "case_agree", "upper_share_diff", "symbol_share_diff",
+                 "names_char_overlap", "urls_agree")
+ALL_SURFACE = SURFACE + EXTRA_SURFACE
+_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.I)
+# quotation marks differ by language (« » in French, „ “ in Czech): one class for all of them
+_QUOTES = str.maketrans({c: '"' for c in "«»“”„‟‚‘’'`´"})
 
 
 class FeatureFilter(BaseModel):
@@ -53,22 +67,68 @@ def _jaccard(a: set, b: set) -> float:
     return 1.0 if not a and not b else len(a & b) / len(a | b)
 
 
-def surface_features(src: list[str], tgt: list[str]) -> np.ndarray:
-    """The surface measures of :data:`SURFACE` for each pair."""
-    out = np.zeros((len(src), len(SURFACE)), dtype=np.float32)
+def _punct(text: str) -> set[str]:
+    return {c for c in text.translate(_QUOTES) if not c.isalnum() and not c.isspace()}
+
+
+def _share(text: str, pred) -> float:
+    chars = [c for c in text if not c.isspace()]
+    return sum(1 for c in chars if pred(c)) / max(len(chars), 1)
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words after the first word (the first is capitalised in any sentence)."""
+    words = _WORD.findall(text)
+    return {w.lower() for w in words[1:] if w[:1].isupper()}
+
+
+def _char_grams(words: set[str], n: int = 3) -> set[str]:
+    # inflected names (Czech "Obamy", "Prahy") keep most of their trigrams
+    return {w[i:i + n] for w in words for i in range(max(1, len(w) - n + 1))}
+
+
+def _extra(s: str, t: str) -> dict[str, float]:
+    cs, ct = s.strip()[:1], t.strip()[:1]
+    return {
+        "punct_jaccard": _jaccard(_punct(s), _punct(t)),
+        "case_agree": float(cs.isupper() == ct.isupper()),
+        "upper_share_diff": abs(_share(s, str.isupper) - _share(t, str.isupper)),
+        "symbol_share_diff": abs(_share(s, lambda c: not c.isalpha())
+                                 - _share(t, lambda c: not c.isalpha())),
+        "names_char_overlap": _jaccard(_char_grams(_names(s)), _char_grams(_names(t))),
+        "urls_agree": float(set(_URL.findall(s)) == set(_URL.findall(t))),
+    }
+
+
+def surface_features(src: list[str], tgt: list[str],
+                     names: tuple[str, ...] | list[str] = SURFACE) -> np.ndarray:
+    """The surface measures ``names`` (from :data:`ALL_SURFACE`) for each pair, in that order."""
+    unknown = [n for n in names if n not in ALL_SURFACE]
+    if unknown:
+        raise ComponentError(f"unknown surface measure {unknown[0]!r}; choose from "
+                             f"{', '.join(ALL_SURFACE)}")
+    out = np.zeros((len(src), len(names)), dtype=np.float32)
+    base = [SURFACE.index(n) for n in names if n in SURFACE]
+    extra = any(n in EXTRA_SURFACE for n in names)
     for r, (s, t) in enumerate(zip(src, tgt)):
         s, t = s or "", t or ""
-        ns, nt = set(_NUMBER.findall(s)), set(_NUMBER.findall(t))
-        ws, wt = _WORD.findall(s.lower()), _WORD.findall(t.lower())
-        cs = {w for w in _WORD.findall(s) if w[:1].isupper()}
-        ct = {w for w in _WORD.findall(t) if w[:1].isupper()}
-        copied = sum(1 for w in wt if w in set(ws)) / max(len(wt), 1)
-        fs, ft = s.strip()[-1:], t.strip()[-1:]
-        out[r] = (math.log1p(len(s)), math.log1p(len(t)),
-                  math.log((len(s) + 1) / (len(t) + 1)), math.log((len(ws) + 1) / (len(wt) + 1)),
-                  float(ns == nt), _jaccard(ns, nt), _jaccard(cs, ct), copied,
-                  float(s.strip() == t.strip()),
-                  float((not fs.isalnum()) == (not ft.isalnum()) and (fs == ft or fs.isalnum())))
+        row = {}
+        if base:
+            ns, nt = set(_NUMBER.findall(s)), set(_NUMBER.findall(t))
+            ws, wt = _WORD.findall(s.lower()), _WORD.findall(t.lower())
+            cs = {w for w in _WORD.findall(s) if w[:1].isupper()}
+            ct = {w for w in _WORD.findall(t) if w[:1].isupper()}
+            copied = sum(1 for w in wt if w in set(ws)) / max(len(wt), 1)
+            fs, ft = s.strip()[-1:], t.strip()[-1:]
+            row = dict(zip(SURFACE, (
+                math.log1p(len(s)), math.log1p(len(t)),
+                math.log((len(s) + 1) / (len(t) + 1)), math.log((len(ws) + 1) / (len(wt) + 1)),
+                float(ns == nt), _jaccard(ns, nt), _jaccard(cs, ct), copied,
+                float(s.strip() == t.strip()),
+                float((not fs.isalnum()) == (not ft.isalnum()) and (fs == ft or fs.isalnum())))))
+        if extra:
+            row.update(_extra(s, t))
+        out[r] = [row[n] for n in names]
     return out
 
 
@@ -101,6 +161,12 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
             s2, t2 = (cut, t) if side else (s, cut)
         elif kind == "wrong_language":
             s2, t2 = t, s
+        elif kind == "appended":
+            # a side that says more than the other: another pair's sentence added to it, as when
+            # a crawler aligns one sentence with two
+            j = rng.randrange(len(src) - 1)
+            j = j if j < i else j + 1
+            s2, t2 = (s + " " + src[j], t) if rng.random() < 0.5 else (s, t + " " + tgt[j])
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -114,7 +180,7 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
             s2 = s
         else:
             raise ComponentError(f"unknown negative kind {kind!r}; choose from "
-                                 f"{', '.join(NEGATIVES)}")
+                                 f"{', '.join(NEGATIVES + MORE_NEGATIVES)}")
         ns.append(s2)
         nt.append(t2)
         nk.append(kind)
@@ -124,13 +190,16 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
 class FeatureScorer:
     """Builds the feature filters once and turns pairs into feature rows."""
 
-    def __init__(self, specs: list[FeatureFilter]):
-        """Build each listed filter through the registry."""
+    def __init__(self, specs: list[FeatureFilter],
+                 surface: tuple[str, ...] | list[str] = SURFACE):
+        """Build each listed filter through the registry; ``surface`` names the surface
+        measures that come first."""
         from bitextforge.registry import get_registry
 
         reg = get_registry()
         self.filters = []
-        self.names = list(SURFACE)
+        self.surface = tuple(surface)
+        self.names = list(self.surface)
         for n, spec in enumerate(specs):
             cls = reg.get("filter", spec.filter)
             self.filters.append(cls(cls.Config(**spec.with_)))
@@ -141,7 +210,7 @@ class FeatureScorer:
     def features(self, src: list[str], tgt: list[str], batch: int = 2000) -> np.ndarray:
         """One row per pair: the surface measures, then each filter's score (inf and NaN are
         replaced by finite extremes; the classifier needs numbers)."""
-        cols = [surface_features(src, tgt)]
+        cols = [surface_features(src, tgt, self.surface)]
         for f in self.filters:
             vals = []
             for s in range(0, len(src), batch):
@@ -190,16 +259,21 @@ class PairClassifierTrainer(Trainer):
     class Config(Trainer.Config):
         """Options of pair_classifier_model.v1."""
 
-        corpus: list[str] = Field(min_length=1, description="Clean parallel files, "
-                                  "src<TAB>tgt per line (.gz ok).")
+        corpus: list[str | tuple[str, str]] = Field(
+            min_length=1, description="Clean parallel files: src<TAB>tgt per line, or a pair "
+            "[src_file, tgt_file] of line-aligned plain files (.gz ok).")
         limit: int | None = Field(20000, ge=2, description="Use at most this many clean pairs, "
                                   "drawn evenly from the files in order.")
         features: list[FeatureFilter] = Field(default_factory=list, description="Filters whose "
                                               "scores are features (filter + with), beside the "
                                               "built-in surface measures.")
-        negatives: list[Literal[NEGATIVES]] = Field(list(NEGATIVES), min_length=1,
-                                                    description="Kinds of synthetic negatives, "
-                                                    "taken in turn.")
+        surface: list[Literal[ALL_SURFACE]] = Field(
+            list(SURFACE), description="Surface measures computed here: "
+            + ", ".join(ALL_SURFACE) + ". The default leaves out the last six; the absolute "
+            "lengths (src_chars_log, tgt_chars_log) tie a model to its training domain.")
+        negatives: list[Literal[NEGATIVES + MORE_NEGATIVES]] = Field(
+            list(NEGATIVES), min_length=1, description="Kinds of synthetic negatives, taken in "
+            "turn (appended, another pair's sentence added to one side, is not in the default).")
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
@@ -238,7 +312,7 @@ class PairClassifierTrainer(Trainer):
         order = rng.permutation(len(src))
         src, tgt = [src[i] for i in order], [tgt[i] for i in order]
         ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed)
-        scorer = FeatureScorer(c.features)
+        scorer = FeatureScorer(c.features, c.surface)
         try:
             X = scorer.features(src + ns, tgt + nt)
         finally:
@@ -253,7 +327,7 @@ class PairClassifierTrainer(Trainer):
         # the saved model's features mean
         filled = [{"filter": f.name, "with": f.config.model_dump(mode="json")}
                   for f in scorer.filters]
-        facts = {"format": FORMAT, "features": filled,
+        facts = {"format": FORMAT, "features": filled, "surface": list(c.surface),
                  "feature_names": scorer.names, "negatives": list(c.negatives),
                  "clean_pairs": len(src), "train_rows": int((~dev).sum())}
         if n_dev:
@@ -269,7 +343,7 @@ class PairClassifierTrainer(Trainer):
         out = Path(c.output)
         out.parent.mkdir(parents=True, exist_ok=True)
         joblib.dump({"format": FORMAT, "model": clf, "features": facts["features"],
-                     "feature_names": scorer.names}, out)
+                     "surface": list(c.surface), "feature_names": scorer.names}, out)
         out.with_name(out.name + ".json").write_text(json.dumps(facts, indent=2) + "\n",
                                                      encoding="utf-8")
         return {k: v for k, v in facts.items() if k != "features"}
@@ -302,7 +376,9 @@ class PairClassifierFilter(Filter):
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ComponentError(f"{self.name}: {p} is not a pair classifier model ({FORMAT})")
         self.clf = data["model"]
-        self.scorer = FeatureScorer([FeatureFilter(**f) for f in data["features"]])
+        # models saved before the surface option had the ten measures of SURFACE
+        self.scorer = FeatureScorer([FeatureFilter(**f) for f in data["features"]],
+                                    data.get("surface", SURFACE))
         self.feature_names = data["feature_names"]
 
     def score(self, batch):
