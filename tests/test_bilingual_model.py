@@ -1,6 +1,7 @@
 """Training, saving, loading and using a tiny bilingual embedding model (Kim et al.) trained in
 seconds on pairs written for this test, through the CLI, the filter and the evaluator."""
 
+import io
 import json
 
 import numpy as np
@@ -222,3 +223,149 @@ steps:
     assert len(scores) == 16 and all(0.0 <= s <= 1.0 for s in scores)  # MLP probabilities
     res = run_recipe(parse_recipe(text, "r.yaml"))
     assert [p["status"] for p in res.manifest["prepare"]] == ["exists", "exists"]
+
+
+def test_bf16_autocast_trains_close_to_fp32(tmp_path):
+    """precision: bf16 runs the training forward pass under bf16 autocast: the same seed and
+    batches give a loss that differs from fp32 by rounding only; auto resolves by the CPU's
+    flags and is recorded in the model directory."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+    from bitextforge.plugins.nmt.train import resolve_precision
+
+    losses = {}
+    for precision in ("fp32", "bf16", "auto"):
+        cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=10,
+                          lr=0.02, save_minutes=100, precision=precision)
+        out = train_bilingual(cfg, DE, EN, tmp_path / precision, log=lambda s: None)
+        info = json.loads((out / "config.json").read_text())["info"]
+        assert info["precision"] == resolve_precision(precision)
+        losses[precision] = info["log"][-1]["loss_per_token"]
+    assert TrainConfig().precision == "auto"
+    assert losses["bf16"] != losses["fp32"]
+    assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.05)
+    assert losses["auto"] == losses[resolve_precision("auto")]
+
+
+def test_tsv_corpus_test_sets_and_snapshots(tmp_path):
+    """train-bilingual reads TSV corpora in either field order (tsv_langs), logs each test set's
+    cosine and CSLS alignment error at every save with the training time, and keeps a snapshot
+    of every save."""
+    from bitextforge.plugins.bilingual.model import BilingualModel
+
+    (tmp_path / "c.tsv").write_text("".join(f"{e}\t{d}\n" for d, e in zip(DE, EN)),
+                                    encoding="utf-8")  # English first
+    (tmp_path / "t.de").write_text("\n".join(DE) + "\n", encoding="utf-8")
+    (tmp_path / "t.en").write_text("\n".join(EN) + "\n", encoding="utf-8")
+    out = tmp_path / "model"
+    rc = main(["train-bilingual", "--train-tsv", str(tmp_path / "c.tsv"), "--tsv-langs", "en-de",
+               "--src-lang", "de", "--tgt-lang", "en", "--snapshots", "--set",
+               f"tests=[['{tmp_path}/t.de', '{tmp_path}/t.en']]", "-o", str(out), *TINY])
+    assert rc == 0
+    info = json.loads((out / "config.json").read_text())["info"]
+    last = info["log"][-1]
+    assert info["train_pairs"] == 16 and last["step"] == 100
+    assert set(last["t.de"]) == {"cosine", "csls"}
+    # German went to the source encoder: the test pairs align far better than chance (15/16)
+    assert last["t.de"]["csls"] < 0.5 and last["t.de"]["cosine"] < 0.5
+    assert 0 <= last["train_minutes"] <= last["minutes"]
+    snap = BilingualModel.load(out / "snapshots" / "step-100")
+    assert np.allclose(snap.embed(DE, "src"), BilingualModel.load(out).embed(DE, "src"))
+    assert main(["train-bilingual", "--src-lang", "de", "--tgt-lang", "en",
+                 "-o", str(tmp_path / "m2")]) == 2  # no corpus at all
+    assert main(["train-bilingual", "--train-tsv", str(tmp_path / "c.tsv"), "--tsv-langs",
+                 "en-fr", "--src-lang", "de", "--tgt-lang", "en", "-o", str(tmp_path / "m3")]) == 2
+
+
+#: one-word translations of every word of DE above, in Ding's layout (line number, de, en);
+#: "im" is "in the", two words, and gives no one-word pair
+DING = ("1\tder; die; das\tthe\n2\thund\tdog\n3\tschläft\tsleeps\n4\tkatze\tcat\n5\tläuft\truns\n"
+        "6\tein; eine\ta\n7\tmann\tman\n8\tisst\teats\n9\tbrot\tbread\n10\tfrau\twoman\n"
+        "11\ttrinkt\tdrinks\n12\twasser\twater\n13\tkind\tchild\n14\tspielt\tplays\n"
+        "15\tim\tin the\n16\tgarten\tgarden\n17\thaus\thouse\n18\tvogel\tbird\n19\tsingt\tsings\n"
+        "20\tfliegt\tflies\n21\tzwei\ttwo\n22\tmänner\tmen\n23\tspielen\tplay\n"
+        "24\tfußball\tsoccer\n25\tfrauen\twomen\n26\tlesen\tread\n27\tbücher\tbooks\n"
+        "28\troter\tred\n29\tball\tball\n30\tblaues\tblue\n31\tauto\tcar\n")
+
+
+def test_dictionary_initialisation_aligns_before_training(tmp_path):
+    """With init_from_dictionary an untrained model already maps word-by-word translations
+    together (source subwords at their translations' embeddings, one encoder copied to the
+    other); a random start is at chance."""
+    import sentencepiece as spm
+    import torch
+
+    from bitextforge.plugins.bilingual.lexicon_init import (dictionary_translations,
+                                                            init_from_dictionary)
+    from bitextforge.plugins.bilingual.model import (BilingualEmbedder, BilingualModel,
+                                                     ModelConfig)
+    from bitextforge.plugins.bilingual.similarity import alignment_errors
+
+    (tmp_path / "ding.tsv").write_text("line\tde\ten\n" + DING, encoding="utf-8")
+    # a word-level vocabulary, so every word of these short texts is a whole-word subword, as
+    # frequent words are in the unigram vocabulary of a real corpus
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(DE + EN), model_writer=buf,
+                                   model_type="word", vocab_size=200, hard_vocab_limit=False,
+                                   pad_id=0, unk_id=1, bos_id=2, eos_id=3, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    errors = {}
+    for init in (False, True):
+        torch.manual_seed(0)
+        net = BilingualEmbedder(ModelConfig(vocab_size=sp.get_piece_size(), embed_dim=16,
+                                            hidden_dim=16))
+        if init:
+            words = dictionary_translations(str(tmp_path / "ding.tsv"), ("de", "en"), "de", "en")
+            assert words["hund"] == {"dog"} and "im" not in words
+            assert init_from_dictionary(net, sp, words) >= 20
+            assert torch.equal(net.embed["src"].weight[sp.piece_to_id("\u2581hund")],
+                               net.embed["tgt"].weight[sp.piece_to_id("\u2581dog")])
+        m = BilingualModel(net.cfg, sp, net)
+        errors[init] = alignment_errors(m.embed(DE, "src"), m.embed(EN, "tgt"), "cosine")["error"]
+    assert errors[True] <= 0.25 < 0.5 <= errors[False]
+    with pytest.raises(InputError, match="does not name"):
+        dictionary_translations(str(tmp_path / "ding.tsv"), ("fr", "en"), "de", "en")
+
+
+def test_trainer_starts_from_a_dictionary(tmp_path):
+    """init_lexicon in the trainer: the log says how many subwords it mapped, a missing file is
+    a one-line error before any training."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    (tmp_path / "ding.tsv").write_text("line\tde\ten\n" + DING, encoding="utf-8")
+    lines = []
+    cfg = TrainConfig(vocab_size=200, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=2,
+                      save_minutes=100, init_lexicon=str(tmp_path / "ding.tsv"),
+                      init_lexicon_langs="de-en", src_lang="de", tgt_lang="en")
+    train_bilingual(cfg, DE, EN, tmp_path / "m", log=lines.append)
+    assert any("whole-word subwords at the mean of their translations" in s for s in lines)
+    cfg = cfg.model_copy(update={"init_lexicon": str(tmp_path / "nope.tsv")})
+    with pytest.raises(InputError, match="nope.tsv"):
+        train_bilingual(cfg, DE, EN, tmp_path / "m2", log=lines.append)
+
+
+def test_freeze_encoders_trains_the_decoder_only_at_first(tmp_path):
+    """freeze_encoders: N keeps the encoders and their word embeddings at their start for N
+    updates while the decoder learns; afterwards everything learns."""
+    import torch
+
+    from bitextforge.plugins.bilingual.model import BilingualEmbedder, BilingualModel
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    def trained(freeze: int):
+        cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=6,
+                          lr=0.02, save_minutes=100, freeze_encoders=freeze)
+        m = BilingualModel.load(train_bilingual(cfg, DE, EN, tmp_path / f"f{freeze}",
+                                                log=lambda s: None))
+        torch.manual_seed(cfg.seed)  # the trainer's start: seeded before the network is built
+        start = BilingualEmbedder(m.cfg).state_dict()
+        now = m.net.state_dict()
+        same = {k for k in now if torch.equal(now[k], start[k])}
+        return same, set(now)
+
+    same, names = trained(6)
+    frozen = {k for k in names if k.startswith(("encoder.", "embed.src", "embed.tgt"))}
+    assert frozen and same == frozen  # the decoder, its embedding and the bridge all moved
+    same, _ = trained(3)
+    assert not same & frozen  # unfrozen after 3 updates: the encoders moved too
+    same, _ = trained(0)
+    assert not same
