@@ -343,29 +343,37 @@ def test_trainer_starts_from_a_dictionary(tmp_path):
         train_bilingual(cfg, DE, EN, tmp_path / "m2", log=lines.append)
 
 
-def test_freeze_encoders_trains_the_decoder_only_at_first(tmp_path):
-    """freeze_encoders: N keeps the encoders and their word embeddings at their start for N
-    updates while the decoder learns; afterwards everything learns."""
-    import torch
-
-    from bitextforge.plugins.bilingual.model import BilingualEmbedder, BilingualModel
+def test_shared_encoder_is_one_network_for_both_languages(tmp_path):
+    """shared_encoder: true builds one recurrent encoder for both sides (fewer parameters, each
+    language keeps its embeddings); it stays one network through training, saving and loading."""
+    from bitextforge.plugins.bilingual.model import BilingualEmbedder, BilingualModel, ModelConfig
     from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
 
-    def trained(freeze: int):
-        cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=6,
-                          lr=0.02, save_minutes=100, freeze_encoders=freeze)
-        m = BilingualModel.load(train_bilingual(cfg, DE, EN, tmp_path / f"f{freeze}",
-                                                log=lambda s: None))
-        torch.manual_seed(cfg.seed)  # the trainer's start: seeded before the network is built
-        start = BilingualEmbedder(m.cfg).state_dict()
-        now = m.net.state_dict()
-        same = {k for k in now if torch.equal(now[k], start[k])}
-        return same, set(now)
+    two = BilingualEmbedder(ModelConfig(vocab_size=50, embed_dim=8, hidden_dim=8))
+    one = BilingualEmbedder(ModelConfig(vocab_size=50, embed_dim=8, hidden_dim=8,
+                                        shared_encoder=True))
+    enc = sum(p.numel() for p in two.encoder["src"].parameters())
+    assert (sum(p.numel() for p in two.parameters())
+            - sum(p.numel() for p in one.parameters())) == enc
+    cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=5,
+                      save_minutes=100, shared_encoder=True)
+    m = BilingualModel.load(train_bilingual(cfg, DE, EN, tmp_path / "m", log=lambda s: None))
+    assert m.cfg.shared_encoder and m.net.encoder["src"] is m.net.encoder["tgt"]
+    # the same words through the two sides differ only by their embeddings
+    m.net.embed["tgt"].weight.data.copy_(m.net.embed["src"].weight.data)
+    assert np.allclose(m.embed(DE, "src"), m.embed(DE, "tgt"))
 
-    same, names = trained(6)
-    frozen = {k for k in names if k.startswith(("encoder.", "embed.src", "embed.tgt"))}
-    assert frozen and same == frozen  # the decoder, its embedding and the bridge all moved
-    same, _ = trained(3)
-    assert not same & frozen  # unfrozen after 3 updates: the encoders moved too
-    same, _ = trained(0)
-    assert not same
+
+def test_vocab_reuses_a_sentencepiece_model(tiny, tmp_path):
+    """vocab: an existing spm.model is used as it is, not retrained; a missing one is an error
+    naming it."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    _, model = tiny
+    cfg = TrainConfig(vocab=str(model / "spm.model"), vocab_size=50, embed_dim=16, hidden_dim=16,
+                      batch_size=8, max_steps=2, save_minutes=100)
+    out = train_bilingual(cfg, DE[:4], EN[:4], tmp_path / "m", log=lambda s: None)
+    assert (out / "spm.model").read_bytes() == (model / "spm.model").read_bytes()
+    with pytest.raises(InputError, match="nope.model"):
+        train_bilingual(cfg.model_copy(update={"vocab": str(tmp_path / "nope.model")}), DE, EN,
+                        tmp_path / "m2", log=lambda s: None)

@@ -32,6 +32,8 @@ class TrainConfig(BaseModel):
 
     vocab_size: int = Field(8000, ge=50, description="Joint sentencepiece vocabulary size "
                             "(smaller when the training text cannot fill it).")
+    vocab: str | None = Field(None, description="Reuse this sentencepiece model (the spm.model "
+                              "of another bilingual model directory) instead of training one.")
     embed_dim: int = Field(256, ge=8, description="Word embedding size.")
     hidden_dim: int = Field(256, ge=8, description="Encoder RNN size per direction; sentence "
                             "embeddings and the decoder state have twice this size.")
@@ -70,10 +72,10 @@ class TrainConfig(BaseModel):
     init_lexicon_langs: str | None = Field(None, pattern=r"^[A-Za-z_]+-[A-Za-z_]+$",
                                            description="Languages of init_lexicon's two sides, "
                                            "e.g. de-en (default: src_lang-tgt_lang).")
-    freeze_encoders: int = Field(0, ge=0, description="Updates at the start during which the "
-                                 "encoders and their word embeddings stay fixed and only the "
-                                 "decoder learns, so that a dictionary start (init_lexicon) is "
-                                 "not scrambled by the gradients of a random decoder.")
+    shared_encoder: bool = Field(False, description="One recurrent encoder for both "
+                                 "languages (each keeps its own word embeddings) instead of the "
+                                 "paper's two; keeps a dictionary start (init_lexicon) in one "
+                                 "space while training.")
     threads: int = Field(1, ge=1, description="torch CPU threads (1 is fastest on a shared "
                          "machine: idle OpenMP threads spin and slow everyone down).")
     precision: Literal["auto", "fp32", "bf16"] = Field(
@@ -162,7 +164,7 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
 
     from bitextforge.plugins.nmt.train import resolve_precision
 
-    from .model import BilingualEmbedder, BilingualModel, ModelConfig, pad
+    from .model import BilingualEmbedder, BilingualModel, ModelConfig
 
     if not src:
         raise InputError("no parallel training data")
@@ -178,11 +180,17 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
         langs = tuple((cfg.init_lexicon_langs or f"{cfg.src_lang}-{cfg.tgt_lang}").split("-"))
         translations = dictionary_translations(cfg.init_lexicon, langs, cfg.src_lang, cfg.tgt_lang)
     lower = (lambda xs: [x.lower() for x in xs]) if cfg.lowercase else list
-    spm_bytes = train_sentencepiece(lower(src + tgt + mono), cfg.vocab_size, cfg.seed)
+    if cfg.vocab:
+        if not Path(cfg.vocab).is_file():
+            raise InputError(f"{cfg.vocab}: no such sentencepiece model (vocab)")
+        spm_bytes = Path(cfg.vocab).read_bytes()
+    else:
+        spm_bytes = train_sentencepiece(lower(src + tgt + mono), cfg.vocab_size, cfg.seed)
     sp = spm.SentencePieceProcessor(model_proto=spm_bytes)
     mcfg = ModelConfig(vocab_size=sp.get_piece_size(), embed_dim=cfg.embed_dim,
                        hidden_dim=cfg.hidden_dim, rnn=cfg.rnn, lowercase=cfg.lowercase,
                        max_tokens=cfg.max_tokens, direction=cfg.direction,
+                       shared_encoder=cfg.shared_encoder,
                        src_lang=cfg.src_lang, tgt_lang=cfg.tgt_lang)
     net = BilingualEmbedder(mcfg)
     model = BilingualModel(mcfg, sp, net)
@@ -205,10 +213,10 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     pairs = [(s, t) for s, t in zip(S, T)
              if len(s) < cfg.max_tokens and len(t) < cfg.max_tokens]
     if cfg.direction == "forward":
-        nmt_in, dec_side, ae_side = "src", "tgt", "tgt"
+        nmt_in = "src"
         ae_pool = [t for _, t in pairs]
     else:
-        nmt_in, dec_side, ae_side = "tgt", "src", "src"
+        nmt_in = "tgt"
         pairs = [(t, s) for s, t in pairs]
         ae_pool = [t for _, t in pairs]
     ae_pool += [m for m in model.tokenize(mono) if len(m) < cfg.max_tokens]
@@ -266,14 +274,6 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
         # the starting point, which a dictionary start makes far from chance
         _checkpoint(model, spm_bytes, out_dir, info, 0, 0, 0, 0.0, clock, dev, tests,
                     cfg.snapshots, log)
-    encoder_params = [p for name, p in net.named_parameters()
-                      if name.startswith(("encoder.", "embed.src", "embed.tgt"))]
-
-    def freeze(frozen: bool) -> None:
-        for p in encoder_params:
-            p.requires_grad_(not frozen)
-
-    freeze(cfg.freeze_encoders > 0)
     net.train()
     for epoch, b in batches():
         if cfg.epochs and epoch >= cfg.epochs:
@@ -284,17 +284,10 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
             break
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        if cfg.freeze_encoders and step == cfg.freeze_encoders:
-            freeze(False)
-        x, xl = pad([pairs[i][0] for i in b], mcfg.pad_id)
-        y, _ = pad([pairs[i][1] for i in b], mcfg.pad_id)
         start = rng.randrange(max(1, len(ae_pool) - len(b) + 1))
         ae = [ae_pool[(start + i) % len(ae_pool)] for i in range(len(b))]
-        a, al = pad(ae, mcfg.pad_id)
-        ntok = int((y != mcfg.pad_id).sum() + (a != mcfg.pad_id).sum())
         with autocast:
-            loss = (net.decode_loss(net.encode(nmt_in, x, xl), y)
-                    + net.decode_loss(net.encode(ae_side, a, al), a)) / ntok
+            loss, ntok = batch_loss(net, nmt_in, [pairs[i] for i in b], ae)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, cfg.clip)
@@ -311,6 +304,25 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev, tests,
                 cfg.snapshots, log)
     return Path(out_dir)
+
+
+def batch_loss(net, nmt_in: str, pairs: list[tuple[list[int], list[int]]],
+               ae: list[list[int]]):
+    """The loss of one update (equations 7-8, or 9-10 with ``nmt_in="tgt"``): summed
+    cross-entropy of decoding each pair's output from the ``nmt_in`` encoder's embedding of its
+    input, plus that of reconstructing each autoencoding sentence ``ae`` from the other
+    encoder's embedding of it, per real output token. Returns ``(loss, tokens)``."""
+    from .model import pad
+
+    pad_id = net.cfg.pad_id
+    ae_side = "tgt" if nmt_in == "src" else "src"
+    x, xl = pad([p[0] for p in pairs], pad_id)
+    y, _ = pad([p[1] for p in pairs], pad_id)
+    a, al = pad(ae, pad_id)
+    ntok = int((y != pad_id).sum() + (a != pad_id).sum())
+    loss = (net.decode_loss(net.encode(nmt_in, x, xl), y)
+            + net.decode_loss(net.encode(ae_side, a, al), a)) / ntok
+    return loss, ntok
 
 
 def _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev, tests,

@@ -61,7 +61,8 @@ class BilingualModelTrainer(Trainer):
                 **{f"tests[{i}][{j}]": p for i, pair in enumerate(config.tests)
                    for j, p in enumerate(pair)},
                 "dev_src": config.dev_src, "dev_tgt": config.dev_tgt,
-                "init_embeddings": config.init_embeddings, "init_lexicon": config.init_lexicon}
+                "init_embeddings": config.init_embeddings, "init_lexicon": config.init_lexicon,
+                "vocab": config.vocab}
 
     def train(self):
         """Read the corpora and train."""
