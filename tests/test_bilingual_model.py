@@ -377,3 +377,16 @@ def test_vocab_reuses_a_sentencepiece_model(tiny, tmp_path):
     with pytest.raises(InputError, match="nope.model"):
         train_bilingual(cfg.model_copy(update={"vocab": str(tmp_path / "nope.model")}), DE, EN,
                         tmp_path / "m2", log=lambda s: None)
+
+
+def test_every_save_is_logged_once(tmp_path):
+    """With dev pairs the log starts at step 0 and has one entry per save; a save at the last
+    update is not repeated when training stops."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=3,
+                      save_minutes=1e-6)
+    out = train_bilingual(cfg, DE, EN, tmp_path / "m", dev=(DE, EN), log=lambda s: None)
+    log = json.loads((out / "config.json").read_text())["info"]["log"]
+    assert [e["step"] for e in log] == [0, 1, 2, 3]
+    assert log[0]["loss_per_token"] is None and 0 <= log[0]["dev_cosine_error"] <= 1

@@ -301,8 +301,9 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
             net.train()
             tokens, loss_sum = 0, 0.0
             last_save = time.perf_counter()
-    _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev, tests,
-                cfg.snapshots, log)
+    if not info["log"] or info["log"][-1]["step"] != step:  # not saved at this step already
+        _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev,
+                    tests, cfg.snapshots, log)
     return Path(out_dir)
 
 
