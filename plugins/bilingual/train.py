@@ -266,7 +266,6 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     info: dict = {"train_pairs": len(pairs), "autoencoding_sentences": len(ae_pool),
                   "precision": precision, "config": cfg.model_dump(), "log": []}
     clock = {"start": t_start, "checkpoint_seconds": 0.0}
-    last_save = time.perf_counter()
     step = 0
     tokens = 0
     loss_sum = 0.0
@@ -274,6 +273,7 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
         # the starting point, which a dictionary start makes far from chance
         _checkpoint(model, spm_bytes, out_dir, info, 0, 0, 0, 0.0, clock, dev, tests,
                     cfg.snapshots, log)
+    last_save = time.perf_counter()
     net.train()
     for epoch, b in batches():
         if cfg.epochs and epoch >= cfg.epochs:
