@@ -390,3 +390,14 @@ def test_every_save_is_logged_once(tmp_path):
     log = json.loads((out / "config.json").read_text())["info"]["log"]
     assert [e["step"] for e in log] == [0, 1, 2, 3]
     assert log[0]["loss_per_token"] is None and 0 <= log[0]["dev_cosine_error"] <= 1
+
+
+def test_learning_rate_warms_up_then_decays():
+    """warmup: the rate rises linearly to lr over that many updates; the paper's decay follows."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, learning_rate
+
+    cfg = TrainConfig(lr=1.0, warmup=4, decay_after=10, decay_every=5, decay=0.5)
+    assert [learning_rate(cfg, s) for s in range(5)] == [0.25, 0.5, 0.75, 1.0, 1.0]
+    assert learning_rate(cfg, 9) == 1.0 and learning_rate(cfg, 10) == 0.5
+    assert learning_rate(cfg, 15) == 0.25
+    assert learning_rate(TrainConfig(lr=1.0), 0) == 1.0  # no warm-up by default

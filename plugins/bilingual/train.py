@@ -48,6 +48,10 @@ class TrainConfig(BaseModel):
                             "autoencoding sentences are added (the paper's 1:1 ratio).")
     optimizer: Literal["adam", "sgd"] = Field("adam", description="adam, or plain SGD as in the paper.")
     lr: float = Field(2e-3, gt=0, description="Initial learning rate (the paper: SGD at 1.0).")
+    warmup: int = Field(0, ge=0, description="Updates over which the learning rate rises "
+                        "linearly from lr/warmup to lr (0: none); Adam's first steps move every "
+                        "weight by about lr whatever its gradient, which scrambles a dictionary "
+                        "start (init_lexicon) before the decoder has learnt anything.")
     decay_after: int = Field(0, ge=0, description="Updates before the learning rate starts to "
                              "decay (0: never decay; the paper: 100k).")
     decay_every: int = Field(50000, ge=1, description="Multiply the rate by `decay` every this "
@@ -236,11 +240,6 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     else:
         opt = torch.optim.SGD(params, lr=cfg.lr)
 
-    def lr_at(step: int) -> float:
-        if not cfg.decay_after or step < cfg.decay_after:
-            return cfg.lr
-        return cfg.lr * cfg.decay ** ((step - cfg.decay_after) // cfg.decay_every + 1)
-
     def batches():
         """Endless epochs; within a window of 50 batches pairs are sorted by length to limit
         padding, then the batches are shuffled."""
@@ -283,7 +282,7 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
                                                          minutes >= cfg.max_minutes):
             break
         for g in opt.param_groups:
-            g["lr"] = lr_at(step)
+            g["lr"] = learning_rate(cfg, step)
         start = rng.randrange(max(1, len(ae_pool) - len(b) + 1))
         ae = [ae_pool[(start + i) % len(ae_pool)] for i in range(len(b))]
         with autocast:
@@ -305,6 +304,16 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
         _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev,
                     tests, cfg.snapshots, log)
     return Path(out_dir)
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    """The learning rate of update ``step`` (0-based): linear warm-up, constant, then the
+    paper's step decay."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    if not cfg.decay_after or step < cfg.decay_after:
+        return cfg.lr
+    return cfg.lr * cfg.decay ** ((step - cfg.decay_after) // cfg.decay_every + 1)
 
 
 def batch_loss(net, nmt_in: str, pairs: list[tuple[list[int], list[int]]],
