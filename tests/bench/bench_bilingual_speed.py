@@ -9,9 +9,9 @@ seconds per update and pairs per second of each.
         precision=fp32 precision=bf16 precision=bf16,vocab_size=4000 \\
         precision=bf16,batch_size=128
 
-A variant is a comma-separated list of ``TrainConfig`` fields (precision, vocab_size, batch_size,
-embed_dim, hidden_dim, rnn, max_tokens; ``threads`` applies to the whole process, so give it with
-``--threads``).
+A variant is a comma-separated list of ``TrainConfig`` fields (precision, vocab_size or vocab,
+batch_size, embed_dim, hidden_dim, rnn, shared_encoder, max_tokens; ``threads`` applies to the
+whole process, so give it with ``--threads``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import argparse
 import random
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -54,12 +55,14 @@ def main() -> None:
     runs = []
     for spec in args.variants:
         cfg = TrainConfig(**dict(kv.split("=", 1) for kv in spec.split(",")))
-        if cfg.vocab_size not in vocabs:
+        key = cfg.vocab or cfg.vocab_size
+        if key not in vocabs:
             t0 = time.perf_counter()
             texts = [x.lower() for x in src + tgt]
-            vocabs[cfg.vocab_size] = train_sentencepiece(texts, cfg.vocab_size, 1)
-            print(f"vocabulary {cfg.vocab_size}: {time.perf_counter() - t0:.1f} s")
-        sp = spm.SentencePieceProcessor(model_proto=vocabs[cfg.vocab_size])
+            vocabs[key] = (Path(cfg.vocab).read_bytes() if cfg.vocab
+                           else train_sentencepiece(texts, cfg.vocab_size, 1))
+            print(f"vocabulary {key}: {time.perf_counter() - t0:.1f} s")
+        sp = spm.SentencePieceProcessor(model_proto=vocabs[key])
         torch.manual_seed(1)
         mcfg = ModelConfig(vocab_size=sp.get_piece_size(), embed_dim=cfg.embed_dim,
                            hidden_dim=cfg.hidden_dim, rnn=cfg.rnn, max_tokens=cfg.max_tokens)
