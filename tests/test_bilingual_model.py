@@ -1,6 +1,7 @@
 """Training, saving, loading and using a tiny bilingual embedding model (Kim et al.) trained in
 seconds on pairs written for this test, through the CLI, the filter and the evaluator."""
 
+import io
 import json
 
 import numpy as np
@@ -222,3 +223,181 @@ steps:
     assert len(scores) == 16 and all(0.0 <= s <= 1.0 for s in scores)  # MLP probabilities
     res = run_recipe(parse_recipe(text, "r.yaml"))
     assert [p["status"] for p in res.manifest["prepare"]] == ["exists", "exists"]
+
+
+def test_bf16_autocast_trains_close_to_fp32(tmp_path):
+    """precision: bf16 runs the training forward pass under bf16 autocast: the same seed and
+    batches give a loss that differs from fp32 by rounding only; auto resolves by the CPU's
+    flags and is recorded in the model directory."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+    from bitextforge.plugins.nmt.train import resolve_precision
+
+    losses = {}
+    for precision in ("fp32", "bf16", "auto"):
+        cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=10,
+                          lr=0.02, save_minutes=100, precision=precision)
+        out = train_bilingual(cfg, DE, EN, tmp_path / precision, log=lambda s: None)
+        info = json.loads((out / "config.json").read_text())["info"]
+        assert info["precision"] == resolve_precision(precision)
+        losses[precision] = info["log"][-1]["loss_per_token"]
+    assert TrainConfig().precision == "auto"
+    assert losses["bf16"] != losses["fp32"]
+    assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.05)
+    assert losses["auto"] == losses[resolve_precision("auto")]
+
+
+def test_tsv_corpus_test_sets_and_snapshots(tmp_path):
+    """train-bilingual reads TSV corpora in either field order (tsv_langs), logs each test set's
+    cosine and CSLS alignment error at every save with the training time, and keeps a snapshot
+    of every save."""
+    from bitextforge.plugins.bilingual.model import BilingualModel
+
+    (tmp_path / "c.tsv").write_text("".join(f"{e}\t{d}\n" for d, e in zip(DE, EN)),
+                                    encoding="utf-8")  # English first
+    (tmp_path / "t.de").write_text("\n".join(DE) + "\n", encoding="utf-8")
+    (tmp_path / "t.en").write_text("\n".join(EN) + "\n", encoding="utf-8")
+    out = tmp_path / "model"
+    rc = main(["train-bilingual", "--train-tsv", str(tmp_path / "c.tsv"), "--tsv-langs", "en-de",
+               "--src-lang", "de", "--tgt-lang", "en", "--snapshots", "--set",
+               f"tests=[['{tmp_path}/t.de', '{tmp_path}/t.en']]", "-o", str(out), *TINY])
+    assert rc == 0
+    info = json.loads((out / "config.json").read_text())["info"]
+    last = info["log"][-1]
+    assert info["train_pairs"] == 16 and last["step"] == 100
+    assert set(last["t.de"]) == {"cosine", "csls"}
+    # German went to the source encoder: the test pairs align far better than chance (15/16)
+    assert last["t.de"]["csls"] < 0.5 and last["t.de"]["cosine"] < 0.5
+    assert 0 <= last["train_minutes"] <= last["minutes"]
+    snap = BilingualModel.load(out / "snapshots" / "step-100")
+    assert np.allclose(snap.embed(DE, "src"), BilingualModel.load(out).embed(DE, "src"))
+    assert main(["train-bilingual", "--src-lang", "de", "--tgt-lang", "en",
+                 "-o", str(tmp_path / "m2")]) == 2  # no corpus at all
+    assert main(["train-bilingual", "--train-tsv", str(tmp_path / "c.tsv"), "--tsv-langs",
+                 "en-fr", "--src-lang", "de", "--tgt-lang", "en", "-o", str(tmp_path / "m3")]) == 2
+
+
+#: one-word translations of every word of DE above, in Ding's layout (line number, de, en);
+#: "im" is "in the", two words, and gives no one-word pair
+DING = ("1\tder; die; das\tthe\n2\thund\tdog\n3\tschläft\tsleeps\n4\tkatze\tcat\n5\tläuft\truns\n"
+        "6\tein; eine\ta\n7\tmann\tman\n8\tisst\teats\n9\tbrot\tbread\n10\tfrau\twoman\n"
+        "11\ttrinkt\tdrinks\n12\twasser\twater\n13\tkind\tchild\n14\tspielt\tplays\n"
+        "15\tim\tin the\n16\tgarten\tgarden\n17\thaus\thouse\n18\tvogel\tbird\n19\tsingt\tsings\n"
+        "20\tfliegt\tflies\n21\tzwei\ttwo\n22\tmänner\tmen\n23\tspielen\tplay\n"
+        "24\tfußball\tsoccer\n25\tfrauen\twomen\n26\tlesen\tread\n27\tbücher\tbooks\n"
+        "28\troter\tred\n29\tball\tball\n30\tblaues\tblue\n31\tauto\tcar\n")
+
+
+def test_dictionary_initialisation_aligns_before_training(tmp_path):
+    """With init_from_dictionary an untrained model already maps word-by-word translations
+    together (source subwords at their translations' embeddings, one encoder copied to the
+    other); a random start is at chance."""
+    import sentencepiece as spm
+    import torch
+
+    from bitextforge.plugins.bilingual.lexicon_init import (dictionary_translations,
+                                                            init_from_dictionary)
+    from bitextforge.plugins.bilingual.model import (BilingualEmbedder, BilingualModel,
+                                                     ModelConfig)
+    from bitextforge.plugins.bilingual.similarity import alignment_errors
+
+    (tmp_path / "ding.tsv").write_text("line\tde\ten\n" + DING, encoding="utf-8")
+    # a word-level vocabulary, so every word of these short texts is a whole-word subword, as
+    # frequent words are in the unigram vocabulary of a real corpus
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(DE + EN), model_writer=buf,
+                                   model_type="word", vocab_size=200, hard_vocab_limit=False,
+                                   pad_id=0, unk_id=1, bos_id=2, eos_id=3, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_proto=buf.getvalue())
+    errors = {}
+    for init in (False, True):
+        torch.manual_seed(0)
+        net = BilingualEmbedder(ModelConfig(vocab_size=sp.get_piece_size(), embed_dim=16,
+                                            hidden_dim=16))
+        if init:
+            words = dictionary_translations(str(tmp_path / "ding.tsv"), ("de", "en"), "de", "en")
+            assert words["hund"] == {"dog"} and "im" not in words
+            assert init_from_dictionary(net, sp, words) >= 20
+            assert torch.equal(net.embed["src"].weight[sp.piece_to_id("\u2581hund")],
+                               net.embed["tgt"].weight[sp.piece_to_id("\u2581dog")])
+        m = BilingualModel(net.cfg, sp, net)
+        errors[init] = alignment_errors(m.embed(DE, "src"), m.embed(EN, "tgt"), "cosine")["error"]
+    assert errors[True] <= 0.25 < 0.5 <= errors[False]
+    with pytest.raises(InputError, match="does not name"):
+        dictionary_translations(str(tmp_path / "ding.tsv"), ("fr", "en"), "de", "en")
+
+
+def test_trainer_starts_from_a_dictionary(tmp_path):
+    """init_lexicon in the trainer: the log says how many subwords it mapped, a missing file is
+    a one-line error before any training."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    (tmp_path / "ding.tsv").write_text("line\tde\ten\n" + DING, encoding="utf-8")
+    lines = []
+    cfg = TrainConfig(vocab_size=200, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=2,
+                      save_minutes=100, init_lexicon=str(tmp_path / "ding.tsv"),
+                      init_lexicon_langs="de-en", src_lang="de", tgt_lang="en")
+    train_bilingual(cfg, DE, EN, tmp_path / "m", log=lines.append)
+    assert any("whole-word subwords at the mean of their translations" in s for s in lines)
+    cfg = cfg.model_copy(update={"init_lexicon": str(tmp_path / "nope.tsv")})
+    with pytest.raises(InputError, match="nope.tsv"):
+        train_bilingual(cfg, DE, EN, tmp_path / "m2", log=lines.append)
+
+
+def test_shared_encoder_is_one_network_for_both_languages(tmp_path):
+    """shared_encoder: true builds one recurrent encoder for both sides (fewer parameters, each
+    language keeps its embeddings); it stays one network through training, saving and loading."""
+    from bitextforge.plugins.bilingual.model import BilingualEmbedder, BilingualModel, ModelConfig
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    two = BilingualEmbedder(ModelConfig(vocab_size=50, embed_dim=8, hidden_dim=8))
+    one = BilingualEmbedder(ModelConfig(vocab_size=50, embed_dim=8, hidden_dim=8,
+                                        shared_encoder=True))
+    enc = sum(p.numel() for p in two.encoder["src"].parameters())
+    assert (sum(p.numel() for p in two.parameters())
+            - sum(p.numel() for p in one.parameters())) == enc
+    cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=5,
+                      save_minutes=100, shared_encoder=True)
+    m = BilingualModel.load(train_bilingual(cfg, DE, EN, tmp_path / "m", log=lambda s: None))
+    assert m.cfg.shared_encoder and m.net.encoder["src"] is m.net.encoder["tgt"]
+    # the same words through the two sides differ only by their embeddings
+    m.net.embed["tgt"].weight.data.copy_(m.net.embed["src"].weight.data)
+    assert np.allclose(m.embed(DE, "src"), m.embed(DE, "tgt"))
+
+
+def test_vocab_reuses_a_sentencepiece_model(tiny, tmp_path):
+    """vocab: an existing spm.model is used as it is, not retrained; a missing one is an error
+    naming it."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    _, model = tiny
+    cfg = TrainConfig(vocab=str(model / "spm.model"), vocab_size=50, embed_dim=16, hidden_dim=16,
+                      batch_size=8, max_steps=2, save_minutes=100)
+    out = train_bilingual(cfg, DE[:4], EN[:4], tmp_path / "m", log=lambda s: None)
+    assert (out / "spm.model").read_bytes() == (model / "spm.model").read_bytes()
+    with pytest.raises(InputError, match="nope.model"):
+        train_bilingual(cfg.model_copy(update={"vocab": str(tmp_path / "nope.model")}), DE, EN,
+                        tmp_path / "m2", log=lambda s: None)
+
+
+def test_every_save_is_logged_once(tmp_path):
+    """With dev pairs the log starts at step 0 and has one entry per save; a save at the last
+    update is not repeated when training stops."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, train_bilingual
+
+    cfg = TrainConfig(vocab_size=90, embed_dim=16, hidden_dim=16, batch_size=8, max_steps=3,
+                      save_minutes=1e-6)
+    out = train_bilingual(cfg, DE, EN, tmp_path / "m", dev=(DE, EN), log=lambda s: None)
+    log = json.loads((out / "config.json").read_text())["info"]["log"]
+    assert [e["step"] for e in log] == [0, 1, 2, 3]
+    assert log[0]["loss_per_token"] is None and 0 <= log[0]["dev_cosine_error"] <= 1
+
+
+def test_learning_rate_warms_up_then_decays():
+    """warmup: the rate rises linearly to lr over that many updates; the paper's decay follows."""
+    from bitextforge.plugins.bilingual.train import TrainConfig, learning_rate
+
+    cfg = TrainConfig(lr=1.0, warmup=4, decay_after=10, decay_every=5, decay=0.5)
+    assert [learning_rate(cfg, s) for s in range(5)] == [0.25, 0.5, 0.75, 1.0, 1.0]
+    assert learning_rate(cfg, 9) == 1.0 and learning_rate(cfg, 10) == 0.5
+    assert learning_rate(cfg, 15) == 0.25
+    assert learning_rate(TrainConfig(lr=1.0), 0) == 1.0  # no warm-up by default

@@ -41,6 +41,7 @@ class ModelConfig:
     lowercase: bool = True
     max_tokens: int = 50
     direction: str = "forward"
+    shared_encoder: bool = False
     src_lang: str = "src"
     tgt_lang: str = "tgt"
     pad_id: int = 0
@@ -64,7 +65,8 @@ class BilingualEmbedder(nn.Module):
 
     ``direction="forward"`` trains source->target NMT plus target autoencoding (equations 7-8);
     ``"reverse"`` trains target->source NMT plus source autoencoding (equations 9-10). Either way
-    both encoders map into the space of the one decoder's initial state.
+    both encoders map into the space of the one decoder's initial state. ``shared_encoder`` uses
+    one recurrent network for both languages, which keep their own word embeddings.
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -77,8 +79,11 @@ class BilingualEmbedder(nn.Module):
             "tgt": nn.Embedding(V, E, padding_idx=cfg.pad_id),
             "dec": nn.Embedding(V, E, padding_idx=cfg.pad_id),
         })
-        self.encoder = nn.ModuleDict({"src": _rnn(cfg.rnn, E, H, True),
-                                      "tgt": _rnn(cfg.rnn, E, H, True)})
+        src_rnn = _rnn(cfg.rnn, E, H, True)
+        # one recurrent network for both languages (each keeps its own word embeddings) when
+        # shared_encoder: then a dictionary start cannot drift apart into two spaces
+        self.encoder = nn.ModuleDict({"src": src_rnn, "tgt": src_rnn if cfg.shared_encoder
+                                      else _rnn(cfg.rnn, E, H, True)})
         self.decoder = _rnn(cfg.rnn, E, 2 * H, False)
         # projecting to the embedding size and tying with the decoder's input embedding halves the
         # cost of the output softmax, which dominates training time on a CPU

@@ -4,9 +4,10 @@ and ``bitextforge train`` (short names ``train-bilingual`` and ``train-mlp-simil
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bitextforge import InputError, Trainer
 
@@ -24,34 +25,67 @@ class BilingualModelTrainer(Trainer):
         """Options of bilingual_model.v1: the corpora, and the model/training options of
         train-bilingual."""
 
-        src: list[str] = Field(description="Source sides of parallel corpora (plain or .gz).")
-        tgt: list[str] = Field(description="Target sides, line-aligned with src of the same "
-                               "position.")
+        src: list[str] = Field(default_factory=list, description="Source sides of parallel "
+                               "corpora (plain or .gz); or give train_tsv.")
+        tgt: list[str] = Field(default_factory=list, description="Target sides, line-aligned "
+                               "with src of the same position.")
+        train_tsv: list[str] = Field(default_factory=list, description="Parallel corpora as "
+                                     "two-field TSV files (.gz ok), read after src/tgt in this "
+                                     "order; a file named twice is read twice (oversampling).")
+        tsv_langs: str | None = Field(None, pattern=r"^[A-Za-z_]+-[A-Za-z_]+$", description="The "
+                                      "languages of the TSV fields, e.g. de-en, so one corpus "
+                                      "serves both directions (default: source first).")
         mono: list[str] = Field(default_factory=list, description="Monolingual text in the "
                                 "decoded language for autoencoding.")
         dev_src: str | None = Field(None, description="Dev source: logs cosine alignment error.")
         dev_tgt: str | None = Field(None, description="Dev target, line-aligned with dev_src.")
+        tests: list[tuple[str, str]] = Field(default_factory=list, description="[source, target] "
+                                             "test files whose cosine and CSLS alignment-recovery "
+                                             "errors are logged at every save (error against "
+                                             "training time).")
+
+        @model_validator(mode="after")
+        def _some_corpus(self):
+            if not self.src and not self.tgt and not self.train_tsv:
+                raise ValueError("give the parallel corpora as src and tgt, or as train_tsv")
+            if self.tsv_langs and {self.src_lang, self.tgt_lang} != set(self.tsv_langs.split("-")):
+                raise ValueError(f"tsv_langs {self.tsv_langs} does not name src_lang "
+                                 f"{self.src_lang} and tgt_lang {self.tgt_lang}")
+            return self
 
     @classmethod
     def input_paths(cls, config):
         """Every corpus file."""
-        return {**{f"{k}[{i}]": p for k in ("src", "tgt", "mono")
+        return {**{f"{k}[{i}]": p for k in ("src", "tgt", "mono", "train_tsv")
                    for i, p in enumerate(getattr(config, k))},
-                "dev_src": config.dev_src, "dev_tgt": config.dev_tgt}
+                **{f"tests[{i}][{j}]": p for i, pair in enumerate(config.tests)
+                   for j, p in enumerate(pair)},
+                "dev_src": config.dev_src, "dev_tgt": config.dev_tgt,
+                "init_embeddings": config.init_embeddings, "init_lexicon": config.init_lexicon,
+                "vocab": config.vocab}
 
     def train(self):
         """Read the corpora and train."""
+        from bitextforge.plugins.nmt.train import read_tsv_pairs
+
         from .train import read_pairs, read_text, train_bilingual
 
         c = self.config
         if bool(c.dev_src) != bool(c.dev_tgt):
             raise InputError("bilingual_model.v1: give both dev_src and dev_tgt, or neither")
         src, tgt = read_pairs(c.src, c.tgt)
+        if c.train_tsv:
+            swap = bool(c.tsv_langs) and c.tsv_langs.split("-")[0] != c.src_lang
+            s, t = read_tsv_pairs(c.train_tsv, swap)
+            src, tgt = src + s, tgt + t
         mono = [x for f in c.mono for x in read_text(f)]
         dev = read_pairs([c.dev_src], [c.dev_tgt]) if c.dev_src else None
+        tests = {}
+        for i, (s, t) in enumerate(c.tests):
+            name = Path(s).name if Path(s).name not in tests else f"{Path(s).name}#{i}"
+            tests[name] = read_pairs([s], [t])
         cfg = TrainConfig(**{k: getattr(c, k) for k in TrainConfig.model_fields})
-        train_bilingual(cfg, src, tgt, c.output, mono=mono, dev=dev,
-                        log=self.log)
+        train_bilingual(cfg, src, tgt, c.output, mono=mono, dev=dev, log=self.log, tests=tests)
         return {"pairs": len(src), "autoencoding_sentences": len(mono)}
 
 
