@@ -166,7 +166,7 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     import sentencepiece as spm
     import torch
 
-    from bitextforge.plugins.nmt.train import resolve_precision
+    from bitextforge.hardware import resolve_precision
 
     from .model import BilingualEmbedder, BilingualModel, ModelConfig
 
