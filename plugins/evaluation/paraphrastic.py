@@ -17,6 +17,11 @@ pairs' sentences, chosen from a mega-batch of M mini-batches (ParaNMT section 4)
 a CPU. Without PARAGRAM-SL999 (not on this
 machine) the embeddings start random, so absolute correlations sit below the papers'; differences
 between training sets are what this evaluator is for (``shuffled_baseline`` gives the floor).
+
+``selections`` compares filters the way the papers' Tables 5-7 and 12 do: every candidate pair is
+scored once by the recipe's filter steps, and each named selection trains on the pairs whose score
+columns lie within its bounds, drawn at random down to the same ``max_pairs``, so that filters are
+compared at equal size in one run (Wieting et al. 2017, section 5.2).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Evaluator, InputError, Report
 
@@ -216,6 +221,44 @@ def pearson_of(vocab: _Vocab, model: _Averager, a: list[str], b: list[str],
     return float(pearsonr(cos, gold)[0])
 
 
+class Bounds(BaseModel):
+    """Bounds on one score column: a pair is selected when ``min <= score <= max`` (NaN never)."""
+
+    model_config = ConfigDict(extra="forbid")
+    min: float | None = Field(None, description="Lowest score selected.")
+    max: float | None = Field(None, description="Highest score selected.")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.min is None and self.max is None:
+            raise ValueError("give min, max or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
+
+    def accepts(self, score: float) -> bool:
+        """True when ``score`` lies within the bounds (NaN fails every bound)."""
+        if score != score:
+            return False
+        return ((self.min is None or score >= self.min)
+                and (self.max is None or score <= self.max))
+
+
+def _train_task(pairs: list[tuple[str, str]], feats: str, options: dict,
+                benches: dict) -> dict[str, float]:
+    """Train one encoder and score it on every benchmark: one unit of work, run in this process
+    or in a worker process (``workers``); the result depends only on its arguments."""
+    import torch
+
+    torch.set_num_threads(options.pop("threads"))
+    t0 = time.perf_counter()
+    vocab, model = train_averager(pairs, feats, **options)
+    out = {"train_seconds": time.perf_counter() - t0}
+    for name, (a, b, gold) in benches.items():
+        out[name] = pearson_of(vocab, model, a, b, gold)
+    return out
+
+
 class ParaphrasticEmbeddingsEvaluator(Evaluator):
     """Pearson's r on STS Benchmark and SICK of WORD / TRIGRAM sentence embeddings trained on the
     run's paraphrase pairs (Wieting, Mallinson & Gimpel 2017, sections 4-5; Wieting & Gimpel 2018,
@@ -226,7 +269,9 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     ``columns`` names two columns explicitly. ``max_pairs`` draws a fixed-size random sample so that
     filters are compared at equal size, as the papers do. ``shuffled_baseline`` also trains on the
     same sentences with the second side shuffled (no paraphrase signal), the floor any real
-    paraphrase data must clear.
+    paraphrase data must clear. ``selections`` trains once per named selection of the pairs by
+    their score columns (a filter's bounds), each at the same ``max_pairs``: one table of filters
+    at equal size, as in Wieting et al. 2017, Tables 5-7 and 12.
     """
 
     name = "paraphrastic_embeddings.v1"
@@ -266,8 +311,29 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         threads: int = Field(1, ge=1, description="torch threads while training. One is fastest "
                              "for these small updates; more threads only wait on each other, "
                              "ten times slower on a busy 2-core machine.")
+        selections: dict[str, dict[str, Bounds]] | None = Field(
+            None, description="Name -> {score column: {min, max}}: train once per selection on "
+                              "the pairs whose columns lie within all its bounds (`{}` selects "
+                              "every pair: the random baseline), each sampled to max_pairs. "
+                              "Numbers are then <name>.<model>.<benchmark>. Default: one "
+                              "training on every pair.")
+        workers: int = Field(1, ge=1, description="Trainings run side by side in this many "
+                             "processes (each with `threads` threads); the numbers do not "
+                             "depend on it.")
 
     def _pairs(self, corpus) -> list[tuple[str, str]]:
+        """The training pairs of the corpus, sampled to ``max_pairs``."""
+        pairs, _ = self._rows(corpus)
+        return self._sample(pairs)
+
+    def _sample(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        c = self.config
+        if c.max_pairs is not None and len(pairs) > c.max_pairs:
+            pairs = random.Random(c.seed).sample(pairs, c.max_pairs)
+        return pairs
+
+    def _rows(self, corpus) -> tuple[list[tuple[str, str]], list[int]]:
+        """Every candidate pair and its row number in the corpus."""
         c = self.config
         cols = corpus.columns
         variant = None
@@ -285,27 +351,79 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                 first, second = "src", "tgt"
         a = [str(x) for x in corpus.column(first)]
         b = [str(x) for x in corpus.column(second)]
-        pairs = [(x, y) for k, (x, y) in enumerate(zip(a, b))
-                 if x.strip() and y.strip() and (variant is None or variant[k] > 0)]
-        if len(pairs) < 2:
-            raise InputError(f"{self.name}: {len(pairs)} non-empty pairs in columns {first}, "
+        rows = [k for k, (x, y) in enumerate(zip(a, b))
+                if x.strip() and y.strip() and (variant is None or variant[k] > 0)]
+        if len(rows) < 2:
+            raise InputError(f"{self.name}: {len(rows)} non-empty pairs in columns {first}, "
                              f"{second}; training needs at least 2")
-        if c.max_pairs is not None and len(pairs) > c.max_pairs:
-            pairs = random.Random(c.seed).sample(pairs, c.max_pairs)
-        return pairs
+        return [(a[k], b[k]) for k in rows], rows
 
-    def _train_and_score(self, pairs, benches, prefix: str, numbers: dict) -> None:
+    def _selected(self, corpus) -> dict[str, list[tuple[str, str]]]:
+        """Selection name -> its sampled pairs ("" -> every pair when there are no selections).
+        Every named column is checked before anything trains."""
         c = self.config
-        for feats in c.models:
-            self.log(f"training {feats}{' on shuffled pairs' if prefix else ''} "
-                     f"({len(pairs):,} pairs, {c.epochs} epochs)")
-            t0 = time.perf_counter()
-            vocab, model = train_averager(pairs, feats, dim=c.dim, epochs=c.epochs,
-                                          batch_size=c.batch_size, megabatch=c.megabatch,
-                                          margin=c.margin, lr=c.lr, seed=c.seed)
-            numbers[f"{prefix}{feats}.train_seconds"] = time.perf_counter() - t0
-            for name, (a, b, gold) in benches.items():
-                numbers[f"{prefix}{feats}.{name}"] = pearson_of(vocab, model, a, b, gold)
+        pairs, rows = self._rows(corpus)
+        if not c.selections:
+            return {"": self._sample(pairs)}
+        names = sorted({col for bounds in c.selections.values() for col in bounds})
+        missing = [n for n in names if n not in corpus.columns]
+        if missing:
+            raise InputError(f"{self.name}: selections name columns {missing} that are not in "
+                             f"the corpus; columns are {', '.join(corpus.columns)}")
+        scores = {}
+        for n in names:
+            values = corpus.column(n)
+            if any(isinstance(values[k], str) for k in rows):
+                raise InputError(f"{self.name}: selections: column {n!r} is not numeric")
+            scores[n] = [values[k] for k in rows]
+        out = {}
+        for sel, bounds in c.selections.items():
+            keep = [i for i in range(len(pairs))
+                    if all(b.accepts(scores[col][i]) for col, b in bounds.items())]
+            if len(keep) < 2:
+                raise InputError(f"{self.name}: selections.{sel}: {len(keep)} pairs lie within "
+                                 f"its bounds; training needs at least 2")
+            out[sel] = self._sample([pairs[i] for i in keep])
+            if c.max_pairs is not None and len(out[sel]) < c.max_pairs:
+                self.log(f"selections.{sel}: only {len(keep):,} pairs lie within its bounds, "
+                         f"fewer than max_pairs ({c.max_pairs:,}): not an equal-size comparison")
+        return out
+
+    def _tasks(self, selected: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, list]]:
+        """(number prefix, model, pairs) of every training the config asks for."""
+        c = self.config
+        tasks = []
+        for sel, pairs in selected.items():
+            prefix = f"{sel}." if sel else ""
+            variants = [("", pairs)]
+            if c.shuffled_baseline:
+                seconds = [b for _, b in pairs]
+                random.Random(c.seed + 1).shuffle(seconds)
+                variants.append(("shuffled.", [(a, b) for (a, _), b in zip(pairs, seconds)]))
+            for shuffled, train_pairs in variants:
+                for feats in c.models:
+                    tasks.append((prefix + shuffled, feats, train_pairs))
+        return tasks
+
+    def _run_tasks(self, tasks: list, benches: dict) -> list[dict[str, float]]:
+        c = self.config
+        options = dict(dim=c.dim, epochs=c.epochs, batch_size=c.batch_size,
+                       megabatch=c.megabatch, margin=c.margin, lr=c.lr, seed=c.seed,
+                       threads=c.threads)
+        for prefix, feats, pairs in tasks:
+            self.log(f"training {prefix}{feats} ({len(pairs):,} pairs, {c.epochs} epochs)")
+        if c.workers == 1 or len(tasks) == 1:
+            return [_train_task(pairs, feats, dict(options), benches)
+                    for _, feats, pairs in tasks]
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: a forked child would inherit torch's thread pools mid-use
+        with ProcessPoolExecutor(min(c.workers, len(tasks)),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_train_task, pairs, feats, dict(options), benches)
+                       for _, feats, pairs in tasks]
+            return [f.result() for f in futures]
 
     @classmethod
     def input_paths(cls, config):
@@ -314,7 +432,8 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
 
     def evaluate(self, corpus) -> Report:
         """Numbers ``<model>.<benchmark>`` (Pearson's r) and, with ``shuffled_baseline``,
-        ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``."""
+        ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``;
+        with ``selections``, each prefixed by the selection's name, and ``<name>.pairs``."""
         import torch
 
         c = self.config
@@ -323,28 +442,34 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         if not benches:
             raise InputError(f"{self.name}: benchmarks is empty; name at least one STS or SICK "
                              f"file")
-        pairs = self._pairs(corpus)
-        numbers: dict[str, float] = {"pairs": float(len(pairs))}
+        selected = self._selected(corpus)
+        numbers: dict[str, float] = {}
+        for sel, pairs in selected.items():
+            numbers[f"{sel}.pairs" if sel else "pairs"] = float(len(pairs))
+        tasks = self._tasks(selected)
         before = torch.get_num_threads()
-        torch.set_num_threads(c.threads)
         try:
-            self._train_and_score(pairs, benches, "", numbers)
-            if c.shuffled_baseline:
-                seconds = [b for _, b in pairs]
-                random.Random(c.seed + 1).shuffle(seconds)
-                self._train_and_score([(a, b) for (a, _), b in zip(pairs, seconds)], benches,
-                                      "shuffled.", numbers)
+            results = self._run_tasks(tasks, benches)
         finally:
             torch.set_num_threads(before)
-        if c.shuffled_baseline:
-            for feats in c.models:
-                for name in benches:
-                    numbers[f"delta.{feats}.{name}"] = (numbers[f"{feats}.{name}"]
-                                                        - numbers[f"shuffled.{feats}.{name}"])
-        head = f"{'model':<18}" + "".join(f"{n:>10}" for n in benches)
-        lines = [f"{len(pairs)} pairs, {c.epochs} epochs, M={c.megabatch}; Pearson's r x 100", head]
-        for prefix in ("", "shuffled.") if c.shuffled_baseline else ("",):
-            for feats in c.models:
-                lines.append(f"{prefix + feats:<18}" + "".join(
-                    f"{100 * numbers[f'{prefix}{feats}.{n}']:>10.1f}" for n in benches))
-        return Report(numbers=numbers, summary="\n".join(lines))
+        for (prefix, feats, _), result in zip(tasks, results):
+            for key, value in result.items():
+                numbers[f"{prefix}{feats}.{key}"] = value
+        lines = []
+        for sel, pairs in selected.items():
+            p = f"{sel}." if sel else ""
+            if c.shuffled_baseline:
+                for feats in c.models:
+                    for name in benches:
+                        numbers[f"{p}delta.{feats}.{name}"] = (
+                            numbers[f"{p}{feats}.{name}"] - numbers[f"{p}shuffled.{feats}.{name}"])
+            for shuffled in ("", "shuffled.") if c.shuffled_baseline else ("",):
+                for feats in c.models:
+                    lines.append(((f"{sel} " if sel else "") + shuffled + feats, len(pairs),
+                                  [numbers[f"{p}{shuffled}{feats}.{n}"] for n in benches]))
+        width = max(18, *(len(label) + 2 for label, _, _ in lines))
+        head = f"{'model':<{width}}{'pairs':>8}" + "".join(f"{n:>10}" for n in benches)
+        out = [f"{c.epochs} epochs, M={c.megabatch}, seed {c.seed}; Pearson's r x 100", head]
+        out += [f"{label:<{width}}{n:>8}" + "".join(f"{100 * r:>10.1f}" for r in rs)
+                for label, n, rs in lines]
+        return Report(numbers=numbers, summary="\n".join(out))
