@@ -135,5 +135,5 @@ def test_shipped_selections_name_the_recipes_score_columns():
         sel = ev["with"]["selections"]
         assert "random" in sel and sel["random"] == {}
         assert {c for bounds in sel.values() for c in bounds} <= columns
-        assert ev["with"]["max_pairs"] == 10000
-    assert [ev["with"]["seed"] for ev in data["evaluate"]] == [1, 2]
+        assert ev["with"]["max_pairs"] == 3000
+    assert [ev["with"]["seed"] for ev in data["evaluate"]] == [1, 2, 3]
