@@ -308,6 +308,11 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                                         "second side shuffled and report those numbers as "
                                         "shuffled.*.")
         seed: int = Field(1234, description="Seed of sampling, initialisation and batch order.")
+        seeds: list[int] | None = Field(
+            None, min_length=1, description="Train once per seed (each draws its own sample, "
+                                            "initialisation and batch order) instead of `seed`; "
+                                            "numbers are then the mean over the seeds, with "
+                                            "<key>.min, <key>.max and <key>.seed<N>.")
         threads: int = Field(1, ge=1, description="torch threads while training. One is fastest "
                              "for these small updates; more threads only wait on each other, "
                              "ten times slower on a busy 2-core machine.")
@@ -324,12 +329,12 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     def _pairs(self, corpus) -> list[tuple[str, str]]:
         """The training pairs of the corpus, sampled to ``max_pairs``."""
         pairs, _ = self._rows(corpus)
-        return self._sample(pairs)
+        return self._sample(pairs, self.config.seed)
 
-    def _sample(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _sample(self, pairs: list[tuple[str, str]], seed: int) -> list[tuple[str, str]]:
         c = self.config
         if c.max_pairs is not None and len(pairs) > c.max_pairs:
-            pairs = random.Random(c.seed).sample(pairs, c.max_pairs)
+            pairs = random.Random(seed).sample(pairs, c.max_pairs)
         return pairs
 
     def _rows(self, corpus) -> tuple[list[tuple[str, str]], list[int]]:
@@ -359,12 +364,12 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         return [(a[k], b[k]) for k in rows], rows
 
     def _selected(self, corpus) -> dict[str, list[tuple[str, str]]]:
-        """Selection name -> its sampled pairs ("" -> every pair when there are no selections).
-        Every named column is checked before anything trains."""
+        """Selection name -> the pairs within its bounds ("" -> every pair when there are no
+        selections), not yet sampled. Every named column is checked before anything trains."""
         c = self.config
         pairs, rows = self._rows(corpus)
         if not c.selections:
-            return {"": self._sample(pairs)}
+            return {"": pairs}
         names = sorted({col for bounds in c.selections.values() for col in bounds})
         missing = [n for n in names if n not in corpus.columns]
         if missing:
@@ -383,46 +388,47 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
             if len(keep) < 2:
                 raise InputError(f"{self.name}: selections.{sel}: {len(keep)} pairs lie within "
                                  f"its bounds; training needs at least 2")
-            out[sel] = self._sample([pairs[i] for i in keep])
-            if c.max_pairs is not None and len(out[sel]) < c.max_pairs:
+            if c.max_pairs is not None and len(keep) < c.max_pairs:
                 self.log(f"selections.{sel}: only {len(keep):,} pairs lie within its bounds, "
                          f"fewer than max_pairs ({c.max_pairs:,}): not an equal-size comparison")
+            out[sel] = [pairs[i] for i in keep]
         return out
 
-    def _tasks(self, selected: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, list]]:
-        """(number prefix, model, pairs) of every training the config asks for."""
+    def _tasks(self, selected: dict[str, list[tuple[str, str]]],
+               seeds: list[int]) -> list[tuple[str, int, str, list]]:
+        """(number prefix, seed, model, pairs) of every training the config asks for."""
         c = self.config
         tasks = []
-        for sel, pairs in selected.items():
-            prefix = f"{sel}." if sel else ""
-            variants = [("", pairs)]
-            if c.shuffled_baseline:
-                seconds = [b for _, b in pairs]
-                random.Random(c.seed + 1).shuffle(seconds)
-                variants.append(("shuffled.", [(a, b) for (a, _), b in zip(pairs, seconds)]))
-            for shuffled, train_pairs in variants:
-                for feats in c.models:
-                    tasks.append((prefix + shuffled, feats, train_pairs))
+        for seed in seeds:
+            for sel, candidates in selected.items():
+                pairs = self._sample(candidates, seed)
+                prefix = f"{sel}." if sel else ""
+                variants = [("", pairs)]
+                if c.shuffled_baseline:
+                    seconds = [b for _, b in pairs]
+                    random.Random(seed + 1).shuffle(seconds)
+                    variants.append(("shuffled.", [(a, b) for (a, _), b in zip(pairs, seconds)]))
+                for shuffled, train_pairs in variants:
+                    for feats in c.models:
+                        tasks.append((prefix + shuffled, seed, feats, train_pairs))
         return tasks
 
     def _run_tasks(self, tasks: list, benches: dict) -> list[dict[str, float]]:
         c = self.config
         options = dict(dim=c.dim, epochs=c.epochs, batch_size=c.batch_size,
-                       megabatch=c.megabatch, margin=c.margin, lr=c.lr, seed=c.seed,
-                       threads=c.threads)
-        for prefix, feats, pairs in tasks:
-            self.log(f"training {prefix}{feats} ({len(pairs):,} pairs, {c.epochs} epochs)")
+                       megabatch=c.megabatch, margin=c.margin, lr=c.lr, threads=c.threads)
+        self.log(f"{len(tasks)} trainings ({c.epochs} epochs each), {c.workers} at a time")
         if c.workers == 1 or len(tasks) == 1:
-            return [_train_task(pairs, feats, dict(options), benches)
-                    for _, feats, pairs in tasks]
+            return [_train_task(pairs, feats, dict(options, seed=seed), benches)
+                    for _, seed, feats, pairs in tasks]
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         # spawn: a forked child would inherit torch's thread pools mid-use
         with ProcessPoolExecutor(min(c.workers, len(tasks)),
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_train_task, pairs, feats, dict(options), benches)
-                       for _, feats, pairs in tasks]
+            futures = [pool.submit(_train_task, pairs, feats, dict(options, seed=seed), benches)
+                       for _, seed, feats, pairs in tasks]
             return [f.result() for f in futures]
 
     @classmethod
@@ -433,7 +439,8 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     def evaluate(self, corpus) -> Report:
         """Numbers ``<model>.<benchmark>`` (Pearson's r) and, with ``shuffled_baseline``,
         ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``;
-        with ``selections``, each prefixed by the selection's name, and ``<name>.pairs``."""
+        with ``selections``, each prefixed by the selection's name, and ``<name>.pairs``; with
+        ``seeds``, means over the seeds and their ``.min``, ``.max`` and ``.seed<N>``."""
         import torch
 
         c = self.config
@@ -442,34 +449,64 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         if not benches:
             raise InputError(f"{self.name}: benchmarks is empty; name at least one STS or SICK "
                              f"file")
+        seeds = c.seeds or [c.seed]
         selected = self._selected(corpus)
-        numbers: dict[str, float] = {}
-        for sel, pairs in selected.items():
-            numbers[f"{sel}.pairs" if sel else "pairs"] = float(len(pairs))
-        tasks = self._tasks(selected)
+        tasks = self._tasks(selected, seeds)
         before = torch.get_num_threads()
         try:
             results = self._run_tasks(tasks, benches)
         finally:
             torch.set_num_threads(before)
-        for (prefix, feats, _), result in zip(tasks, results):
+        per_seed: dict[int, dict[str, float]] = {seed: {} for seed in seeds}
+        for (prefix, seed, feats, _), result in zip(tasks, results):
             for key, value in result.items():
-                numbers[f"{prefix}{feats}.{key}"] = value
-        lines = []
-        for sel, pairs in selected.items():
-            p = f"{sel}." if sel else ""
-            if c.shuffled_baseline:
-                for feats in c.models:
+                per_seed[seed][f"{prefix}{feats}.{key}"] = value
+        for seed, nums in per_seed.items():
+            for sel in selected:
+                p = f"{sel}." if sel else ""
+                for feats in c.models if c.shuffled_baseline else ():
                     for name in benches:
-                        numbers[f"{p}delta.{feats}.{name}"] = (
-                            numbers[f"{p}{feats}.{name}"] - numbers[f"{p}shuffled.{feats}.{name}"])
+                        nums[f"{p}delta.{feats}.{name}"] = (nums[f"{p}{feats}.{name}"]
+                                                            - nums[f"{p}shuffled.{feats}.{name}"])
+        numbers: dict[str, float] = {}
+        for sel, candidates in selected.items():
+            n = len(self._sample(candidates, seeds[0]))
+            numbers[f"{sel}.pairs" if sel else "pairs"] = float(n)
+        keys = list(per_seed[seeds[0]])
+        for key in keys:
+            values = [per_seed[seed][key] for seed in seeds]
+            numbers[key] = sum(values) / len(values)
+            if c.seeds:
+                numbers[f"{key}.min"], numbers[f"{key}.max"] = min(values), max(values)
+                numbers.update({f"{key}.seed{seed}": v for seed, v in zip(seeds, values)})
+        return Report(numbers=numbers, summary=self._summary(numbers, selected, benches))
+
+    def _summary(self, numbers: dict, selected: dict, benches: dict) -> str:
+        """One row per selection and model (and shuffled floor): r x 100 on each benchmark, the
+        mean (min-max) over the seeds when there are several."""
+        c = self.config
+        spread = bool(c.seeds) and len(c.seeds) > 1
+
+        def cell(key: str) -> str:
+            text = f"{100 * numbers[key]:.1f}"
+            if spread:
+                text += f" ({100 * numbers[key + '.min']:.1f}-{100 * numbers[key + '.max']:.1f})"
+            return text
+
+        rows = []
+        for sel in selected:
+            p = f"{sel}." if sel else ""
+            pairs = int(numbers[f"{sel}.pairs" if sel else "pairs"])
             for shuffled in ("", "shuffled.") if c.shuffled_baseline else ("",):
                 for feats in c.models:
-                    lines.append(((f"{sel} " if sel else "") + shuffled + feats, len(pairs),
-                                  [numbers[f"{p}{shuffled}{feats}.{n}"] for n in benches]))
-        width = max(18, *(len(label) + 2 for label, _, _ in lines))
-        head = f"{'model':<{width}}{'pairs':>8}" + "".join(f"{n:>10}" for n in benches)
-        out = [f"{c.epochs} epochs, M={c.megabatch}, seed {c.seed}; Pearson's r x 100", head]
-        out += [f"{label:<{width}}{n:>8}" + "".join(f"{100 * r:>10.1f}" for r in rs)
-                for label, n, rs in lines]
-        return Report(numbers=numbers, summary="\n".join(out))
+                    rows.append([(f"{sel} " if sel else "") + shuffled + feats, str(pairs)]
+                                + [cell(f"{p}{shuffled}{feats}.{n}") for n in benches])
+        head = ["model", "pairs", *benches]
+        widths = [max(len(r[i]) for r in rows + [head]) + 2 for i in range(len(head))]
+        seeds = f"seeds {', '.join(map(str, c.seeds))} (mean, min-max)" if spread else \
+            f"seed {(c.seeds or [c.seed])[0]}"
+        out = [f"{c.epochs} epochs, M={c.megabatch}, {seeds}; Pearson's r x 100"]
+        for r in [head] + rows:
+            out.append(r[0].ljust(widths[0]) + "".join(x.rjust(w) for x, w in
+                                                       zip(r[1:], widths[1:])))
+        return "\n".join(out)
