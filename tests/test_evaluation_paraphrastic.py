@@ -183,5 +183,16 @@ def test_selection_mistakes_name_the_column_or_selection(tmp_path):
         run({"x": {"overlp": {"max": 0.7}}})
     with pytest.raises(InputError, match=r"selections.strict: 0 pairs lie within its bounds"):
         run({"strict": {"overlap": {"min": 0.9}}})
-    with pytest.raises(ValueError, match="give min, max or both"):
+    with pytest.raises(ValueError, match="give min, max, top or several"):
         ParaphrasticEmbeddingsEvaluator.Config(selections={"x": {"overlap": {}}})
+
+
+def test_bounds_top_selects_the_best_share_in_either_order():
+    from bitextforge.plugins.evaluation.paraphrastic import Bounds
+
+    scores = [0.9, float("nan"), 0.1, 0.5, 0.7, 0.3]
+    assert Bounds(top=0.4).accepted(scores) == [True, False, False, False, True, False]
+    assert Bounds(top=0.4, order="lowest").accepted(scores) == [False, False, True, False,
+                                                                False, True]
+    # min/max and top combine: the best half of all candidates, then at most 0.8
+    assert Bounds(top=0.5, max=0.8).accepted(scores) == [False, False, False, True, True, False]

@@ -222,26 +222,38 @@ def pearson_of(vocab: _Vocab, model: _Averager, a: list[str], b: list[str],
 
 
 class Bounds(BaseModel):
-    """Bounds on one score column: a pair is selected when ``min <= score <= max`` (NaN never)."""
+    """Bounds on one score column: a pair is selected when ``min <= score <= max`` and, with
+    ``top``, when its score is among the best ``top`` share of all candidates' (NaN never)."""
 
     model_config = ConfigDict(extra="forbid")
     min: float | None = Field(None, description="Lowest score selected.")
     max: float | None = Field(None, description="Highest score selected.")
+    top: float | None = Field(None, gt=0, lt=1, description="Select the best share of the "
+                              "candidates by this column (0.25: the best quarter), whatever the "
+                              "scale of its scores.")
+    order: Literal["highest", "lowest"] = Field("highest", description="For top: whether high "
+                                                "or low scores are best (cost, perplexity: "
+                                                "lowest).")
 
     @model_validator(mode="after")
     def _check(self):
-        if self.min is None and self.max is None:
-            raise ValueError("give min, max or both")
+        if self.min is None and self.max is None and self.top is None:
+            raise ValueError("give min, max, top or several")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
         return self
 
-    def accepts(self, score: float) -> bool:
-        """True when ``score`` lies within the bounds (NaN fails every bound)."""
-        if score != score:
-            return False
-        return ((self.min is None or score >= self.min)
-                and (self.max is None or score <= self.max))
+    def accepted(self, scores: list[float]) -> list[bool]:
+        """For each score, whether it lies within the bounds (NaN fails every bound)."""
+        ok = [s == s and (self.min is None or s >= self.min) and (self.max is None or s <= self.max)
+              for s in scores]
+        if self.top is not None:
+            ranked = sorted((s for s in scores if s == s), reverse=self.order == "highest")
+            if ranked:
+                cut = ranked[max(1, math.ceil(self.top * len(ranked))) - 1]
+                ok = [k and (s >= cut if self.order == "highest" else s <= cut)
+                      for k, s in zip(ok, scores)]
+        return ok
 
 
 def _train_task(pairs: list[tuple[str, str]], feats: str, options: dict,
@@ -317,8 +329,9 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                              "for these small updates; more threads only wait on each other, "
                              "ten times slower on a busy 2-core machine.")
         selections: dict[str, dict[str, Bounds]] | None = Field(
-            None, description="Name -> {score column: {min, max}}: train once per selection on "
-                              "the pairs whose columns lie within all its bounds (`{}` selects "
+            None, description="Name -> {score column: {min, max, top, order}}: train once per "
+                              "selection on the pairs whose columns lie within all its bounds "
+                              "(`top` shares are of every candidate pair; `{}` selects "
                               "every pair: the random baseline), each sampled to max_pairs. "
                               "Numbers are then <name>.<model>.<benchmark>. Default: one "
                               "training on every pair.")
@@ -383,8 +396,8 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
             scores[n] = [values[k] for k in rows]
         out = {}
         for sel, bounds in c.selections.items():
-            keep = [i for i in range(len(pairs))
-                    if all(b.accepts(scores[col][i]) for col, b in bounds.items())]
+            accepted = [b.accepted(scores[col]) for col, b in bounds.items()]
+            keep = [i for i in range(len(pairs)) if all(a[i] for a in accepted)]
             if len(keep) < 2:
                 raise InputError(f"{self.name}: selections.{sel}: {len(keep)} pairs lie within "
                                  f"its bounds; training needs at least 2")
