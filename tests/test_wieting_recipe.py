@@ -135,4 +135,4 @@ def test_shipped_selections_name_the_recipes_score_columns():
     sel = ev["with"]["selections"]
     assert "random" in sel and sel["random"] == {}
     assert {c for bounds in sel.values() for c in bounds} <= columns
-    assert ev["with"]["max_pairs"] == 3000 and ev["with"]["seeds"] == [1, 2, 3]
+    assert ev["with"]["max_pairs"] == 3000 and ev["with"]["seeds"] == [1, 2]
