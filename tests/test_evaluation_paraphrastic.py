@@ -113,3 +113,86 @@ def test_bad_benchmark_line_names_file_and_line(tmp_path):
         read_similarity_set(str(bad))
     with pytest.raises(InputError, match="no such file"):
         read_similarity_set(str(tmp_path / "missing.csv"))
+
+
+def _scored_corpus(tmp_path, rows):
+    """A corpus.tsv of paraphrase rows (variant 1) with a score column ``overlap``."""
+    tsv = tmp_path / "corpus.tsv"
+    tsv.write_text("id\tvariant\torigin\tsrc\ttgt\ttgt_original\tweight\toverlap\n" + "".join(
+        f"{i}\t1\tbt\tx\t{b}\t{a}\t1\t{s}\n" for i, (a, b, s) in enumerate(rows)),
+        encoding="utf-8")
+    return tsv
+
+
+def test_selections_train_each_filter_at_equal_size(tmp_path):
+    """A selection trains on the pairs its bounds accept: the synonym pairs (overlap 0.5) teach
+    the synonyms, the copies (overlap 1.0) and unrelated pairs (0.0) do not; every selection is
+    sampled to the same max_pairs, and the numbers do not depend on workers."""
+    from bitextforge.corpus import CorpusView
+    from bitextforge.plugins.evaluation.paraphrastic import ParaphrasticEmbeddingsEvaluator
+
+    rows = [(f"{c} {a}", f"{c} {b}", 0.5) for a, b in SYNONYMS for c in CONTEXTS]
+    rows += [(f"{c} {a}", f"{c} {a}", 1.0) for a, _ in SYNONYMS for c in CONTEXTS]
+    rows += [(f"{c} {a}", f"{d} {SYNONYMS[(i + 3) % len(SYNONYMS)][1]}", 0.0)
+             for i, (a, _) in enumerate(SYNONYMS) for c, d in zip(CONTEXTS, CONTEXTS[1:])]
+    sts = tmp_path / "toy-sts.csv"
+    _write_sts(sts, [(5.0, f"my {a} is here", f"my {b} is here") for a, b in SYNONYMS]
+               + [(1.0, f"my {a} is here", f"my {SYNONYMS[(i + 3) % len(SYNONYMS)][1]} is here")
+                  for i, (a, _) in enumerate(SYNONYMS)])
+    corpus = CorpusView(_scored_corpus(tmp_path, rows), numeric=["overlap"])
+    cfg = dict(benchmarks={"toy": str(sts)}, models=["word"], dim=50, epochs=30, batch_size=10,
+               megabatch=3, seed=7, max_pairs=60,
+               selections={"random": {}, "middle": {"overlap": {"min": 0.2, "max": 0.8}},
+                           "copies": {"overlap": {"min": 0.9}}})
+    ev = ParaphrasticEmbeddingsEvaluator(ParaphrasticEmbeddingsEvaluator.Config(**cfg))
+    nums = ev.evaluate(corpus).numbers
+    assert [nums[f"{s}.pairs"] for s in ("random", "middle", "copies")] == [60, 60, 60]
+    assert nums["middle.word.toy"] > 0.6, nums
+    assert nums["copies.word.toy"] < 0.3, nums
+    assert nums["middle.word.toy"] > nums["random.word.toy"] > nums["copies.word.toy"], nums
+    # seeds 7 and 8 in two worker processes: seed 7's numbers are those of the run above
+    cfg = {**cfg, "seeds": [7, 8], "workers": 2}
+    del cfg["seed"]
+    par = ParaphrasticEmbeddingsEvaluator(ParaphrasticEmbeddingsEvaluator.Config(**cfg))
+    report = par.evaluate(corpus)
+    both = report.numbers
+    for key in ("random.word.toy", "middle.word.toy", "copies.word.toy"):
+        assert both[f"{key}.seed7"] == nums[key]
+        assert both[key] == pytest.approx((both[f"{key}.seed7"] + both[f"{key}.seed8"]) / 2)
+        assert both[f"{key}.min"] <= both[key] <= both[f"{key}.max"]
+    assert both["middle.word.toy.seed8"] != both["middle.word.toy.seed7"]
+    assert "seeds 7, 8 (mean, min-max)" in report.summary
+
+
+def test_selection_mistakes_name_the_column_or_selection(tmp_path):
+    from bitextforge.corpus import CorpusView
+    from bitextforge.plugins.evaluation.paraphrastic import ParaphrasticEmbeddingsEvaluator
+
+    corpus = CorpusView(_scored_corpus(tmp_path, [("a b", "a c", 0.5), ("d e", "d f", 0.4)]),
+                        numeric=["overlap"])
+    sts = tmp_path / "toy-sts.csv"
+    _write_sts(sts, [(5.0, "a", "b"), (1.0, "c", "d"), (3.0, "e", "f")])
+
+    def run(selections):
+        ev = ParaphrasticEmbeddingsEvaluator(ParaphrasticEmbeddingsEvaluator.Config(
+            benchmarks={"toy": str(sts)}, models=["word"], dim=8, epochs=1,
+            selections=selections))
+        return ev.evaluate(corpus)
+
+    with pytest.raises(InputError, match=r"columns \['overlp'\] that are not in the corpus"):
+        run({"x": {"overlp": {"max": 0.7}}})
+    with pytest.raises(InputError, match=r"selections.strict: 0 pairs lie within its bounds"):
+        run({"strict": {"overlap": {"min": 0.9}}})
+    with pytest.raises(ValueError, match="give min, max, top or several"):
+        ParaphrasticEmbeddingsEvaluator.Config(selections={"x": {"overlap": {}}})
+
+
+def test_bounds_top_selects_the_best_share_in_either_order():
+    from bitextforge.plugins.evaluation.paraphrastic import Bounds
+
+    scores = [0.9, float("nan"), 0.1, 0.5, 0.7, 0.3]
+    assert Bounds(top=0.4).accepted(scores) == [True, False, False, False, True, False]
+    assert Bounds(top=0.4, order="lowest").accepted(scores) == [False, False, True, False,
+                                                                False, True]
+    # min/max and top combine: the best half of all candidates, then at most 0.8
+    assert Bounds(top=0.5, max=0.8).accepted(scores) == [False, False, False, True, True, False]

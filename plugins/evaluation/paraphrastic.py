@@ -17,6 +17,11 @@ pairs' sentences, chosen from a mega-batch of M mini-batches (ParaNMT section 4)
 a CPU. Without PARAGRAM-SL999 (not on this
 machine) the embeddings start random, so absolute correlations sit below the papers'; differences
 between training sets are what this evaluator is for (``shuffled_baseline`` gives the floor).
+
+``selections`` compares filters the way the papers' Tables 5-7 and 12 do: every candidate pair is
+scored once by the recipe's filter steps, and each named selection trains on the pairs whose score
+columns lie within its bounds, drawn at random down to the same ``max_pairs``, so that filters are
+compared at equal size in one run (Wieting et al. 2017, section 5.2).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Evaluator, InputError, Report
 
@@ -216,6 +221,56 @@ def pearson_of(vocab: _Vocab, model: _Averager, a: list[str], b: list[str],
     return float(pearsonr(cos, gold)[0])
 
 
+class Bounds(BaseModel):
+    """Bounds on one score column: a pair is selected when ``min <= score <= max`` and, with
+    ``top``, when its score is among the best ``top`` share of all candidates' (NaN never)."""
+
+    model_config = ConfigDict(extra="forbid")
+    min: float | None = Field(None, description="Lowest score selected.")
+    max: float | None = Field(None, description="Highest score selected.")
+    top: float | None = Field(None, gt=0, lt=1, description="Select the best share of the "
+                              "candidates by this column (0.25: the best quarter), whatever the "
+                              "scale of its scores.")
+    order: Literal["highest", "lowest"] = Field("highest", description="For top: whether high "
+                                                "or low scores are best (cost, perplexity: "
+                                                "lowest).")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.min is None and self.max is None and self.top is None:
+            raise ValueError("give min, max, top or several")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
+
+    def accepted(self, scores: list[float]) -> list[bool]:
+        """For each score, whether it lies within the bounds (NaN fails every bound)."""
+        ok = [s == s and (self.min is None or s >= self.min) and (self.max is None or s <= self.max)
+              for s in scores]
+        if self.top is not None:
+            ranked = sorted((s for s in scores if s == s), reverse=self.order == "highest")
+            if ranked:
+                cut = ranked[max(1, math.ceil(self.top * len(ranked))) - 1]
+                ok = [k and (s >= cut if self.order == "highest" else s <= cut)
+                      for k, s in zip(ok, scores)]
+        return ok
+
+
+def _train_task(pairs: list[tuple[str, str]], feats: str, options: dict,
+                benches: dict) -> dict[str, float]:
+    """Train one encoder and score it on every benchmark: one unit of work, run in this process
+    or in a worker process (``workers``); the result depends only on its arguments."""
+    import torch
+
+    torch.set_num_threads(options.pop("threads"))
+    t0 = time.perf_counter()
+    vocab, model = train_averager(pairs, feats, **options)
+    out = {"train_seconds": time.perf_counter() - t0}
+    for name, (a, b, gold) in benches.items():
+        out[name] = pearson_of(vocab, model, a, b, gold)
+    return out
+
+
 class ParaphrasticEmbeddingsEvaluator(Evaluator):
     """Pearson's r on STS Benchmark and SICK of WORD / TRIGRAM sentence embeddings trained on the
     run's paraphrase pairs (Wieting, Mallinson & Gimpel 2017, sections 4-5; Wieting & Gimpel 2018,
@@ -226,7 +281,9 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     ``columns`` names two columns explicitly. ``max_pairs`` draws a fixed-size random sample so that
     filters are compared at equal size, as the papers do. ``shuffled_baseline`` also trains on the
     same sentences with the second side shuffled (no paraphrase signal), the floor any real
-    paraphrase data must clear.
+    paraphrase data must clear. ``selections`` trains once per named selection of the pairs by
+    their score columns (a filter's bounds), each at the same ``max_pairs``: one table of filters
+    at equal size, as in Wieting et al. 2017, Tables 5-7 and 12.
     """
 
     name = "paraphrastic_embeddings.v1"
@@ -263,11 +320,38 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                                         "second side shuffled and report those numbers as "
                                         "shuffled.*.")
         seed: int = Field(1234, description="Seed of sampling, initialisation and batch order.")
+        seeds: list[int] | None = Field(
+            None, min_length=1, description="Train once per seed (each draws its own sample, "
+                                            "initialisation and batch order) instead of `seed`; "
+                                            "numbers are then the mean over the seeds, with "
+                                            "<key>.min, <key>.max and <key>.seed<N>.")
         threads: int = Field(1, ge=1, description="torch threads while training. One is fastest "
                              "for these small updates; more threads only wait on each other, "
                              "ten times slower on a busy 2-core machine.")
+        selections: dict[str, dict[str, Bounds]] | None = Field(
+            None, description="Name -> {score column: {min, max, top, order}}: train once per "
+                              "selection on the pairs whose columns lie within all its bounds "
+                              "(`top` shares are of every candidate pair; `{}` selects "
+                              "every pair: the random baseline), each sampled to max_pairs. "
+                              "Numbers are then <name>.<model>.<benchmark>. Default: one "
+                              "training on every pair.")
+        workers: int = Field(1, ge=1, description="Trainings run side by side in this many "
+                             "processes (each with `threads` threads); the numbers do not "
+                             "depend on it.")
 
     def _pairs(self, corpus) -> list[tuple[str, str]]:
+        """The training pairs of the corpus, sampled to ``max_pairs``."""
+        pairs, _ = self._rows(corpus)
+        return self._sample(pairs, self.config.seed)
+
+    def _sample(self, pairs: list[tuple[str, str]], seed: int) -> list[tuple[str, str]]:
+        c = self.config
+        if c.max_pairs is not None and len(pairs) > c.max_pairs:
+            pairs = random.Random(seed).sample(pairs, c.max_pairs)
+        return pairs
+
+    def _rows(self, corpus) -> tuple[list[tuple[str, str]], list[int]]:
+        """Every candidate pair and its row number in the corpus."""
         c = self.config
         cols = corpus.columns
         variant = None
@@ -285,27 +369,80 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                 first, second = "src", "tgt"
         a = [str(x) for x in corpus.column(first)]
         b = [str(x) for x in corpus.column(second)]
-        pairs = [(x, y) for k, (x, y) in enumerate(zip(a, b))
-                 if x.strip() and y.strip() and (variant is None or variant[k] > 0)]
-        if len(pairs) < 2:
-            raise InputError(f"{self.name}: {len(pairs)} non-empty pairs in columns {first}, "
+        rows = [k for k, (x, y) in enumerate(zip(a, b))
+                if x.strip() and y.strip() and (variant is None or variant[k] > 0)]
+        if len(rows) < 2:
+            raise InputError(f"{self.name}: {len(rows)} non-empty pairs in columns {first}, "
                              f"{second}; training needs at least 2")
-        if c.max_pairs is not None and len(pairs) > c.max_pairs:
-            pairs = random.Random(c.seed).sample(pairs, c.max_pairs)
-        return pairs
+        return [(a[k], b[k]) for k in rows], rows
 
-    def _train_and_score(self, pairs, benches, prefix: str, numbers: dict) -> None:
+    def _selected(self, corpus) -> dict[str, list[tuple[str, str]]]:
+        """Selection name -> the pairs within its bounds ("" -> every pair when there are no
+        selections), not yet sampled. Every named column is checked before anything trains."""
         c = self.config
-        for feats in c.models:
-            self.log(f"training {feats}{' on shuffled pairs' if prefix else ''} "
-                     f"({len(pairs):,} pairs, {c.epochs} epochs)")
-            t0 = time.perf_counter()
-            vocab, model = train_averager(pairs, feats, dim=c.dim, epochs=c.epochs,
-                                          batch_size=c.batch_size, megabatch=c.megabatch,
-                                          margin=c.margin, lr=c.lr, seed=c.seed)
-            numbers[f"{prefix}{feats}.train_seconds"] = time.perf_counter() - t0
-            for name, (a, b, gold) in benches.items():
-                numbers[f"{prefix}{feats}.{name}"] = pearson_of(vocab, model, a, b, gold)
+        pairs, rows = self._rows(corpus)
+        if not c.selections:
+            return {"": pairs}
+        names = sorted({col for bounds in c.selections.values() for col in bounds})
+        missing = [n for n in names if n not in corpus.columns]
+        if missing:
+            raise InputError(f"{self.name}: selections name columns {missing} that are not in "
+                             f"the corpus; columns are {', '.join(corpus.columns)}")
+        scores = {}
+        for n in names:
+            values = corpus.column(n)
+            if any(isinstance(values[k], str) for k in rows):
+                raise InputError(f"{self.name}: selections: column {n!r} is not numeric")
+            scores[n] = [values[k] for k in rows]
+        out = {}
+        for sel, bounds in c.selections.items():
+            accepted = [b.accepted(scores[col]) for col, b in bounds.items()]
+            keep = [i for i in range(len(pairs)) if all(a[i] for a in accepted)]
+            if len(keep) < 2:
+                raise InputError(f"{self.name}: selections.{sel}: {len(keep)} pairs lie within "
+                                 f"its bounds; training needs at least 2")
+            if c.max_pairs is not None and len(keep) < c.max_pairs:
+                self.log(f"selections.{sel}: only {len(keep):,} pairs lie within its bounds, "
+                         f"fewer than max_pairs ({c.max_pairs:,}): not an equal-size comparison")
+            out[sel] = [pairs[i] for i in keep]
+        return out
+
+    def _tasks(self, selected: dict[str, list[tuple[str, str]]],
+               seeds: list[int]) -> list[tuple[str, int, str, list]]:
+        """(number prefix, seed, model, pairs) of every training the config asks for."""
+        c = self.config
+        tasks = []
+        for seed in seeds:
+            for sel, candidates in selected.items():
+                pairs = self._sample(candidates, seed)
+                prefix = f"{sel}." if sel else ""
+                variants = [("", pairs)]
+                if c.shuffled_baseline:
+                    seconds = [b for _, b in pairs]
+                    random.Random(seed + 1).shuffle(seconds)
+                    variants.append(("shuffled.", [(a, b) for (a, _), b in zip(pairs, seconds)]))
+                for shuffled, train_pairs in variants:
+                    for feats in c.models:
+                        tasks.append((prefix + shuffled, seed, feats, train_pairs))
+        return tasks
+
+    def _run_tasks(self, tasks: list, benches: dict) -> list[dict[str, float]]:
+        c = self.config
+        options = dict(dim=c.dim, epochs=c.epochs, batch_size=c.batch_size,
+                       megabatch=c.megabatch, margin=c.margin, lr=c.lr, threads=c.threads)
+        self.log(f"{len(tasks)} trainings ({c.epochs} epochs each), {c.workers} at a time")
+        if c.workers == 1 or len(tasks) == 1:
+            return [_train_task(pairs, feats, dict(options, seed=seed), benches)
+                    for _, seed, feats, pairs in tasks]
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: a forked child would inherit torch's thread pools mid-use
+        with ProcessPoolExecutor(min(c.workers, len(tasks)),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_train_task, pairs, feats, dict(options, seed=seed), benches)
+                       for _, seed, feats, pairs in tasks]
+            return [f.result() for f in futures]
 
     @classmethod
     def input_paths(cls, config):
@@ -314,7 +451,9 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
 
     def evaluate(self, corpus) -> Report:
         """Numbers ``<model>.<benchmark>`` (Pearson's r) and, with ``shuffled_baseline``,
-        ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``."""
+        ``shuffled.<model>.<benchmark>`` and their differences ``delta.<model>.<benchmark>``;
+        with ``selections``, each prefixed by the selection's name, and ``<name>.pairs``; with
+        ``seeds``, means over the seeds and their ``.min``, ``.max`` and ``.seed<N>``."""
         import torch
 
         c = self.config
@@ -323,28 +462,64 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         if not benches:
             raise InputError(f"{self.name}: benchmarks is empty; name at least one STS or SICK "
                              f"file")
-        pairs = self._pairs(corpus)
-        numbers: dict[str, float] = {"pairs": float(len(pairs))}
+        seeds = c.seeds or [c.seed]
+        selected = self._selected(corpus)
+        tasks = self._tasks(selected, seeds)
         before = torch.get_num_threads()
-        torch.set_num_threads(c.threads)
         try:
-            self._train_and_score(pairs, benches, "", numbers)
-            if c.shuffled_baseline:
-                seconds = [b for _, b in pairs]
-                random.Random(c.seed + 1).shuffle(seconds)
-                self._train_and_score([(a, b) for (a, _), b in zip(pairs, seconds)], benches,
-                                      "shuffled.", numbers)
+            results = self._run_tasks(tasks, benches)
         finally:
             torch.set_num_threads(before)
-        if c.shuffled_baseline:
-            for feats in c.models:
-                for name in benches:
-                    numbers[f"delta.{feats}.{name}"] = (numbers[f"{feats}.{name}"]
-                                                        - numbers[f"shuffled.{feats}.{name}"])
-        head = f"{'model':<18}" + "".join(f"{n:>10}" for n in benches)
-        lines = [f"{len(pairs)} pairs, {c.epochs} epochs, M={c.megabatch}; Pearson's r x 100", head]
-        for prefix in ("", "shuffled.") if c.shuffled_baseline else ("",):
-            for feats in c.models:
-                lines.append(f"{prefix + feats:<18}" + "".join(
-                    f"{100 * numbers[f'{prefix}{feats}.{n}']:>10.1f}" for n in benches))
-        return Report(numbers=numbers, summary="\n".join(lines))
+        per_seed: dict[int, dict[str, float]] = {seed: {} for seed in seeds}
+        for (prefix, seed, feats, _), result in zip(tasks, results):
+            for key, value in result.items():
+                per_seed[seed][f"{prefix}{feats}.{key}"] = value
+        for seed, nums in per_seed.items():
+            for sel in selected:
+                p = f"{sel}." if sel else ""
+                for feats in c.models if c.shuffled_baseline else ():
+                    for name in benches:
+                        nums[f"{p}delta.{feats}.{name}"] = (nums[f"{p}{feats}.{name}"]
+                                                            - nums[f"{p}shuffled.{feats}.{name}"])
+        numbers: dict[str, float] = {}
+        for sel, candidates in selected.items():
+            n = len(self._sample(candidates, seeds[0]))
+            numbers[f"{sel}.pairs" if sel else "pairs"] = float(n)
+        keys = list(per_seed[seeds[0]])
+        for key in keys:
+            values = [per_seed[seed][key] for seed in seeds]
+            numbers[key] = sum(values) / len(values)
+            if c.seeds:
+                numbers[f"{key}.min"], numbers[f"{key}.max"] = min(values), max(values)
+                numbers.update({f"{key}.seed{seed}": v for seed, v in zip(seeds, values)})
+        return Report(numbers=numbers, summary=self._summary(numbers, selected, benches))
+
+    def _summary(self, numbers: dict, selected: dict, benches: dict) -> str:
+        """One row per selection and model (and shuffled floor): r x 100 on each benchmark, the
+        mean (min-max) over the seeds when there are several."""
+        c = self.config
+        spread = bool(c.seeds) and len(c.seeds) > 1
+
+        def cell(key: str) -> str:
+            text = f"{100 * numbers[key]:.1f}"
+            if spread:
+                text += f" ({100 * numbers[key + '.min']:.1f}-{100 * numbers[key + '.max']:.1f})"
+            return text
+
+        rows = []
+        for sel in selected:
+            p = f"{sel}." if sel else ""
+            pairs = int(numbers[f"{sel}.pairs" if sel else "pairs"])
+            for shuffled in ("", "shuffled.") if c.shuffled_baseline else ("",):
+                for feats in c.models:
+                    rows.append([(f"{sel} " if sel else "") + shuffled + feats, str(pairs)]
+                                + [cell(f"{p}{shuffled}{feats}.{n}") for n in benches])
+        head = ["model", "pairs", *benches]
+        widths = [max(len(r[i]) for r in rows + [head]) + 2 for i in range(len(head))]
+        seeds = f"seeds {', '.join(map(str, c.seeds))} (mean, min-max)" if spread else \
+            f"seed {(c.seeds or [c.seed])[0]}"
+        out = [f"{c.epochs} epochs, M={c.megabatch}, {seeds}; Pearson's r x 100"]
+        for r in [head] + rows:
+            out.append(r[0].ljust(widths[0]) + "".join(x.rjust(w) for x, w in
+                                                       zip(r[1:], widths[1:])))
+        return "\n".join(out)
