@@ -14,7 +14,6 @@ evaluated with sacrebleu.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import random
@@ -523,8 +522,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     n_params = sum(p.numel() for p in model.parameters())
     log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters, {precision} forward "
         f"pass on {opts.threads} thread{'s' if opts.threads > 1 else ''}")
-    autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16"
-                else contextlib.nullcontext())
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
     opt = torch.optim.AdamW(model.parameters(), lr=opts.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=1e-4)
     budget = opts.minutes * 60.0
