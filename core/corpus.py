@@ -152,6 +152,19 @@ def read_lines(path: str | os.PathLike, limit: int | None = None) -> list[str]:
     return list(lines if limit is None else islice(lines, limit))
 
 
+def read_parallel(src: str | os.PathLike, tgt: str | os.PathLike) -> tuple[list[str], list[str]]:
+    """Two line-aligned text files (plain or ``.gz``) read with :func:`read_lines`; a missing file
+    or a count mismatch is a user error naming the files."""
+    for p in (src, tgt):
+        if not Path(p).is_file():
+            raise InputError(f"{p}: no such file; pass an existing text file (plain or .gz)")
+    s, t = read_lines(src), read_lines(tgt)
+    if len(s) != len(t):
+        raise InputError(f"{src} has {len(s)} lines but {tgt} has {len(t)}; they must be "
+                         f"line-aligned translations of each other")
+    return s, t
+
+
 def batch_len(batch: Batch) -> int:
     """Number of rows in a batch."""
     return len(batch["id"])

@@ -186,7 +186,7 @@ def test_progress_bar_only_on_a_terminal():
 
 
 def test_train_refuses_misaligned_files(tmp_path):
-    from bitextforge.plugins.nmt.train import read_parallel
+    from bitextforge.corpus import read_parallel
 
     (tmp_path / "a").write_text("x\ny\n", encoding="utf-8")
     (tmp_path / "b").write_text("x\n", encoding="utf-8")

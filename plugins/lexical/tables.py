@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from bitextforge import ComponentError, InputError
-from bitextforge.corpus import read_lines
+from bitextforge.corpus import read_lines, read_parallel
 
 from .words import Vocab, Words
 
@@ -74,10 +74,7 @@ def _read_paired_files(src_path: str, tgt_path: str) -> tuple[list[str], list[st
     for p in (src_path, tgt_path):
         if not Path(p).exists():
             raise InputError(f"training corpus {p} does not exist")
-    s, t = read_lines(src_path), read_lines(tgt_path)
-    if len(s) != len(t):
-        raise InputError(f"training corpus {src_path} has {len(s)} lines but {tgt_path} has "
-                         f"{len(t)}; the two files must be line-aligned")
+    s, t = read_parallel(src_path, tgt_path)
     keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()]
     return [a for a, _ in keep], [b for _, b in keep]
 

@@ -30,7 +30,7 @@ def evaluate_nmt_command(p):
         import sacrebleu
 
         from .backends import Decoding, make_backend
-        from .train import read_parallel
+        from bitextforge.corpus import read_parallel
 
         src, ref = read_parallel(args.src, args.ref)
         if args.limit:
@@ -77,7 +77,7 @@ def build_vocab_map_command(p):
         from bitextforge import InputError
 
         from .backends import resolve_model
-        from .train import read_parallel
+        from bitextforge.corpus import read_parallel
         from .vocab_map import build_for_model
 
         for flag, value in (("--per-source", args.per_source), ("--common", args.common)):

@@ -26,9 +26,9 @@ from typing import Any, Literal
 from pydantic import Field, create_model
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.corpus import write_atomic
+from bitextforge.corpus import read_parallel, write_atomic
 
-from .train import TrainOptions, read_parallel
+from .train import TrainOptions
 
 #: the train-nmt options a train_and_test.v1 step passes on unchanged (defaults included)
 TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",

@@ -25,7 +25,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
-from bitextforge.corpus import read_lines, write_atomic
+from bitextforge.corpus import read_lines, read_parallel, write_atomic
 from bitextforge.hardware import resolve_precision
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
@@ -34,18 +34,6 @@ from bitextforge.hardware import resolve_precision
 # The sentencepiece ids are used directly as model ids, so vocab.json is the sentencepiece
 # vocabulary plus <pad>.
 EOS_ID, UNK_ID = 0, 1
-
-
-def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str]]:
-    """Two line-aligned files; a count mismatch is a user error naming both files."""
-    for p in (src, tgt):
-        if not Path(p).is_file():
-            raise InputError(f"{p}: no such file; pass an existing text file (plain or .gz)")
-    s, t = read_lines(src), read_lines(tgt)
-    if len(s) != len(t):
-        raise InputError(f"{src} has {len(s)} lines but {tgt} has {len(t)}; they must be "
-                         f"line-aligned translations of each other")
-    return s, t
 
 
 def read_tsv_pairs(paths: list[str], swap: bool) -> tuple[list[str], list[str]]:
