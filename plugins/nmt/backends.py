@@ -156,6 +156,15 @@ class Languages:
             else tgt_lang
 
 
+def _in_input_order(n: int, batches: list[list[int]], results: list[list]) -> list:
+    """Per-batch results (in the order of each batch's row indices) as one list in row order."""
+    out: list = [None] * n
+    for idx, res in zip(batches, results):
+        for i, value in zip(idx, res):
+            out[i] = value
+    return out
+
+
 class Backend:
     """Common interface: ``translate(texts, decoding) -> [[(text, avg log-prob per token)]]``."""
 
@@ -188,15 +197,10 @@ class Backend:
 
     def translate(self, texts: list[str], dec: Decoding) -> list[list[tuple[str, float]]]:
         """Translate in batches sorted by length; results come back in input order."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[b: b + self.batch_size] for b in range(0, len(order), self.batch_size)]
+        batches = self._length_batches(len(texts), lambda i: len(texts[i]))
         results = self._translate_batches(
             [[self.langs.prefix_source + texts[i] for i in idx] for idx in batches], dec)
-        out: list[list[tuple[str, float]]] = [[] for _ in texts]
-        for idx, res in zip(batches, results):
-            for i, cands in zip(idx, res):
-                out[i] = cands
-        return out
+        return _in_input_order(len(texts), batches, results)
 
     def score(self, sources: list[str], targets: list[str], max_length: int = 256) -> list[float]:
         """The mean log-probability per target token (``</s>`` included) of each target given
@@ -207,16 +211,18 @@ class Backend:
             raise ComponentError(f"{self.option}: scoring supports models without target "
                                  f"language tokens (Marian-style); this {self.hf_config.model_type}"
                                  f" model needs one")
-        order = sorted(range(len(sources)), key=lambda i: (len(sources[i]), len(targets[i])))
-        batches = [order[b: b + self.batch_size] for b in range(0, len(order), self.batch_size)]
+        batches = self._length_batches(len(sources),
+                                       lambda i: (len(sources[i]), len(targets[i])))
         results = self._score_batches(
             [([self.langs.prefix_source + sources[i] for i in idx], [targets[i] for i in idx])
              for idx in batches], max_length)
-        out = [0.0] * len(sources)
-        for idx, res in zip(batches, results):
-            for i, value in zip(idx, res):
-                out[i] = value
-        return out
+        return _in_input_order(len(sources), batches, results)
+
+    def _length_batches(self, n: int, length) -> list[list[int]]:
+        """Row indices ``0..n-1`` sorted by ``length(i)`` and cut into ``batch_size`` batches, so
+        that a batch pads little."""
+        order = sorted(range(n), key=length)
+        return [order[b: b + self.batch_size] for b in range(0, n, self.batch_size)]
 
     def _score_batches(self, batches: list[tuple[list[str], list[str]]],
                        max_length: int) -> list[list[float]]:
@@ -479,8 +485,7 @@ class CTranslate2Backend(Backend):
         """One batch as CTranslate2 wants it: source token lists and translate_batch options."""
         tok = self.tok
         src_max, _ = self.lengths(dec)
-        src = [tok.convert_ids_to_tokens(ids) for ids in
-               tok(texts, truncation=True, max_length=src_max)["input_ids"]]
+        src = self._source_tokens(texts, src_max)
         _, out_max = self.lengths(dec, max(map(len, src), default=0))
         # transformers spends the last of max_new_tokens on a forced </s> when the model config
         # asks for one; stop one token earlier so both backends truncate runaway outputs alike.
@@ -498,6 +503,13 @@ class CTranslate2Backend(Backend):
         else:
             kw.update(beam_size=max(dec.beam, dec.k))
         return src, kw
+
+    def _source_tokens(self, texts: list[str], max_length: int) -> list[list[str]]:
+        """The tokenizer's pieces of each source (``</s>`` included), cut at ``max_length``: the
+        token lists CTranslate2 reads."""
+        tok = self.tok
+        return [tok.convert_ids_to_tokens(ids) for ids in
+                tok(texts, truncation=True, max_length=max_length)["input_ids"]]
 
     def _translate_batches(self, batches, dec):
         # All batches go to the translator in one call, so its inter_threads workers decode
@@ -518,8 +530,7 @@ class CTranslate2Backend(Backend):
         tok = self.tok
         jobs = []
         for srcs, tgts in batches:
-            src = [tok.convert_ids_to_tokens(ids) for ids in
-                   tok(srcs, truncation=True, max_length=max_length)["input_ids"]]
+            src = self._source_tokens(srcs, max_length)
             # CTranslate2 adds the decoder's start and end tokens itself: the target goes in
             # without the </s> the tokenizer appends
             tgt = [tok.convert_ids_to_tokens(ids)[:-1] for ids in
