@@ -20,6 +20,12 @@ from bitextforge import Filter
 from .paraphrasers import _local_model
 
 
+def dual_cross_entropy(fwd: list[float], bwd: list[float]) -> list[float]:
+    """Junczys-Dowmunt (2018)'s score ``exp(-(|H_f - H_b| + (H_f + H_b) / 2))`` from the mean
+    log-probabilities per token of each direction (the cross-entropies H are their negations)."""
+    return [math.exp(-(abs(f - b) + (-f - b) / 2)) for f, b in zip(fwd, bwd)]
+
+
 class NmtLogprobFilter(Filter):
     """Mean log-probability per token of one side given the other under an NMT model (<= 0,
     higher = a likelier translation); with ``reverse_model`` the dual conditional cross-entropy
@@ -73,9 +79,7 @@ class NmtLogprobFilter(Filter):
         fwd = self.forward.score(src, tgt, c.max_length)
         if self.backward is None:
             return fwd
-        bwd = self.backward.score(tgt, src, c.max_length)
-        # cross-entropies are the negated mean log-probabilities
-        return [math.exp(-(abs(f - b) + (-f - b) / 2)) for f, b in zip(fwd, bwd)]
+        return dual_cross_entropy(fwd, self.backward.score(tgt, src, c.max_length))
 
     def manifest_info(self):
         """The models' facts."""

@@ -63,12 +63,12 @@ def main(argv=None):
     scorers["coverage"] = (LexicalCoverageFilter(LexicalCoverageFilter.Config(
         dictionary=str(DING), src_lang="en", tgt_lang="de")), False)
     if a.nmt:
-        from bitextforge.plugins.nmt.filters import NmtLogprobFilter
+        from bitextforge.plugins.nmt.filters import NmtLogprobFilter, dual_cross_entropy
 
         scorers["nmt_logprob"] = (NmtLogprobFilter(NmtLogprobFilter.Config(model=a.nmt)), False)
-        if a.nmt_reverse:
-            scorers["nmt_dual_xent"] = (NmtLogprobFilter(NmtLogprobFilter.Config(
-                model=a.nmt, reverse_model=a.nmt_reverse)), False)
+        if a.nmt_reverse:  # log P(source | MT); the dual score is derived below, not rescored
+            scorers["nmt_logprob_reverse"] = (NmtLogprobFilter(NmtLogprobFilter.Config(
+                model=a.nmt_reverse, reads="tgt")), False)
     if a.kenlm:  # lower perplexity = more fluent: negated so that higher is better everywhere
         from bitextforge.plugins.quality.lm import KenlmPerplexityFilter
 
@@ -84,6 +84,9 @@ def main(argv=None):
         for k, (f, swap) in scorers.items():
             batch = {"src": de, "tgt": en} if swap else {"src": en, "tgt": de}
             cols[k] = np.array(f.score(batch))
+        if "nmt_logprob_reverse" in cols:
+            cols["nmt_dual_xent"] = np.array(dual_cross_entropy(
+                cols["nmt_logprob"], cols.pop("nmt_logprob_reverse")))
         feats[name], z[name] = cols, zz
     for k, v in feats["dev"].items():
         out[f"dev_pearson.{k}"] = round(float(np.corrcoef(v, z["dev"])[0, 1]), 4)
@@ -120,7 +123,7 @@ def _std(v):
 
 
 def _combos(keys):
-    """The pairs and triples of the scores that are not lexical-coverage variants."""
+    """Every pair and triple of the given score names."""
     from itertools import combinations
 
     return [c for n in (2, 3) for c in combinations(keys, n)]
