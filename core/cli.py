@@ -35,8 +35,7 @@ def _cmd_run(args) -> int:
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
                      restart=args.restart)
     if res.output_dir is None:
-        for entry in res.manifest["prepare"]:
-            print(f"{entry['trainer']}: {entry['output']} ({entry['status']})")
+        _print_prepared(res.manifest["prepare"])
         return 0
     print(f"{res.rows_in} rows in, {res.rows_out} rows out, {res.rejected} rejected -> "
           f"{res.output_dir}")
@@ -63,9 +62,14 @@ def _cmd_prepare(args) -> int:
     recipe = load_recipe(args.recipe, args.set)
     registry = get_registry()
     check_recipe_files(recipe, registry)
-    for entry in run_prepare(recipe, registry, only=args.only):
-        print(f"{entry['trainer']}: {entry['output']} ({entry['status']})")
+    _print_prepared(run_prepare(recipe, registry, only=args.only))
     return 0
+
+
+def _print_prepared(entries) -> None:
+    """One line per prepare: entry: trainer, output, and whether it was trained or existed."""
+    for entry in entries:
+        print(f"{entry['trainer']}: {entry['output']} ({entry['status']})")
 
 
 def _cmd_validate(args) -> int:
