@@ -74,6 +74,15 @@ SMALL_EN = [
 ]
 
 
+# Twelve short caption-like pairs for the tests that train a tiny translation model.
+CAPTIONS_DE = ["Der Hund schläft.", "Die Katze spielt.", "Ein Mann liest.", "Eine Frau singt.",
+               "Das Kind lacht.", "Der Vogel fliegt.", "Ein Junge rennt.", "Ein Mädchen tanzt.",
+               "Der Mann kocht.", "Die Frau schreibt.", "Ein Hund bellt.", "Die Kinder spielen."]
+CAPTIONS_EN = ["The dog sleeps.", "The cat plays.", "A man reads.", "A woman sings.",
+               "The child laughs.", "The bird flies.", "A boy runs.", "A girl dances.",
+               "The man cooks.", "The woman writes.", "A dog barks.", "The children play."]
+
+
 def fake_distribution(tmp_path, name, source):
     """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
     what ``pip install`` leaves behind, found by the real entry-point discovery."""

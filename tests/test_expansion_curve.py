@@ -16,19 +16,13 @@ from bitextforge import InputError
 from bitextforge.corpus import CorpusView
 from bitextforge.errors import BitextforgeError
 
-from conftest import read_lines, shared
+from conftest import CAPTIONS_DE, CAPTIONS_EN, read_lines, shared
 
 pytest.importorskip("transformers")
 pytest.importorskip("ctranslate2")
 
-DE = ["Der Hund schläft.", "Die Katze spielt.", "Ein Mann liest.", "Eine Frau singt.",
-      "Das Kind lacht.", "Der Vogel fliegt.", "Ein Junge rennt.", "Ein Mädchen tanzt.",
-      "Der Mann kocht.", "Die Frau schreibt.", "Ein Hund bellt.", "Die Kinder spielen."]
-EN = ["The dog sleeps.", "The cat plays.", "A man reads.", "A woman sings.",
-      "The child laughs.", "The bird flies.", "A boy runs.", "A girl dances.",
-      "The man cooks.", "The woman writes.", "A dog barks.", "The children play."]
-DE += [d[:-1] + " hier." for d in DE]
-EN += [e[:-1] + " here." for e in EN]
+DE = CAPTIONS_DE + [d[:-1] + " hier." for d in CAPTIONS_DE]
+EN = CAPTIONS_EN + [e[:-1] + " here." for e in CAPTIONS_EN]
 PARA = ["Now {}", "Look, {}", "Today {}"]
 TINY = dict(max_steps=[2], vocab_size=60, d_model=16, layers=1, heads=2, ffn_dim=32,
             batch_tokens=200, min_warmup_steps=0, max_len=16, threads=1, compute_type="float32",

@@ -18,17 +18,12 @@ from bitextforge.errors import BitextforgeError
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
-from conftest import read_lines, shared
+from conftest import CAPTIONS_DE, CAPTIONS_EN, read_lines, shared
 
 pytest.importorskip("transformers")
 pytest.importorskip("ctranslate2")
 
-DE = ["Der Hund schläft.", "Die Katze spielt.", "Ein Mann liest.", "Eine Frau singt.",
-      "Das Kind lacht.", "Der Vogel fliegt.", "Ein Junge rennt.", "Ein Mädchen tanzt.",
-      "Der Mann kocht.", "Die Frau schreibt.", "Ein Hund bellt.", "Die Kinder spielen."]
-EN = ["The dog sleeps.", "The cat plays.", "A man reads.", "A woman sings.",
-      "The child laughs.", "The bird flies.", "A boy runs.", "A girl dances.",
-      "The man cooks.", "The woman writes.", "A dog barks.", "The children play."]
+DE, EN = CAPTIONS_DE, CAPTIONS_EN
 TINY = dict(max_steps=2, vocab_size=60, d_model=16, layers=1, heads=2, ffn_dim=32,
             batch_tokens=200, min_warmup_steps=0, max_len=16, threads=1, compute_type="float32",
             bootstrap_samples=50)
