@@ -22,7 +22,7 @@ from itertools import chain, islice
 from operator import itemgetter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from . import tokens
 from .errors import InputError
@@ -163,6 +163,53 @@ def read_parallel(src: str | os.PathLike, tgt: str | os.PathLike) -> tuple[list[
         raise InputError(f"{src} has {len(s)} lines but {tgt} has {len(t)}; they must be "
                          f"line-aligned translations of each other")
     return s, t
+
+
+#: a training corpus as a recipe names it: a ``src<TAB>tgt`` file, or two line-aligned files
+CorpusEntry = str | tuple[str, str]
+
+
+def read_tsv_pairs(entries: Sequence[CorpusEntry], *, swap: bool = False,
+                   limit: int | None = None) -> tuple[list[str], list[str]]:
+    """The pairs of training corpora, in order, at most ``limit`` in all, as (source, target)
+    lists; ``swap`` takes each pair's sides in the other order.
+
+    An entry is a TSV file (.gz ok) whose first two fields are the pair (blank lines carry no
+    pair and are passed over; a line with one field is an error naming its file and line), or a
+    ``(src_file, tgt_file)`` pair of line-aligned files read with :func:`read_parallel`, whose
+    pairs with an empty side are left out (an aligned pair of files ends with the blank lines a
+    sentence splitter leaves between documents).
+    """
+    src: list[str] = []
+    tgt: list[str] = []
+
+    def room() -> int | None:
+        return None if limit is None else max(0, limit - len(src))
+
+    for entry in entries:
+        if limit is not None and len(src) >= limit:
+            break
+        if not isinstance(entry, str):
+            s, t = read_parallel(*entry)
+            keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()][:room()]
+            src += [b if swap else a for a, b in keep]
+            tgt += [a if swap else b for a, b in keep]
+            continue
+        if not Path(entry).is_file():
+            raise InputError(f"{entry}: no such file; pass an existing TSV file (plain or .gz)")
+        for n, line in enumerate(read_lines(entry), 1):
+            if limit is not None and len(src) >= limit:
+                break
+            fields = line.split("\t")
+            if len(fields) < 2:
+                if not line.strip():
+                    continue
+                raise InputError(f"{entry}:{n}: expected two tab-separated fields (src<TAB>tgt), "
+                                 f"found one")
+            a, b = fields[0], fields[1]
+            src.append(b if swap else a)
+            tgt.append(a if swap else b)
+    return src, tgt
 
 
 def batch_len(batch: Batch) -> int:

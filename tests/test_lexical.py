@@ -258,7 +258,7 @@ def test_bad_input_is_one_clear_line(tmp_path, dictionary):
     corpus.write_text("der hund\tthe dog\nkein tab hier\n", encoding="utf-8")
     trainer = LexicalTranslationTrainer(LexicalTranslationTrainer.Config(
         output=str(tmp_path / "t"), corpus=[str(corpus)]))
-    with pytest.raises(InputError, match=r"c.tsv, line 2: expected two tab-separated fields"):
+    with pytest.raises(InputError, match=r"c.tsv:2: expected two tab-separated fields"):
         trainer.train()
     with pytest.raises(ComponentError, match="need them"):
         AlignmentRecoveryEvaluator(AlignmentRecoveryEvaluator.Config(measure="lexical_coverage"))
@@ -360,7 +360,7 @@ def test_ding_coverage_recovers_flores_alignment():
 
 def test_corpus_entries_may_be_two_line_aligned_files(tmp_path):
     from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
-    from bitextforge.plugins.lexical.tables import read_tsv_pairs
+    from bitextforge.corpus import read_tsv_pairs
 
     de, en = tmp_path / "c.de.gz", tmp_path / "c.en"
     with gzip.open(de, "wt", encoding="utf-8") as fh:
@@ -377,7 +377,7 @@ def test_corpus_entries_may_be_two_line_aligned_files(tmp_path):
     en.write_text("".join(f"{b}\n" for _, b in CORPUS[:5]), encoding="utf-8")
     with pytest.raises(InputError, match=r"c.de.gz has 6 lines but .*c.en has 5; .*line-aligned"):
         read_tsv_pairs([(str(de), str(en))])
-    with pytest.raises(InputError, match="none.fr does not exist"):
+    with pytest.raises(InputError, match="none.fr: no such file"):
         read_tsv_pairs([(str(de), str(tmp_path / "none.fr"))])
 
 

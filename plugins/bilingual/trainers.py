@@ -66,7 +66,7 @@ class BilingualModelTrainer(Trainer):
 
     def train(self):
         """Read the corpora and train."""
-        from bitextforge.plugins.nmt.train import read_tsv_pairs
+        from bitextforge.corpus import read_tsv_pairs
 
         from .train import read_pairs, read_text, train_bilingual
 
@@ -76,7 +76,7 @@ class BilingualModelTrainer(Trainer):
         src, tgt = read_pairs(c.src, c.tgt)
         if c.train_tsv:
             swap = bool(c.tsv_langs) and c.tsv_langs.split("-")[0] != c.src_lang
-            s, t = read_tsv_pairs(c.train_tsv, swap)
+            s, t = read_tsv_pairs(c.train_tsv, swap=swap)
             src, tgt = src + s, tgt + t
         mono = [x for f in c.mono for x in read_text(f)]
         dev = read_pairs([c.dev_src], [c.dev_tgt]) if c.dev_src else None

@@ -251,11 +251,13 @@ class LexicalTranslationTrainer(Trainer):
 
     def train(self):
         """Align, count and write the tables."""
+        from bitextforge.corpus import read_tsv_pairs
+
         from .dictionary import load_lexicon
-        from .tables import read_tsv_pairs, train_tables
+        from .tables import train_tables
 
         c = self.config
-        src, tgt = read_tsv_pairs(c.corpus, c.limit)
+        src, tgt = read_tsv_pairs(c.corpus, limit=c.limit)
         lex = None
         if c.dictionary and c.prior > 0:
             lex = load_lexicon(str(c.dictionary), tuple(c.dictionary_langs), c.normalise, 1,

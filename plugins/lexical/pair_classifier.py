@@ -294,7 +294,7 @@ class PairClassifierTrainer(Trainer):
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.metrics import roc_auc_score
 
-        from .tables import read_tsv_pairs
+        from bitextforge.corpus import read_tsv_pairs
 
         c = self.config
         t0 = time.perf_counter()

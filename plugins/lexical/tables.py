@@ -27,56 +27,10 @@ from typing import Sequence
 import numpy as np
 
 from bitextforge import ComponentError, InputError
-from bitextforge.corpus import read_lines, read_parallel
 
 from .words import Vocab, Words
 
 FORMAT = "bitextforge-lexical-tables/1"
-
-
-#: a training corpus entry: one ``src<TAB>tgt`` file, or two line-aligned plain files
-#: ``[src_file, tgt_file]`` (Multi30k and FLORES ship one file per language)
-CorpusEntry = str | tuple[str, str]
-
-
-def read_tsv_pairs(paths: Sequence[CorpusEntry],
-                   limit: int | None = None) -> tuple[list[str], list[str]]:
-    """Pairs of the corpus entries (``src<TAB>tgt`` files, or ``(src_file, tgt_file)`` pairs of
-    line-aligned plain files; .gz ok), in order, at most ``limit`` in all."""
-    src, tgt = [], []
-    for path in paths:
-        if not isinstance(path, str):
-            s, t = _read_paired_files(*path)
-            room = len(s) if limit is None else max(0, limit - len(src))
-            src += s[:room]
-            tgt += t[:room]
-            if limit is not None and len(src) >= limit:
-                return src, tgt
-            continue
-        if not Path(path).exists():
-            raise InputError(f"training corpus {path} does not exist")
-        for n, line in enumerate(read_lines(path), 1):
-            if limit is not None and len(src) >= limit:
-                return src, tgt
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) < 2:
-                if not line.strip():
-                    continue
-                raise InputError(f"{path}, line {n}: expected two tab-separated fields "
-                                 f"(src<TAB>tgt), found one")
-            src.append(fields[0])
-            tgt.append(fields[1])
-    return src, tgt
-
-
-def _read_paired_files(src_path: str, tgt_path: str) -> tuple[list[str], list[str]]:
-    """The lines of two line-aligned files; pairs with an empty side are left out."""
-    for p in (src_path, tgt_path):
-        if not Path(p).exists():
-            raise InputError(f"training corpus {p} does not exist")
-    s, t = read_parallel(src_path, tgt_path)
-    keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()]
-    return [a for a, _ in keep], [b for _, b in keep]
 
 
 def _read_links(path: Path) -> list[list[tuple[int, int]]]:

@@ -25,7 +25,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
-from bitextforge.corpus import read_lines, read_parallel, write_atomic
+from bitextforge.corpus import read_lines, read_parallel, read_tsv_pairs, write_atomic
 from bitextforge.hardware import resolve_precision
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
@@ -34,25 +34,6 @@ from bitextforge.hardware import resolve_precision
 # The sentencepiece ids are used directly as model ids, so vocab.json is the sentencepiece
 # vocabulary plus <pad>.
 EOS_ID, UNK_ID = 0, 1
-
-
-def read_tsv_pairs(paths: list[str], swap: bool) -> tuple[list[str], list[str]]:
-    """The first two tab-separated fields of every line of ``paths`` (``.gz`` ok), as (source,
-    target) lists; ``swap`` takes them in the other order. A line with one field is an error
-    naming its file and line."""
-    src: list[str] = []
-    tgt: list[str] = []
-    for p in paths:
-        if not Path(p).is_file():
-            raise InputError(f"{p}: no such file; pass an existing TSV file (plain or .gz)")
-        for n, line in enumerate(read_lines(p), 1):
-            fields = line.split("\t")
-            if len(fields) < 2:
-                raise InputError(f"{p}:{n}: expected two tab-separated fields, found one")
-            a, b = fields[0], fields[1]
-            src.append(b if swap else a)
-            tgt.append(a if swap else b)
-    return src, tgt
 
 
 class TrainOptions(BaseModel):
@@ -458,7 +439,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
 
     if opts.train_tsv:
         swap = bool(opts.tsv_langs) and opts.tsv_langs.split("-")[0] != opts.src_lang
-        src_txt, tgt_txt = read_tsv_pairs(opts.train_tsv, swap)
+        src_txt, tgt_txt = read_tsv_pairs(opts.train_tsv, swap=swap)
     else:
         src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
     weights = read_weights(opts.train_weights, len(src_txt)) if opts.train_weights else None

@@ -35,7 +35,8 @@ def main() -> None:
 
     from bitextforge.plugins.bilingual.model import BilingualEmbedder, BilingualModel, ModelConfig
     from bitextforge.plugins.bilingual.train import TrainConfig, batch_loss, train_sentencepiece
-    from bitextforge.plugins.nmt.train import read_tsv_pairs, resolve_precision
+    from bitextforge.corpus import read_tsv_pairs
+    from bitextforge.plugins.nmt.train import resolve_precision
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("variants", nargs="+", help="key=value,key=value (TrainConfig fields)")

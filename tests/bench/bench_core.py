@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
-import re
 import statistics
 import subprocess
 import sys
