@@ -7,9 +7,9 @@ its base's ``Config``. The framework validates the recipe's ``with:`` mapping ag
 builds the component as ``cls(config)``; the component reads ``self.config``.
 
 Everything the framework asks of a component is declared here, on the base classes: the lifecycle
-(``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``doctor()``, a
-Paraphraser's ``extra_columns`` and ``reads_side``, a Filter's ``cache_scores`` and
-``default_keep``. Nothing is looked up by ``getattr``.
+(``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``releases_gil``,
+``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a Filter's ``cache_scores``
+and ``default_keep``. Nothing is looked up by ``getattr``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ class Component:
     #: batch in input order in one process (under Ray, in the driver) and its scores are never
     #: cached; :meth:`get_state` carries what it has seen across resumed shards
     stateful: ClassVar[bool] = False
+    #: the component's heavy work (scoring, and loading a model it starts loading in
+    #: ``__init__``) runs in native code that releases the GIL (Rust, C++, torch): the local runner
+    #: gives its step a thread of its own, so reading and the steps around it go on meanwhile
+    releases_gil: ClassVar[bool] = False
 
     def __init__(self, config: ComponentConfig | None = None):
         """Keep the validated ``config`` (the class's ``Config`` defaults when omitted)."""

@@ -289,3 +289,81 @@ def test_stateful_filter_cannot_be_cached(pair_files, tmp_path):
 
     with pytest.raises(RecipeError, match=r"steps\[0\].cache: dedupe.v1 scores depend on earlier"):
         parse_recipe(recipe_text("a", "b", tmp_path, "  - filter: dedupe.v1\n    cache: true\n"), "r.yaml")
+
+
+class ThreadNoting(Filter):
+    """Scores the source length and notes which thread scored each batch."""
+
+    name = "thread_noting_test.v1"
+    default_keep = {"min": 2}
+    releases_gil = True
+    threads: list[str] = []
+
+    def score(self, batch):
+        import threading
+
+        ThreadNoting.threads.append(threading.current_thread().name)
+        return [float(len(s.split())) for s in batch["src"]]
+
+
+class ExplodingNative(Exploding):
+    """Exploding, run in a thread of its own."""
+
+    name = "exploding_native_test.v1"
+    releases_gil = True
+
+
+def test_a_step_that_releases_the_gil_runs_in_a_thread_with_the_same_output(
+        bitextforge_plugin, pair_files, tmp_path):
+    mod = types.SimpleNamespace()
+
+    @bitextforge.hookimpl
+    def register_filters(register):
+        register(ThreadNoting)
+        register(ExplodingNative)
+
+    mod.register_filters = register_filters
+    bitextforge_plugin(mod, name="threads")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    steps = FILTERS + "  - filter: thread_noting_test.v1\n  - filter: dedupe.v1\n    as: dd2\n"
+    outs = {}
+    for gil in (True, False):
+        ThreadNoting.releases_gil, ThreadNoting.threads = gil, []
+        out = tmp_path / f"gil-{gil}"
+        run_recipe(parse_recipe(recipe_text(s, t, out, steps), "r.yaml"))
+        outs[gil] = {f: (out / f).read_bytes() for f in ("corpus.tsv", "rejected.tsv")}
+        assert len(ThreadNoting.threads) == 3  # batch_size 3: 8 rows, 3 batches
+        assert all((name == "MainThread") != gil for name in ThreadNoting.threads)
+    ThreadNoting.releases_gil = True
+    assert outs[True] == outs[False]
+    # an error in the step's thread reaches the caller as the same one-line error, no output left
+    out = tmp_path / "x"
+    with pytest.raises(StepError) as err:
+        run_recipe(parse_recipe(recipe_text(s, t, out, "  - filter: exploding_native_test.v1\n"),
+                                "r.yaml"))
+    assert str(err.value) == ("steps[0]:exploding_native_test.v1: score() failed on rows with id "
+                              "3-5: RuntimeError: boom")
+    assert not out.exists()
+
+
+def test_ahead_keeps_order_and_stops_its_producer_when_the_consumer_stops():
+    import threading
+
+    from bitextforge.runners.stream import ahead
+
+    produced = []
+    done = threading.Event()
+
+    def numbers():
+        try:
+            for i in range(1000):
+                produced.append(i)
+                yield i
+        finally:
+            done.set()
+
+    it = ahead(numbers(), depth=4)
+    assert [next(it) for _ in range(10)] == list(range(10))
+    it.close()
+    assert done.wait(5)  # the producer left its loop instead of reading all 1,000
+    assert len(produced) < 1000

@@ -9,11 +9,15 @@ rejected rows, then its kept rows, so every runner writes the same files.
 
 from __future__ import annotations
 
+import queue
+import threading
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, TypeVar
 
 from ..corpus import Batch, batch_len
 from ..steps import Executor, Rejected, StepResult
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -82,3 +86,59 @@ def select_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
 def drive(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
     """Run one step in this process, streaming or selecting as the step needs."""
     return select_step(ex, stream) if ex.needs_all_rows else stream_step(ex, stream)
+
+
+class _Failed:
+    """An exception raised in a producer thread, carried to the consumer."""
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+_END = object()
+
+
+def ahead(items: Iterator[T], depth: int, name: str = "bitextforge-ahead") -> Iterator[T]:
+    """Iterate ``items`` in a thread of its own, at most ``depth`` items ahead of the consumer.
+
+    Items arrive in order; an exception of the producer is raised in the consumer. When the
+    consumer stops early, the producer stops at its next item. The point is overlap: while one
+    thread waits in native code that releases the GIL (a model loading, a Rust or torch call),
+    the others run Python.
+    """
+    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(_END)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer's thread
+            put(_Failed(exc))
+        finally:  # the upstream generators run their clean-up in this thread, not at exit
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    threading.Thread(target=produce, name=name, daemon=True).start()
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, _Failed):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()

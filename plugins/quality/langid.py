@@ -31,6 +31,7 @@ both), which gives the same scores, as both backends score each text on its own.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -70,6 +71,19 @@ def heliport_code(lang: str, known) -> str:
     return code
 
 
+def heliport_languages() -> set[str]:
+    """heliport's main language labels, read from the confidence thresholds it ships (one line
+    per language) without loading its models; empty when the file is not there. The loaded
+    model knows a few more (dialect labels such as ``fink``)."""
+    from importlib.resources import files
+
+    try:
+        text = files("heliport").joinpath("confidenceThresholds").read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        return set()
+    return {line.split("\t", 1)[0] for line in text.splitlines() if line.strip()}
+
+
 def lingua_language(lang: str):
     """The ``lingua.Language`` for an ISO 639-1 code (or an ISO 639-3 code)."""
     from lingua import IsoCode639_1, IsoCode639_3, Language
@@ -95,6 +109,7 @@ class LanguageIdFilter(Filter):
 
     name = "language_id.v1"
     default_keep = {"min": 0.0}
+    releases_gil = True  # heliport and lingua identify in Rust, outside the GIL
 
     class Config(Filter.Config):
         """Options of language_id.v1."""
@@ -126,12 +141,20 @@ class LanguageIdFilter(Filter):
         if not self.sides:
             raise ComponentError("language_id.v1: set src_lang and/or tgt_lang (ISO 639-1 codes "
                                  "such as de, en)")
+        self._ident: Future | None = None
         if c.backend == "heliport":
             import heliport
 
-            self.ident = heliport.Identifier()
-            known = set(self.ident.get_confidence_all())
-            self.codes = {s: heliport_code(lang, known) for s, lang in self.sides}
+            # Loading heliport's models takes about a second in Rust, which releases the GIL: it
+            # goes on in a thread while the run reads and filters the first batches.
+            loader = ThreadPoolExecutor(1, thread_name_prefix="heliport-load")
+            self._ident = loader.submit(heliport.Identifier)
+            loader.shutdown(wait=False)
+            try:
+                self.codes = {s: heliport_code(lang, heliport_languages()) for s, lang in self.sides}
+            except ComponentError:  # not among the main labels: ask the loaded model (dialects)
+                known = set(self.ident.get_confidence_all())
+                self.codes = {s: heliport_code(lang, known) for s, lang in self.sides}
         else:
             from lingua import LanguageDetectorBuilder
 
@@ -147,6 +170,11 @@ class LanguageIdFilter(Filter):
             if c.lingua_low_accuracy:
                 builder = builder.with_low_accuracy_mode()
             self.detector = builder.build()
+
+    @property
+    def ident(self):
+        """heliport's ``Identifier``, once its models have loaded."""
+        return self._ident.result()
 
     def side_scores(self, texts: list[str], side: str) -> list[float]:
         """Confidence per text that it is in ``side``'s declared language."""
@@ -188,5 +216,5 @@ class LanguageIdFilter(Filter):
 
     def close(self):
         """Drop the models."""
-        self.ident = None
+        self._ident = None
         self.detector = None
