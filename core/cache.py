@@ -40,7 +40,9 @@ class ScoreCache:
         d = directory or cache_dir()
         d.mkdir(parents=True, exist_ok=True)
         self.path = d / f"{component.name}-{digest}.sqlite"
-        self.db = sqlite3.connect(self.path)
+        # opened here, used by the thread that runs the step (the local runner may give steps
+        # threads of their own), closed here: one thread at a time, never two at once
+        self.db = sqlite3.connect(self.path, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS s (k BLOB PRIMARY KEY, v REAL)")
         self.own = own_column
