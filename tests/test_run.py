@@ -367,3 +367,16 @@ def test_ahead_keeps_order_and_stops_its_producer_when_the_consumer_stops():
     it.close()
     assert done.wait(5)  # the producer left its loop instead of reading all 1,000
     assert len(produced) < 1000
+
+
+def test_an_infinite_keep_bound_gives_a_finite_histogram(pair_files, tmp_path):
+    import warnings
+
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    out = tmp_path / "inf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # NumPy warned on linspace to infinity
+        run_recipe(parse_recipe(recipe_text(s, t, out, "  - filter: length_ratio.v1\n"
+                                            "    keep: {max: .inf}\n"), "r.yaml"))
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "histogram of length_ratio" in html and "nan" not in html.lower().replace("nano", "")

@@ -198,7 +198,7 @@ class RunData:
         if len(v) > 200:  # far outliers (a 1 MB line) would squeeze every other bar into one bin
             lo, hi = (float(x) for x in np.quantile(v, [0.005, 0.995]))
         for b in (st.keep.min, st.keep.max) if st.keep else ():
-            if b is not None:
+            if b is not None and np.isfinite(b):  # keep: {min: -.inf} bounds nothing to draw
                 lo, hi = min(lo, b), max(hi, b)
         if hi <= lo:
             lo, hi = lo - 0.5, hi + 0.5
