@@ -320,7 +320,11 @@ class MrpcEvaluator(Evaluator):
                 trainer = FullFineTuneTrainer(c.model, epochs=c.epochs or 3,
                                               batch_size=c.batch_size, lr=c.lr or 5e-5,
                                               max_length=c.max_length)
-            for n in self.progress(c.sample_sizes, unit=" sample sizes"):
+            # one bar over every classifier trained: a full fine-tuning takes minutes each
+            total = len(c.sample_sizes) * c.seeds * len(arms)
+            tick = iter(self.progress(range(total), total=total, unit=" classifiers"))
+            next(tick, None)
+            for n in c.sample_sizes:
                 runs: dict[str, dict[str, list[float]]] = {a: {} for a in arms}
                 for seed in range(c.first_seed, c.first_seed + c.seeds):
                     sample = random.Random(seed).sample(train, n)
@@ -330,6 +334,7 @@ class MrpcEvaluator(Evaluator):
                         data = sample + ([(a, b, y) for a, b, y, sc in extra
                                           if sc >= aug_arms[arm]] if arm in aug_arms else [])
                         m = trainer.train_and_test(data, test, seed)
+                        next(tick, None)
                         m["pairs"] = float(len(data))
                         for k, v in m.items():
                             runs[arm].setdefault(k, []).append(v)
