@@ -27,9 +27,15 @@ class SlowLength(Filter):
         time.sleep(0.15)
         return [float(len(t)) for t in batch["tgt"]]
 
+class SlowLengthThreaded(SlowLength):
+    """The same, run by the local runner in a thread of its own (dedupe.v1 before it too)."""
+    name = "slow_length_threaded_test.v1"
+    releases_gil = True
+
 @bitextforge.hookimpl
 def register_filters(register):
     register(SlowLength)
+    register(SlowLengthThreaded)
 '''
 
 
@@ -84,11 +90,13 @@ def cli(env, *args, **kw):
     return [sys.executable, "-m", "bitextforge.cli", *map(str, args)]
 
 
-@pytest.mark.parametrize("runner", ["local", "ray"])
+@pytest.mark.parametrize("runner", ["local", "local-threads", "ray"])
 def test_killed_run_resumes_identically(tmp_path, plugin_env, runner):
     """Kill the driver with SIGKILL after a few shards; the resumed run (same runner) writes what
     an uninterrupted local run writes. Under Ray the killed driver owned a local Ray cluster: its
-    orphaned Ray processes are cleaned up afterwards, and the resumed run starts its own."""
+    orphaned Ray processes are cleaned up afterwards, and the resumed run starts its own.
+    local-threads: the slow filter releases the GIL, so it and the stateful dedupe before it run
+    in threads of their own, ahead of the sink that saves the shards' states."""
     if runner == "ray":
         pytest.importorskip("ray")
     lines_de = read_lines(shared("multi30k", "train.de.gz"), 4000)
@@ -100,11 +108,13 @@ def test_killed_run_resumes_identically(tmp_path, plugin_env, runner):
     recipe = make_recipe(tmp_path, de, en)
     full, part = tmp_path / "full", tmp_path / "part"
 
-    res = subprocess.run(cli(plugin_env, "run", recipe, "-o", full), env=plugin_env,
+    threads = ["--set", "steps[1].filter=slow_length_threaded_test.v1"]
+    variant = threads if runner == "local-threads" else []
+    res = subprocess.run(cli(plugin_env, "run", recipe, "-o", full, *variant), env=plugin_env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 
-    extra = ["--runner", runner]
+    extra = ["--runner", "local", *threads] if runner == "local-threads" else ["--runner", runner]
     # its own session, so the Ray processes a killed driver leaves behind can be found and ended
     proc = subprocess.Popen(cli(plugin_env, "run", recipe, "-o", part, *extra), env=plugin_env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -140,7 +150,7 @@ def test_killed_run_resumes_identically(tmp_path, plugin_env, runner):
     counts = lambda m: [(s["component"], s["rows_in"], s["rows_out"]) for s in m["steps"]]
     assert counts(m_full) == counts(m_part)
     assert m_part["output"]["rows"] == m_full["output"]["rows"] and m_part["output"]["resumable"]
-    assert m_part["runner"] == runner
+    assert m_part["runner"] == extra[1]
     # no duplicated and no missing rows: every kept (id, variant) pair appears as often as in full
     ids = lambda p: [ln.split("\t")[:2] for ln in (p / "corpus.tsv").read_text().splitlines()[1:]]
     assert ids(part) == ids(full)
