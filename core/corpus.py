@@ -183,17 +183,15 @@ def read_tsv_pairs(entries: Sequence[CorpusEntry], *, swap: bool = False,
     src: list[str] = []
     tgt: list[str] = []
 
-    def room() -> int | None:
-        return None if limit is None else max(0, limit - len(src))
-
     for entry in entries:
         if limit is not None and len(src) >= limit:
             break
         if not isinstance(entry, str):
             s, t = read_parallel(*entry)
-            keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()][:room()]
-            src += [b if swap else a for a, b in keep]
-            tgt += [a if swap else b for a, b in keep]
+            room = None if limit is None else limit - len(src)
+            keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()][:room]
+            src += [a for a, _ in keep]
+            tgt += [b for _, b in keep]
             continue
         if not Path(entry).is_file():
             raise InputError(f"{entry}: no such file; pass an existing TSV file (plain or .gz)")
@@ -206,10 +204,9 @@ def read_tsv_pairs(entries: Sequence[CorpusEntry], *, swap: bool = False,
                     continue
                 raise InputError(f"{entry}:{n}: expected two tab-separated fields (src<TAB>tgt), "
                                  f"found one")
-            a, b = fields[0], fields[1]
-            src.append(b if swap else a)
-            tgt.append(a if swap else b)
-    return src, tgt
+            src.append(fields[0])
+            tgt.append(fields[1])
+    return (tgt, src) if swap else (src, tgt)
 
 
 def batch_len(batch: Batch) -> int:

@@ -150,8 +150,9 @@ class LanguageIdFilter(Filter):
             loader = ThreadPoolExecutor(1, thread_name_prefix="heliport-load")
             self._ident = loader.submit(heliport.Identifier)
             loader.shutdown(wait=False)
+            known = heliport_languages()
             try:
-                self.codes = {s: heliport_code(lang, heliport_languages()) for s, lang in self.sides}
+                self.codes = {s: heliport_code(lang, known) for s, lang in self.sides}
             except ComponentError:  # not among the main labels: ask the loaded model (dialects)
                 known = set(self.ident.get_confidence_all())
                 self.codes = {s: heliport_code(lang, known) for s, lang in self.sides}
