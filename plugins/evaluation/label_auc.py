@@ -51,6 +51,32 @@ def _rank_ready(values, lower_is_better: bool):
     return np.where(np.isnan(x), lo - 2.0, x)
 
 
+def score_columns(corpus, names: list[str], exclude: set[str], lower_is_better: list[str],
+                  who: str) -> dict[str, list[float]]:
+    """Column name -> float values (NaN where empty or text) of the score columns an evaluator
+    compares with human judgements: ``names``, or every numeric column but the base ones, the
+    ``exclude`` columns (the labels) and ``*_original``. One pass over the corpus for all of them;
+    every name in ``names`` and ``lower_is_better`` is checked first, with one clear error."""
+    missing = [n for n in names if n not in corpus.columns]
+    if missing:
+        raise InputError(f"{who}: score columns {missing} are not in the corpus; columns are "
+                         f"{', '.join(corpus.columns)}")
+    candidates = names or [n for n in corpus.columns if n not in _NOT_SCORES
+                           and n not in exclude and not n.endswith("_original")]
+    values: dict[str, list[float]] = {n: [] for n in candidates}
+    for batch in corpus.iter_batches():  # one pass over corpus.tsv for every column
+        for n in candidates:
+            values[n].extend(_as_float(v) for v in batch[n])
+    if not names:  # numeric columns only: text columns (URLs, comments) become all NaN
+        values = {n: v for n, v in values.items() if v and not all(math.isnan(x) for x in v)}
+        names = list(values)
+    unknown = sorted(set(lower_is_better) - set(names))
+    if unknown:
+        raise InputError(f"{who}: lower_is_better names {unknown}, which are not among the "
+                         f"evaluated score columns {names}")
+    return values
+
+
 def precision_at(y, s, fraction: float) -> float:
     """Share of positives among the ceil(fraction * n) best-scored rows (stable order on ties)."""
     import numpy as np
@@ -101,25 +127,7 @@ class LabelAucEvaluator(Evaluator):
 
     def _score_columns(self, corpus, label_col: str) -> dict[str, list[float]]:
         c = self.config
-        names = list(c.scores)
-        missing = [n for n in names if n not in corpus.columns]
-        if missing:
-            raise InputError(f"{self.name}: score columns {missing} are not in the corpus; "
-                             f"columns are {', '.join(corpus.columns)}")
-        candidates = names or [n for n in corpus.columns if n not in _NOT_SCORES
-                               and n != label_col and not n.endswith("_original")]
-        values: dict[str, list[float]] = {n: [] for n in candidates}
-        for batch in corpus.iter_batches():  # one pass over corpus.tsv for every column
-            for n in candidates:
-                values[n].extend(_as_float(v) for v in batch[n])
-        if not names:  # numeric columns only: text columns (URLs, comments) become all NaN
-            values = {n: v for n, v in values.items() if v and not all(math.isnan(x) for x in v)}
-            names = list(values)
-        unknown = sorted(set(c.lower_is_better) - set(names))
-        if unknown:
-            raise InputError(f"{self.name}: lower_is_better names {unknown}, which are not among "
-                             f"the evaluated score columns {names}")
-        return values
+        return score_columns(corpus, list(c.scores), {label_col}, c.lower_is_better, self.name)
 
     def evaluate(self, corpus) -> Report:
         """One block of numbers per score column (``<col>.roc_auc`` etc.) and a summary table."""
