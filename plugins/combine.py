@@ -1,7 +1,9 @@
 """Ranking by more than one score: ``column.v1`` scores rows by a column that is already there
 (scores another tool produced, carried in from a TSV or JSONL input), ``combine.v1`` by a weighted
 sum of earlier score columns or by a logistic regression over them, which the trainer
-``combine_model.v1`` fits on labelled rows or on synthetic ones and saves as a JSON model file.
+``combine_model.v1`` fits on labelled rows or on synthetic ones and saves as a JSON model file;
+fitted on human quality scores instead of labels (``task: regress``, a ridge regression) it is
+supervised sentence-level quality estimation as the WMT QE tasks define it (Specia et al. 2020).
 
 WMT-style corpus filtering ranks every pair by one combined quality score and keeps the best up
 to a word budget (Koehn et al. 2018, *Findings of the WMT 2018 Shared Task on Parallel Corpus
@@ -26,6 +28,7 @@ from pydantic import Field, model_validator
 from bitextforge import ComponentError, Filter, InputError, Trainer
 
 MODEL_FORMAT = "bitextforge-combine-logreg"
+LINEAR_FORMAT = "bitextforge-combine-linear"
 NAN = float("nan")
 
 
@@ -81,11 +84,13 @@ class ColumnFilter(Filter):
 
 class LogisticModel:
     """A fitted ``StandardScaler`` + ``LogisticRegression`` over named score columns, as stored in
-    a ``combine_model.v1`` JSON file: ``P(clean) = 1 / (1 + exp(-(b + w . (x - mean) / scale)))``."""
+    a ``combine_model.v1`` JSON file: ``P(clean) = 1 / (1 + exp(-(b + w . (x - mean) / scale)))``;
+    or, in a file of ``task: regress``, the ridge regression's prediction
+    ``b + w . (x - mean) / scale`` itself (:attr:`linear`)."""
 
     def __init__(self, data: dict[str, Any], path: str = "<model>"):
         """Check and keep a model file's content."""
-        if data.get("format") != MODEL_FORMAT:
+        if data.get("format") not in (MODEL_FORMAT, LINEAR_FORMAT):
             raise ComponentError(f"{path}: not a combine_model.v1 file (format "
                                  f"{data.get('format')!r})")
         self.columns: list[str] = list(data["columns"])
@@ -93,6 +98,7 @@ class LogisticModel:
         self.scale = [float(x) for x in data["scale"]]
         self.coef = [float(x) for x in data["coef"]]
         self.intercept = float(data["intercept"])
+        self.linear = data["format"] == LINEAR_FORMAT
         self.data = data
 
     @classmethod
@@ -108,13 +114,13 @@ class LogisticModel:
             raise ComponentError(f"{path}: unreadable combine model: {exc}") from None
 
     def predict(self, X):
-        """P(clean) for each row of the matrix ``X`` (columns in :attr:`columns` order); a row
-        with a NaN input gets NaN."""
+        """P(clean) (or the predicted quality score of a linear model) for each row of the
+        matrix ``X`` (columns in :attr:`columns` order); a row with a NaN input gets NaN."""
         import numpy as np
 
         z = (X - np.asarray(self.mean)) / np.asarray(self.scale)
         logit = self.intercept + z @ np.asarray(self.coef)
-        return 1.0 / (1.0 + np.exp(-logit))
+        return logit if self.linear else 1.0 / (1.0 + np.exp(-logit))
 
 
 class CombineFilter(Filter):
@@ -137,8 +143,9 @@ class CombineFilter(Filter):
         weights: list[float] | None = Field(None, description="Weighted sum: one weight per "
                                             "column (negative for lower-is-better scores).")
         bias: float = Field(0.0, description="Weighted sum: added constant.")
-        model: str | None = Field(None, description="Logistic regression: a JSON file written by "
-                                  "combine_model.v1.")
+        model: str | None = Field(None, description="A JSON file written by combine_model.v1: "
+                                  "P(clean) under its logistic regression, or with task: regress "
+                                  "its predicted quality score.")
 
         @model_validator(mode="after")
         def _one_method(self):
@@ -188,33 +195,41 @@ class CombineFilter(Filter):
         if self.model is not None:
             d = self.model.data
             return {"model": self.config.model, "columns": self.columns,
-                    "cv_roc_auc": d.get("cv_roc_auc"), "trained_on": d.get("trained_on")}
+                    "cv_roc_auc": d.get("cv_roc_auc"), "cv_pearson": d.get("cv_pearson"),
+                    "trained_on": d.get("trained_on")}
         return {"columns": self.columns, "weights": list(self.config.weights)}
 
 
-def read_scored_tsv(path: str, columns: list[str], label: str, positive: list[str]):
+def read_scored_tsv(path: str, columns: list[str], label: str, positive: list[str] | None,
+                    where: dict[str, list[str]] | None = None):
     """``(X, y, dropped)`` from a TSV with a header (``bitextforge score`` output, a run's
-    ``corpus.tsv``): the feature columns as floats and the label as 0/1; rows with an empty or
-    non-numeric feature are dropped and counted."""
+    ``corpus.tsv``): the feature columns as floats and the label as 0/1 (as a float when
+    ``positive`` is None: a human quality score); rows with an empty or non-numeric feature are
+    dropped and counted. ``where`` keeps only rows whose column value is one of those listed (the
+    training split). A non-numeric quality score is an error naming the line."""
     import numpy as np
 
     from bitextforge.corpus import iter_lines, ReadStats
 
+    where = where or {}
     lines = iter_lines(path, "error", ReadStats())
     head = next(lines, None)
     if head is None:
         raise InputError(f"{path}: empty file, expected a header line")
     names = head.split("\t")
-    missing = [c for c in [*columns, label] if c not in names]
+    missing = [c for c in [*columns, label, *where] if c not in names]
     if missing:
         raise InputError(f"{path}: no column {', '.join(map(repr, missing))}; columns are "
                          f"{', '.join(names)}")
     idx = [names.index(c) for c in columns]
     li = names.index(label)
-    pos = set(positive)
+    conds = [(names.index(k), set(v)) for k, v in where.items()]
+    pos = set(positive or ())
     X, y, dropped = [], [], 0
-    for line in lines:
+    for lineno, line in enumerate(lines, start=2):
         f = line.split("\t")
+        if any(i >= len(f) or f[i].strip() not in allowed for i, allowed in conds):
+            continue
         try:
             row = [float(f[i]) if f[i] != "" else NAN for i in idx]
         except (ValueError, IndexError):
@@ -223,10 +238,20 @@ def read_scored_tsv(path: str, columns: list[str], label: str, positive: list[st
         if any(math.isnan(v) or math.isinf(v) for v in row):
             dropped += 1
             continue
+        if positive is None:
+            try:
+                target = float(f[li])
+            except ValueError:
+                raise InputError(f"{path}, line {lineno}: {label} {f[li]!r} is not a number "
+                                 f"(task: regress needs a numeric quality score)") from None
+            if not math.isfinite(target):
+                raise InputError(f"{path}, line {lineno}: {label} {f[li]!r} is not finite")
+            y.append(target)
+        else:
+            y.append(int(f[li].strip() in pos))
         X.append(row)
-        y.append(int(f[li].strip() in pos))
     return np.array(X, dtype=np.float64).reshape(len(X), len(columns)), \
-        np.array(y, dtype=np.int64), dropped
+        np.array(y, dtype=np.float64 if positive is None else np.int64), dropped
 
 
 class CombineModelTrainer(Trainer):
@@ -234,7 +259,9 @@ class CombineModelTrainer(Trainer):
     and writes it as JSON, with its cross-validated ROC-AUC.
 
     Labelled data: ``data``, a TSV with a header holding the score columns and a label column
-    (``bitextforge score`` on a labelled corpus writes one). Synthetic data, as Bicleaner trains:
+    (``bitextforge score`` on a labelled corpus writes one); with ``task: regress`` the label
+    column is a human quality score and the model a ridge regression (alpha by ``RidgeCV``) whose
+    cross-validated Pearson's r is reported. Synthetic data, as Bicleaner trains:
     ``clean_src``/``clean_tgt``, line-aligned clean pairs, are the positives; the same sources
     paired with the target of another line (a random cyclic shift, so no pair stays aligned) are
     the negatives; ``recipe``'s filter steps that write ``columns`` score both.
@@ -259,7 +286,14 @@ class CombineModelTrainer(Trainer):
                                    "steps write the columns (its other steps are not run).")
         limit: int | None = Field(None, gt=0, description="Synthetic data: use the first N clean "
                                   "pairs.")
-        C: float = Field(1.0, gt=0, description="Inverse regularisation strength.")
+        task: Literal["classify", "regress"] = Field(
+            "classify", description="classify: P(clean) by logistic regression on a label; "
+            "regress: a ridge regression on a numeric quality score (data only), which "
+            "combine.v1 outputs as it is.")
+        where: dict[str, list[str]] = Field(default_factory=dict, description="data: only rows "
+                                            "whose column has one of these values, e.g. "
+                                            "{split: [train]}.")
+        C: float = Field(1.0, gt=0, description="Inverse regularisation strength (classify).")
         folds: int = Field(5, ge=2, description="Folds of the cross-validated ROC-AUC.")
         seed: int = Field(1, description="Seed of the negatives and the folds.")
 
@@ -272,6 +306,10 @@ class CombineModelTrainer(Trainer):
             if self.data is None and not all(synthetic):
                 raise ValueError("give data (a labelled TSV), or clean_src, clean_tgt and "
                                  "recipe (synthetic negatives)")
+            if self.task == "regress" and self.data is None:
+                raise ValueError("task: regress needs data (a TSV with a quality score column)")
+            if self.where and self.data is None:
+                raise ValueError("where selects rows of data; synthetic pairs have none")
             return self
 
     @classmethod
@@ -289,9 +327,12 @@ class CombineModelTrainer(Trainer):
         from sklearn.preprocessing import StandardScaler
 
         c = self.config
+        if c.task == "regress":
+            return self._regress()
         if c.data is not None:
-            X, y, dropped = read_scored_tsv(c.data, c.columns, c.label, c.positive)
-            trained_on = {"data": c.data, "label": c.label, "positive": list(c.positive)}
+            X, y, dropped = read_scored_tsv(c.data, c.columns, c.label, c.positive, c.where)
+            trained_on = {"data": c.data, "label": c.label, "positive": list(c.positive),
+                          "where": dict(c.where)}
         else:
             X, y, dropped = self._synthetic()
             trained_on = {"clean_src": c.clean_src, "clean_tgt": c.clean_tgt,
@@ -317,6 +358,40 @@ class CombineModelTrainer(Trainer):
         out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         return {"rows": int(len(y)), "positives": npos, "dropped_rows": dropped,
                 "cv_roc_auc": round(auc, 4),
+                "coef": dict(zip(c.columns, (round(x, 4) for x in data["coef"])))}
+
+    def _regress(self):
+        """Fit the ridge regression on a quality score; write a linear model file."""
+        import numpy as np
+        from scipy.stats import pearsonr
+        from sklearn.linear_model import RidgeCV
+        from sklearn.model_selection import KFold, cross_val_predict
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        c = self.config
+        X, y, dropped = read_scored_tsv(c.data, c.columns, c.label, None, c.where)
+        if len(y) < max(c.folds, len(c.columns) + 2):
+            raise InputError(f"{self.name}: {len(y)} rows with every score in {c.data}; a "
+                             f"regression over {len(c.columns)} columns with {c.folds}-fold "
+                             f"cross-validation needs more")
+        model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
+        cv = KFold(n_splits=c.folds, shuffle=True, random_state=c.seed)
+        oof = cross_val_predict(model, X, y, cv=cv)
+        r = float(pearsonr(oof, y)[0]) if np.ptp(oof) > 0 and np.ptp(y) > 0 else float("nan")
+        model.fit(X, y)
+        scaler, ridge = model[0], model[1]
+        data = {"format": LINEAR_FORMAT, "version": 1, "columns": list(c.columns),
+                "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
+                "coef": ridge.coef_.tolist(), "intercept": float(ridge.intercept_),
+                "alpha": float(ridge.alpha_), "rows": int(len(y)), "dropped_rows": dropped,
+                "cv_pearson": r, "folds": c.folds,
+                "trained_on": {"data": c.data, "label": c.label, "where": dict(c.where)}}
+        out = Path(c.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        return {"rows": int(len(y)), "dropped_rows": dropped, "cv_pearson": round(r, 4),
+                "alpha": float(ridge.alpha_),
                 "coef": dict(zip(c.columns, (round(x, 4) for x in data["coef"])))}
 
     def _synthetic(self):

@@ -220,3 +220,82 @@ def test_documented_recipe_parses():
 
     r = load_recipe(str(ROOT / "recipes" / "combine-paracrawl.yaml"))
     assert r.prepare[0].train == "combine_model.v1" and r.steps[-1].filter == "combine.v1"
+
+
+def _quality_tsv(tmp_path, n=300, seed=5):
+    """Scored rows with a human quality score q = 2a - b + noise and a train/dev split."""
+    import random
+
+    rng = random.Random(seed)
+    lines = ["src\ttgt\ta\tb\tq\tsplit"]
+    for i in range(n):
+        a, b = rng.gauss(0, 1), rng.gauss(0, 1)
+        q = 2 * a - b + rng.gauss(0, 0.5)
+        lines.append(f"s{i}\tt{i}\t{a:.6f}\t{b:.6f}\t{q:.6f}\t{'train' if i % 3 else 'dev'}")
+    p = tmp_path / "scored.tsv"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return p
+
+
+def test_regression_on_a_quality_score_of_the_train_split(tmp_path):
+    """task: regress fits RidgeCV on the train rows only; combine.v1 outputs its prediction,
+    which equals scikit-learn's and agrees with the dev rows' quality scores."""
+    import numpy as np
+    from scipy.stats import pearsonr
+    from sklearn.linear_model import RidgeCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    data = _quality_tsv(tmp_path)
+    model = tmp_path / "qe.json"
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"""name: qe
+prepare:
+  - train: combine_model.v1
+    with: {{data: '{data}', columns: [a, b], label: q, task: regress, where: {{split: [train]}},
+           output: '{model}'}}
+input: {{path: '{data}', format: tsv, header: true, columns: [src, tgt, a, b, q, split]}}
+output: {{dir: '{tmp_path / "out"}', formats: [tsv]}}
+progress: false
+steps:
+  - filter: combine.v1
+    with: {{model: '{model}'}}
+    keep: {{min: -.inf}}
+    as: qe
+""")
+    from bitextforge.recipe import load_recipe
+
+    res = run_recipe(load_recipe(recipe))
+    info = res.manifest["prepare"][0]["info"]
+    assert info["rows"] == 200                       # the train rows only
+    assert info["cv_pearson"] > 0.9                  # q is nearly linear in a and b
+    saved = json.loads(model.read_text())
+    assert saved["format"] == "bitextforge-combine-linear" and saved["coef"][0] > 0 > saved["coef"][1]
+    rows = [ln.split("\t") for ln in data.read_text().splitlines()[1:]]
+    X = np.array([[float(r[2]), float(r[3])] for r in rows])
+    q = np.array([float(r[4]) for r in rows])
+    train = np.array([r[5] == "train" for r in rows])
+    ref = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13))).fit(X[train],
+                                                                                     q[train])
+    out = (tmp_path / "out" / "corpus.tsv").read_text().splitlines()
+    head = out[0].split("\t")
+    got = np.array([float(ln.split("\t")[head.index("qe")]) for ln in out[1:]])
+    assert np.allclose(got, ref.predict(X), atol=1e-9)
+    assert pearsonr(got[~train], q[~train])[0] > 0.9
+
+
+def test_regression_needs_a_numeric_score_and_labelled_data(tmp_path):
+    data = _quality_tsv(tmp_path, n=20)
+    text = data.read_text().splitlines()
+    text[3] = text[3].rsplit("\t", 2)[0] + "\thigh\ttrain"
+    data.write_text("\n".join(text) + "\n")
+    recipe = (f"name: t\nprepare:\n  - train: combine_model.v1\n    with: {{data: '{data}', "
+              f"columns: [a, b], label: q, task: regress, output: '{tmp_path}/m.json'}}\n")
+    with pytest.raises(BitextforgeError, match=r"scored.tsv, line 4: q 'high' is not a number"):
+        run_recipe(parse_recipe(recipe, "t.yaml"))
+    assert not (tmp_path / "m.json").exists()
+    synthetic = (f"name: t\nprepare:\n  - train: combine_model.v1\n    with: {{clean_src: a, "
+                 f"clean_tgt: b, recipe: r.yaml, columns: [a], task: regress, "
+                 f"output: '{tmp_path}/m.json'}}\n")
+    with pytest.raises(RecipeError, match="task: regress needs data"):
+        parse_recipe(synthetic, "t.yaml")
