@@ -12,13 +12,11 @@ import subprocess
 import sys
 import textwrap
 import time
-import types
 from pathlib import Path
 
 import pytest
 from pydantic import Field
 
-import bitextforge
 from bitextforge import ComponentError, RecipeError, Trainer
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
@@ -60,14 +58,7 @@ class CountTrainer(Trainer):
 
 @pytest.fixture
 def trainer_plugin(bitextforge_plugin):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_trainers(register):
-        register(CountTrainer)
-
-    mod.register_trainers = register_trainers
-    return bitextforge_plugin(mod, name="preparetest")
+    return bitextforge_plugin(CountTrainer, name="preparetest")
 
 
 def _recipe(tmp_path, prepare: str, steps: str = "  - filter: length.v1\n    keep: {max: 50}\n"):
@@ -148,12 +139,12 @@ def test_partials_of_killed_trainings_are_removed_and_running_ones_kept(tmp_path
 
 
 SLOW_TRAINER_SCRIPT = """
-import sys, time, types
+import sys, time
 from pathlib import Path
-import bitextforge
 from bitextforge import Trainer
 from bitextforge.cli import main
 from bitextforge.registry import get_registry
+from bitextforge.testing import plugin_module
 
 class SlowTrainer(Trainer):
     \"\"\"Writes half its output, then waits to be killed.\"\"\"
@@ -164,14 +155,7 @@ class SlowTrainer(Trainer):
         Path(self.config.output).write_text("half", encoding="utf-8")
         time.sleep(120)
 
-mod = types.SimpleNamespace()
-
-@bitextforge.hookimpl
-def register_trainers(register):
-    register(SlowTrainer)
-
-mod.register_trainers = register_trainers
-get_registry().add_plugin(mod, name="slowtest")
+get_registry().add_plugin(plugin_module(SlowTrainer), name="slowtest")
 sys.exit(main(["run", "--quiet", sys.argv[1]]))
 """
 

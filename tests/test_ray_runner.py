@@ -2,11 +2,9 @@
 runner writes, on real Tatoeba de-en data (which has duplicates), with driver-side global/stateful steps between Ray steps."""
 
 import json
-import types
 
 import pytest
 
-import bitextforge
 from bitextforge import ComponentError, Filter, Paraphraser, RecipeError, Splitter
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
@@ -61,24 +59,7 @@ class CommaSplit(Splitter):
 
 @pytest.fixture
 def test_plugins(bitextforge_plugin):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_paraphrasers(register):
-        register(Swap)
-
-    @bitextforge.hookimpl
-    def register_splitters(register):
-        register(CommaSplit)
-
-    @bitextforge.hookimpl
-    def register_filters(register):
-        register(Boom)
-
-    mod.register_paraphrasers = register_paraphrasers
-    mod.register_splitters = register_splitters
-    mod.register_filters = register_filters
-    return bitextforge_plugin(mod, name="raytest")
+    return bitextforge_plugin(Swap, CommaSplit, Boom, name="raytest")
 
 
 @pytest.fixture(scope="module")

@@ -118,7 +118,6 @@ def test_duplicate_yaml_key_is_refused_with_its_key_path():
 
 
 def test_duplicate_component_name_is_reported_once(bitextforge_plugin):
-    import types
 
     import bitextforge
 
@@ -127,14 +126,7 @@ def test_duplicate_component_name_is_reported_once(bitextforge_plugin):
 
         name = "length.v1"
 
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_filters(register):
-        register(Twin)
-
-    mod.register_filters = register_filters
-    bitextforge_plugin(mod, name="twin")
+    bitextforge_plugin(Twin, name="twin")
     text = BASE + "  - filter: length.v1\n    keep: {min: 1}\n    as: second\n"
     with pytest.raises(bitextforge.RegistryError) as err:
         parse_recipe(text, "r.yaml")

@@ -145,3 +145,35 @@ def test_load_plugins_env_restricts(monkeypatch):
     reg.load_entry_points()
     assert reg.names("filter") == []
     assert "distributed.v1" in reg.names("weighter")
+
+
+def test_plugin_module_registers_classes_under_the_hook_of_their_kind(bitextforge_plugin):
+    """The fixture takes component classes: each is registered under its kind's hook; anything
+    else is refused before the registry sees it."""
+    from bitextforge import Evaluator, Report
+    from bitextforge.testing import plugin_module
+
+    class One(Filter):
+        """Scores 1."""
+        name = "one_test.v1"
+
+        def score(self, batch):
+            return [1.0] * len(batch["src"])
+
+    class Rows(Evaluator):
+        """Counts rows."""
+        name = "rows_test.v1"
+
+        def evaluate(self, corpus):
+            return Report(numbers={"rows": float(len(corpus))})
+
+    mod = plugin_module(One, Rows)
+    assert sorted(vars(mod)) == ["register_evaluators", "register_filters"]
+    reg = bitextforge_plugin(One, Rows, name="inline")
+    assert "one_test.v1" in reg.names("filter") and "rows_test.v1" in reg.names("evaluator")
+
+    class NotAComponent:
+        name = "x.v1"
+
+    with pytest.raises(TypeError, match="component classes"):
+        bitextforge_plugin(NotAComponent, name="bad")

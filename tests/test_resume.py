@@ -138,7 +138,6 @@ def test_killed_run_resumes_identically(tmp_path, plugin_env, runner):
                          env=plugin_env, capture_output=True, text=True)
     assert res.returncode == 2 and "holds an unfinished run of a different recipe" in res.stderr
 
-    t0 = time.time()
     res = subprocess.run(cli(plugin_env, "run", recipe, "-o", part, *extra), env=plugin_env,
                          capture_output=True, text=True, start_new_session=True)
     assert res.returncode == 0, res.stderr

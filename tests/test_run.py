@@ -1,7 +1,6 @@
 """End-to-end runs of the local runner on small texts written for these tests."""
 
 import json
-import types
 
 import pytest
 
@@ -90,14 +89,7 @@ class Echo(Paraphraser):
 
 @pytest.fixture
 def echo_plugin(bitextforge_plugin):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_paraphrasers(register):
-        register(Echo)
-
-    mod.register_paraphrasers = register_paraphrasers
-    return bitextforge_plugin(mod, name="echo")
+    return bitextforge_plugin(Echo, name="echo")
 
 
 def test_paraphrase_filter_weight(echo_plugin, pair_files, tmp_path):
@@ -151,14 +143,7 @@ class Exploding(Filter):
 
 
 def test_crash_leaves_no_partial_output(bitextforge_plugin, pair_files, tmp_path):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_filters(register):
-        register(Exploding)
-
-    mod.register_filters = register_filters
-    bitextforge_plugin(mod, name="exploding")
+    bitextforge_plugin(Exploding, name="exploding")
     s, t = pair_files(SMALL_DE, SMALL_EN)
     out = tmp_path / "x"
     with pytest.raises(StepError) as err:
@@ -199,14 +184,7 @@ class CountTgtWords(bitextforge.Evaluator):
 
 
 def test_evaluator_reads_final_corpus(bitextforge_plugin, pair_files, tmp_path):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_evaluators(register):
-        register(CountTgtWords)
-
-    mod.register_evaluators = register_evaluators
-    bitextforge_plugin(mod, name="count")
+    bitextforge_plugin(CountTgtWords, name="count")
     s, t = pair_files(SMALL_DE, SMALL_EN)
     out = tmp_path / "e"
     text = recipe_text(s, t, out, FILTERS).replace("steps:", "evaluate: [count_words_test.v1]\nsteps:")
@@ -230,14 +208,7 @@ class KeepLongest(bitextforge.Weighter):
 
 
 def test_third_party_weighter(echo_plugin, bitextforge_plugin, pair_files, tmp_path):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_weighters(register):
-        register(KeepLongest)
-
-    mod.register_weighters = register_weighters
-    bitextforge_plugin(mod, name="longest")
+    bitextforge_plugin(KeepLongest, name="longest")
     s, t = pair_files(["eins", "zwei"], ["one", "two"])
     steps = "  - paraphrase: echo_test.v1\n    side: tgt\n  - weight: keep_longest_test.v1\n"
     out = tmp_path / "k"
@@ -259,14 +230,7 @@ class CountingFilter(Filter):
 
 
 def test_score_cache_skips_recomputation(bitextforge_plugin, pair_files, tmp_path):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_filters(register):
-        register(CountingFilter)
-
-    mod.register_filters = register_filters
-    bitextforge_plugin(mod, name="counting")
+    bitextforge_plugin(CountingFilter, name="counting")
     s, t = pair_files(SMALL_DE, SMALL_EN)
     steps = "  - filter: counting_test.v1\n    keep: {max: 40}\n"
     CountingFilter.scored = 0
@@ -315,15 +279,7 @@ class ExplodingNative(Exploding):
 
 def test_a_step_that_releases_the_gil_runs_in_a_thread_with_the_same_output(
         bitextforge_plugin, pair_files, tmp_path):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_filters(register):
-        register(ThreadNoting)
-        register(ExplodingNative)
-
-    mod.register_filters = register_filters
-    bitextforge_plugin(mod, name="threads")
+    bitextforge_plugin(ThreadNoting, ExplodingNative, name="threads")
     s, t = pair_files(SMALL_DE, SMALL_EN)
     steps = FILTERS + "  - filter: thread_noting_test.v1\n  - filter: dedupe.v1\n    as: dd2\n"
     outs = {}

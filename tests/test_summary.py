@@ -4,11 +4,9 @@ rows added by paraphrasing and weighting, and warnings about degenerate paraphra
 import json
 import subprocess
 import sys
-import types
 
 import pytest
 
-import bitextforge
 from bitextforge import Paraphraser
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
@@ -77,15 +75,7 @@ class Dots(Paraphraser):
 
 @pytest.fixture
 def paraphrasers(bitextforge_plugin):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_paraphrasers(register):
-        register(Echo)
-        register(Dots)
-
-    mod.register_paraphrasers = register_paraphrasers
-    return bitextforge_plugin(mod, name="summary_paraphrasers")
+    return bitextforge_plugin(Echo, Dots, name="summary_paraphrasers")
 
 
 def test_paraphrase_and_weight_counts(paraphrasers, pair_files, tmp_path):

@@ -6,12 +6,10 @@ import os
 import stat
 import subprocess
 import sys
-import types
 
 import pytest
 from conftest import fake_distribution
 
-import bitextforge
 from bitextforge import BitextforgeError, ComponentError, Filter
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
@@ -34,18 +32,6 @@ def recipe_text(s, t, out, steps, extra=""):
             f"progress: false\nbatch_size: 3\n{extra}steps:\n{steps}")
 
 
-def plugin_with(*classes):
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_filters(register):
-        for cls in classes:
-            register(cls)
-
-    mod.register_filters = register_filters
-    return mod
-
-
 class CountingFilter(Filter):
     """Scores 1 and counts the batches it saw."""
 
@@ -60,7 +46,7 @@ class CountingFilter(Filter):
 
 def test_misaligned_plain_files_are_counted_before_any_row_is_processed(bitextforge_plugin,
                                                                         pair_files, tmp_path):
-    bitextforge_plugin(plugin_with(CountingFilter), name="counting")
+    bitextforge_plugin(CountingFilter, name="counting")
     CountingFilter.batches = 0
     s, t = pair_files([f"s{i}" for i in range(7)], [f"t{i}" for i in range(6)])
     with pytest.raises(BitextforgeError) as err:
@@ -218,7 +204,7 @@ class NoneScores(Filter):
 @pytest.mark.parametrize("name,shown", [("strings_test.v1", "'0.5'"), ("nones_test.v1", "None")])
 def test_non_numeric_scores_are_refused_naming_the_component(bitextforge_plugin, pair_files,
                                                              tmp_path, name, shown):
-    bitextforge_plugin(plugin_with(StringScores, NoneScores), name="nonnumeric")
+    bitextforge_plugin(StringScores, NoneScores, name="nonnumeric")
     s, t = pair_files(["eins"], ["one"])
     with pytest.raises(ComponentError) as err:
         run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", f"  - filter: {name}\n"),
@@ -339,14 +325,7 @@ def test_a_list_of_declared_paths_is_checked_path_by_path(bitextforge_plugin, tm
         def input_paths(cls, config):
             return {"texts": config.texts}
 
-    mod = types.SimpleNamespace()
-
-    @bitextforge.hookimpl
-    def register_trainers(register):
-        register(Texts)
-
-    mod.register_trainers = register_trainers
-    bitextforge_plugin(mod, name="texts")
+    bitextforge_plugin(Texts, name="texts")
     (tmp_path / "a.txt").write_text("x\n")
     recipe = parse_recipe(f"name: t\nprepare:\n  - train: texts_test.v1\n    with: {{texts: "
                           f"['{tmp_path}/a.txt', '{tmp_path}/b.txt'], output: '{tmp_path}/m'}}\n",
