@@ -41,10 +41,20 @@ def test_every_hook_documented_with_signature():
 
 
 def test_every_hook_exercised_by_a_test():
+    """Each hook is implemented by a test: by hand, or by a component class of its kind that a
+    test defines and registers (``bitextforge_plugin(MyFilter)`` goes through plugin_module,
+    which implements the hook of the class's kind)."""
+    from bitextforge.testing import _HOOKS
+
     tests = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("test_*.py")
                       if p.name != "test_docs.py")
+    by_hook = {hook: kind for kind, hook in _HOOKS.items()}
+    assert set(by_hook) == set(HOOKS) - {"register_commands"}
     for hook in HOOKS:
-        assert re.search(rf"def {hook}\(register\)", tests), f"no test implements {hook}"
+        base = by_hook.get(hook, "").capitalize()
+        assert re.search(rf"def {hook}\(register\)", tests) or (
+            base and re.search(rf"class \w+\((bitextforge\.)?{base}\):", tests)), \
+            f"no test implements {hook}"
 
 
 def test_every_shipped_recipe_validates():
