@@ -320,32 +320,33 @@ class MrpcEvaluator(Evaluator):
                 trainer = FullFineTuneTrainer(c.model, epochs=c.epochs or 3,
                                               batch_size=c.batch_size, lr=c.lr or 5e-5,
                                               max_length=c.max_length)
+            jobs = [(n, seed, arm) for n in c.sample_sizes
+                    for seed in range(c.first_seed, c.first_seed + c.seeds) for arm in arms]
+            runs: dict[tuple[int, str], dict[str, list[float]]] = {}
+            drawn: dict[tuple[int, int], tuple[list, list]] = {}
             # one bar over every classifier trained: a full fine-tuning takes minutes each
-            total = len(c.sample_sizes) * c.seeds * len(arms)
-            tick = iter(self.progress(range(total), total=total, unit=" classifiers"))
-            next(tick, None)
-            for n in c.sample_sizes:
-                runs: dict[str, dict[str, list[float]]] = {a: {} for a in arms}
-                for seed in range(c.first_seed, c.first_seed + c.seeds):
+            for n, seed, arm in self.progress(jobs, unit=" classifiers"):
+                if (n, seed) not in drawn:  # one sample (and its paraphrases) for every arm
                     sample = random.Random(seed).sample(train, n)
                     extra = [(a, b, y, sc) for s1, s2, y in sample
                              for a, b, sc in by_key.get(_key(s1, s2), [])]
-                    for arm in arms:
-                        data = sample + ([(a, b, y) for a, b, y, sc in extra
-                                          if sc >= aug_arms[arm]] if arm in aug_arms else [])
-                        m = trainer.train_and_test(data, test, seed)
-                        next(tick, None)
-                        m["pairs"] = float(len(data))
-                        for k, v in m.items():
-                            runs[arm].setdefault(k, []).append(v)
+                    drawn = {(n, seed): (sample, extra)}
+                sample, extra = drawn[(n, seed)]
+                data = sample + ([(a, b, y) for a, b, y, sc in extra if sc >= aug_arms[arm]]
+                                 if arm in aug_arms else [])
+                m = trainer.train_and_test(data, test, seed)
+                m["pairs"] = float(len(data))
+                for k, v in m.items():
+                    runs.setdefault((n, arm), {}).setdefault(k, []).append(v)
+            for n in c.sample_sizes:
                 for arm in arms:
-                    for k, vals in runs[arm].items():
+                    for k, vals in runs[(n, arm)].items():
                         numbers[f"{arm}.{n}.{k}_mean"] = float(np.mean(vals))
                         numbers[f"{arm}.{n}.{k}_std"] = float(np.std(vals, ddof=1))
-                    items[f"{arm}.{n}.f1"] = runs[arm]["f1"]
-                base = runs["baseline"]["f1"]
+                    items[f"{arm}.{n}.f1"] = runs[(n, arm)]["f1"]
+                base = runs[(n, "baseline")]["f1"]
                 for arm in arms[1:]:
-                    aug = runs[arm]["f1"]
+                    aug = runs[(n, arm)]["f1"]
                     numbers[f"gain.{arm}.{n}"] = (100 * (np.mean(aug) - np.mean(base))
                                                   / max(np.mean(base), 1e-9))
                     with warnings.catch_warnings():  # equal constant scores: NaN, handled below
