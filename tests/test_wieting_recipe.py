@@ -120,6 +120,11 @@ def test_filters_recipe_scores_every_candidate_and_compares_at_equal_size(tiny):
         for n in ("unigram", "bigram", "trigram"):
             assert 0 <= float(r[f"{n}_overlap"]) <= 1
         assert 0 <= float(r["sentence_bleu"]) <= 100
+        assert 0 <= float(r["chrf"]) <= 100
+        assert -1 <= float(r["minilm_cosine"]) <= 1.0001
+    # a back-translation identical to its reference is the same sentence to MiniLM
+    same = [r for r in bt if r["tgt"] == r["tgt_original"]]
+    assert all(float(r["minilm_cosine"]) > 0.999 for r in same)
     nums = res.reports["paraphrastic_embeddings.v1"]["numbers"]
     assert [nums[f"{s}.pairs"] for s in ("random", "short", "diverse")] == [15, 15, 15]
     for s in ("random", "short", "diverse"):
@@ -135,4 +140,4 @@ def test_shipped_selections_name_the_recipes_score_columns():
     sel = ev["with"]["selections"]
     assert "random" in sel and sel["random"] == {}
     assert {c for bounds in sel.values() for c in bounds} <= columns
-    assert ev["with"]["max_pairs"] == 3000 and ev["with"]["seeds"] == [1, 2]
+    assert ev["with"]["max_pairs"] == 3000 and ev["with"]["seeds"] == [1, 2, 3, 4]
