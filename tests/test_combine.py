@@ -299,3 +299,20 @@ def test_regression_needs_a_numeric_score_and_labelled_data(tmp_path):
                  f"output: '{tmp_path}/m.json'}}\n")
     with pytest.raises(RecipeError, match="task: regress needs data"):
         parse_recipe(synthetic, "t.yaml")
+
+
+def test_where_selects_the_training_rows_of_a_labelled_file(tmp_path):
+    """where: {split: [train]} fits the classifier on those rows only (the count says so)."""
+    data = _quality_tsv(tmp_path, n=60)
+    lines = data.read_text().splitlines()
+    # a label column: clean when the quality score is positive
+    lines = [lines[0] + "\tlabel"] + [ln + ("\tV" if float(ln.split("\t")[4]) > 0 else "\tN")
+                                      for ln in lines[1:]]
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.json"
+    recipe = (f"name: t\nprepare:\n  - train: combine_model.v1\n    with: {{data: '{data}', "
+              f"columns: [a, b], where: {{split: [train]}}, folds: 3, output: '{model}'}}\n")
+    res = run_recipe(parse_recipe(recipe, "t.yaml"))
+    assert res.manifest["prepare"][0]["info"]["rows"] == 40      # 2 of every 3 rows are train
+    saved = json.loads(model.read_text())
+    assert saved["trained_on"]["where"] == {"split": ["train"]} and saved["coef"][0] > 0
