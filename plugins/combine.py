@@ -200,6 +200,21 @@ class CombineFilter(Filter):
         return {"columns": self.columns, "weights": list(self.config.weights)}
 
 
+def ridge_regression(impute: bool = False):
+    """The regression of supervised quality estimation: standardised scores into scikit-learn's
+    ``RidgeCV`` (strength from 13 values, 1e-3 to 1e3). ``combine_model.v1 task: regress`` fits
+    it and ``score_correlation.v1`` evaluates it, so both report the same model; ``impute``
+    replaces a missing score by its mean on the fitted rows (the trainer drops such rows)."""
+    import numpy as np
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import RidgeCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    steps = [SimpleImputer()] if impute else []
+    return make_pipeline(*steps, StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
+
+
 def read_scored_tsv(path: str, columns: list[str], label: str, positive: list[str] | None,
                     where: dict[str, list[str]] | None = None):
     """``(X, y, dropped)`` from a TSV with a header (``bitextforge score`` output, a run's
@@ -353,21 +368,22 @@ class CombineModelTrainer(Trainer):
                 "coef": logreg.coef_[0].tolist(), "intercept": float(logreg.intercept_[0]),
                 "rows": int(len(y)), "positives": npos, "dropped_rows": dropped,
                 "cv_roc_auc": auc, "folds": c.folds, "C": c.C, "trained_on": trained_on}
-        out = Path(c.output)
+        return self._save(data, {"rows": int(len(y)), "positives": npos,
+                                 "dropped_rows": dropped, "cv_roc_auc": round(auc, 4)})
+
+    def _save(self, data: dict, facts: dict) -> dict:
+        """Write the model file; the manifest facts with the coefficients by column."""
+        out = Path(self.config.output)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        return {"rows": int(len(y)), "positives": npos, "dropped_rows": dropped,
-                "cv_roc_auc": round(auc, 4),
-                "coef": dict(zip(c.columns, (round(x, 4) for x in data["coef"])))}
+        return {**facts, "coef": dict(zip(self.config.columns,
+                                          (round(x, 4) for x in data["coef"])))}
 
     def _regress(self):
         """Fit the ridge regression on a quality score; write a linear model file."""
         import numpy as np
         from scipy.stats import pearsonr
-        from sklearn.linear_model import RidgeCV
         from sklearn.model_selection import KFold, cross_val_predict
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
 
         c = self.config
         X, y, dropped = read_scored_tsv(c.data, c.columns, c.label, None, c.where)
@@ -375,7 +391,7 @@ class CombineModelTrainer(Trainer):
             raise InputError(f"{self.name}: {len(y)} rows with every score in {c.data}; a "
                              f"regression over {len(c.columns)} columns with {c.folds}-fold "
                              f"cross-validation needs more")
-        model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
+        model = ridge_regression()
         cv = KFold(n_splits=c.folds, shuffle=True, random_state=c.seed)
         oof = cross_val_predict(model, X, y, cv=cv)
         r = float(pearsonr(oof, y)[0]) if np.ptp(oof) > 0 and np.ptp(y) > 0 else float("nan")
@@ -387,12 +403,8 @@ class CombineModelTrainer(Trainer):
                 "alpha": float(ridge.alpha_), "rows": int(len(y)), "dropped_rows": dropped,
                 "cv_pearson": r, "folds": c.folds,
                 "trained_on": {"data": c.data, "label": c.label, "where": dict(c.where)}}
-        out = Path(c.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        return {"rows": int(len(y)), "dropped_rows": dropped, "cv_pearson": round(r, 4),
-                "alpha": float(ridge.alpha_),
-                "coef": dict(zip(c.columns, (round(x, 4) for x in data["coef"])))}
+        return self._save(data, {"rows": int(len(y)), "dropped_rows": dropped,
+                                 "cv_pearson": round(r, 4), "alpha": float(ridge.alpha_)})
 
     def _synthetic(self):
         """Score clean pairs and shifted (misaligned) pairs with the recipe's filter steps."""

@@ -156,6 +156,13 @@ class ScoreCorrelationEvaluator(Evaluator):
             lines.append(f"{name:<28} {r['pearson']:8.3f} {f'[{lo:.3f}, {hi:.3f}]':>15} "
                          f"{r['spearman']:9.3f} {r['kendall']:8.3f}  {missing}")
 
+        combos = ({COMBINED: list(cols)} if c.combine and cols else {})
+        for label, names in c.combinations.items():
+            unknown = [n for n in names if n not in cols]
+            if unknown or not names:
+                raise InputError(f"{self.name}: combinations.{label} names {unknown or 'no'} "
+                                 f"score columns; the evaluated ones are {list(cols)}")
+            combos[f"combined({label})"] = names
         oriented = {}
         for name, vals in cols.items():
             s = np.array(vals, dtype=float)
@@ -163,13 +170,6 @@ class ScoreCorrelationEvaluator(Evaluator):
                 s = -s
             oriented[name] = s
             add(name, s[ev], int((~np.isfinite(s[ev])).sum()))
-        combos = ({COMBINED: list(oriented)} if c.combine and oriented else {})
-        for label, names in c.combinations.items():
-            unknown = [n for n in names if n not in oriented]
-            if unknown or not names:
-                raise InputError(f"{self.name}: combinations.{label} names {unknown or 'no'} "
-                                 f"score columns; the evaluated ones are {list(oriented)}")
-            combos[f"combined({label})"] = names
         notes = []
         for label, names in combos.items():
             pred, coef = self._combined({k: oriented[k] for k in names}, y_all, ev, fit)
@@ -187,32 +187,26 @@ class ScoreCorrelationEvaluator(Evaluator):
         """Ridge predictions for the evaluated rows and the coefficients of the fitted model.
         A score that is missing (or infinite) is replaced by its mean on the fitted rows."""
         import numpy as np
-        from sklearn.impute import SimpleImputer
-        from sklearn.linear_model import RidgeCV
         from sklearn.model_selection import KFold, cross_val_predict
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
+
+        from bitextforge.plugins.combine import ridge_regression
 
         c = self.config
         X = np.column_stack([oriented[k] for k in oriented])
         X = np.where(np.isfinite(X), X, np.nan)
-
-        def model():
-            return make_pipeline(SimpleImputer(), StandardScaler(),
-                                 RidgeCV(alphas=np.logspace(-3, 3, 13)))
 
         if fit is not None:
             if fit.sum() < len(oriented) + 2:
                 raise InputError(f"{self.name}: combine: {int(fit.sum())} rows have "
                                  f"{c.split} = {c.fit_on!r}; a regression over "
                                  f"{len(oriented)} scores needs more")
-            m = model().fit(X[fit], y_all[fit])
+            m = ridge_regression(impute=True).fit(X[fit], y_all[fit])
             pred = m.predict(X[ev])
         else:
             if ev.sum() < c.folds:
                 raise InputError(f"{self.name}: combine needs at least {c.folds} rows for "
                                  f"{c.folds}-fold cross-validation")
             cv = KFold(n_splits=c.folds, shuffle=True, random_state=c.seed)
-            pred = cross_val_predict(model(), X[ev], y_all[ev], cv=cv)
-            m = model().fit(X[ev], y_all[ev])
+            pred = cross_val_predict(ridge_regression(impute=True), X[ev], y_all[ev], cv=cv)
+            m = ridge_regression(impute=True).fit(X[ev], y_all[ev])
         return pred, dict(zip(oriented, (float(v) for v in m[-1].coef_)))
