@@ -323,15 +323,14 @@ class MrpcEvaluator(Evaluator):
             jobs = [(n, seed, arm) for n in c.sample_sizes
                     for seed in range(c.first_seed, c.first_seed + c.seeds) for arm in arms]
             runs: dict[tuple[int, str], dict[str, list[float]]] = {}
-            drawn: dict[tuple[int, int], tuple[list, list]] = {}
+            drawn = None
             # one bar over every classifier trained: a full fine-tuning takes minutes each
             for n, seed, arm in self.progress(jobs, unit=" classifiers"):
-                if (n, seed) not in drawn:  # one sample (and its paraphrases) for every arm
+                if (n, seed) != drawn:  # one sample (and its paraphrases) for every arm
+                    drawn = (n, seed)
                     sample = random.Random(seed).sample(train, n)
                     extra = [(a, b, y, sc) for s1, s2, y in sample
                              for a, b, sc in by_key.get(_key(s1, s2), [])]
-                    drawn = {(n, seed): (sample, extra)}
-                sample, extra = drawn[(n, seed)]
                 data = sample + ([(a, b, y) for a, b, y, sc in extra if sc >= aug_arms[arm]]
                                  if arm in aug_arms else [])
                 m = trainer.train_and_test(data, test, seed)
