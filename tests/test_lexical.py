@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -454,3 +455,114 @@ def test_appended_negatives_add_another_pairs_sentence():
     assert "appended" not in PairClassifierTrainer.Config(output="x", corpus=["c"]).negatives
     assert PairClassifierTrainer.Config(output="x", corpus=["c"],
                                         negatives=["appended"]).negatives == ["appended"]
+
+
+def _b64(n: int) -> str:
+    alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    out = alpha[n % 64]
+    while n >= 64:
+        n //= 64
+        out = alpha[n % 64] + out
+    return out
+
+
+def _dictd(tmp_path, entries: list[tuple[str, str]]):
+    """A dictd database in FreeDict's layout (headline with pronunciation and grammar note, then
+    one sense a line), dictzipped as gzip, with its base-64 index."""
+    body, index = b"", []
+    for head, text in [("00-database-info", "a test dictionary\n"), *entries]:
+        data = text.encode()
+        index.append(f"{head}\t{_b64(len(body))}\t{_b64(len(data))}")
+        body += data
+    with gzip.open(tmp_path / "freedict-eng-fra.dict.dz", "wb") as fh:
+        fh.write(body)
+    (tmp_path / "freedict-eng-fra.index").write_text("\n".join(index) + "\n", encoding="utf-8")
+    return tmp_path / "freedict-eng-fra.index"
+
+
+def test_dictd_dictionaries_are_read_as_freedict_writes_them(tmp_path):
+    from bitextforge.plugins.lexical.components import LexicalCoverageFilter
+    from bitextforge.plugins.lexical.dictionary import read_dictd, read_entries
+
+    idx = _dictd(tmp_path, [("compensate", "compensate /kɔmpənseit/\n1. compenser\n2. récompenser\n"),
+                            ("dog", "dog /dɔg/ <n>\nchien, chienne\n"),
+                            ("garden", "garden\njardin [hort]\n")])
+    want = [("compensate", "compenser"), ("compensate", "récompenser"), ("dog", "chien"),
+            ("dog", "chienne"), ("garden", "jardin [hort]")]
+    assert read_dictd(idx) == want
+    assert read_entries(idx) == want   # a .index path is a dictd database
+    f = LexicalCoverageFilter(LexicalCoverageFilter.Config(
+        dictionary=str(idx), dictionary_langs=("en", "fr"), src_lang="en", tgt_lang="fr",
+        normalise="lowercase"))
+    assert f.score({"src": ["dog garden"], "tgt": ["chien jardin"]}) == pytest.approx([1.0])
+    (tmp_path / "freedict-eng-fra.dict.dz").unlink()
+    with pytest.raises(InputError, match="no freedict-eng-fra.dict.dz or .dict beside it"):
+        read_dictd(idx)
+    bad = tmp_path / "bad.index"
+    (tmp_path / "bad.dict").write_text("dog\nchien\n", encoding="utf-8")   # a plain .dict body
+    bad.write_text("dog\tA\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.index, line 1: expected headword, offset and length"):
+        read_dictd(bad)
+
+
+def test_freedict_script_merges_both_directions(tmp_path):
+    import subprocess
+    import sys
+
+    _dictd(tmp_path, [("dog", "dog\nchien\n")])
+    body = b"chat /Sa/ <n>\ncat\n"
+    with gzip.open(tmp_path / "freedict-fra-eng.dict.dz", "wb") as fh:
+        fh.write(body)
+    (tmp_path / "freedict-fra-eng.index").write_text(f"chat\tA\t{_b64(len(body))}\n")
+    out = tmp_path / "en-fr.tsv.gz"
+    script = Path(__file__).resolve().parents[1] / "scripts" / "freedict_tsv.py"
+    r = subprocess.run([sys.executable, str(script), "en", "fr", str(out), "--dictd",
+                        str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    from bitextforge.plugins.lexical.dictionary import read_entries
+
+    assert read_entries(out)[1:] == [("dog", "chien"), ("cat", "chat")]
+    r = subprocess.run([sys.executable, str(script), "en", "cs", str(out), "--dictd",
+                        str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and "apt-get install dict-freedict-eng-ces" in r.stderr
+
+
+def test_margin_correction_scores_fit_above_chance(tables, dictionary):
+    """With ``margin`` a pair scores how much better its sides fit than chance partners of the
+    same sentences: a translation is above 0, a misaligned pair below; a pair of words the
+    model does not know at all is not punished for that (its raw score is, its margin is 0)."""
+    from bitextforge.plugins.lexical.components import (LexicalCoverageFilter,
+                                                        LexicalTranslationFilter,
+                                                        margin_corrected)
+
+    path, _ = tables
+    src = [a for a, _ in CORPUS[:12]] + ["zzq yyq"]
+    tgt = [b for _, b in CORPUS[:12]] + ["qqz qqy"]
+    mis_src = src[:12]
+    mis_tgt = tgt[1:12] + tgt[:1]
+    raw = LexicalTranslationFilter(LexicalTranslationFilter.Config(tables=str(path)))
+    mar = LexicalTranslationFilter(LexicalTranslationFilter.Config(tables=str(path), margin=3))
+    assert raw.cache_scores and not mar.cache_scores   # a batch-dependent score is not cached
+    r = np.array(raw.score({"src": src, "tgt": tgt}))
+    m = np.array(mar.score({"src": src, "tgt": tgt}))
+    assert (m[:12] > 0).all() and r[12] < r[:12].min() and m[12] == pytest.approx(0, abs=1e-9)
+    mm = np.array(mar.score({"src": mis_src, "tgt": mis_tgt}))
+    assert (mm < m[:12]).all()
+    # the correction is the raw score minus the chance partners' mean, by hand for k = 1
+    calls = []
+
+    def score(a, b):
+        calls.append((list(a), list(b)))
+        return np.array([len(set(x.split()) & set(y.split())) for x, y in zip(a, b)], float)
+
+    got = margin_corrected(score, ["a b", "c", "d"], ["a b", "x", "d"], 1, seed=3)
+    (_, _), (s1, t1), (s2, t2) = calls
+    chance = (score(s1, t1) + score(s2, t2)) / 2
+    assert got == pytest.approx(np.array([2, 0, 1]) - chance)
+    assert all(x != y for x, y in zip(t1, ["a b", "x", "d"]))   # never the row's own partner
+    cov = LexicalCoverageFilter(LexicalCoverageFilter.Config(dictionary=str(dictionary),
+                                                             normalise="lowercase", margin=2))
+    c = cov.score({"src": ["der Hund", "die Katze", "der Garten"],
+                   "tgt": ["the dog", "the cat", "the garden"]})
+    assert all(v > 0 for v in c)
+    assert margin_corrected(score, ["a"], ["a"], 4).tolist() == [1.0]   # alone: the raw score

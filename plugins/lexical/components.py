@@ -38,6 +38,39 @@ def _doctor() -> list[tuple[bool, str, str]]:
     return checks
 
 
+MARGIN_DOC = ("Subtract, from each pair's score, the mean score of its source with k random "
+              "other targets of the batch and of its target with k random other sources (0: "
+              "off): how much better a pair fits than chance partners of the same sentences, so "
+              "text whose words the model barely knows is not taken for noise (CSLS, used by "
+              "alignment recovery, compares with the k nearest partners instead). The score "
+              "then depends on the batch, and is not cached.")
+
+
+def margin_corrected(score, src: list[str], tgt: list[str], k: int, seed: int = 1) -> np.ndarray:
+    """``score(src, tgt)`` minus half the mean of ``score`` for each source against ``k`` other
+    targets and each target against ``k`` other sources of the same lists (a seeded draw; with
+    fewer than two pairs there is nothing to compare with and the raw score is returned).
+
+    The correction is Conneau et al.'s CSLS (and Artetxe & Schwenk's margin) applied to a pair
+    score: a pair's raw score mixes how well its sides fit each other with how well the model
+    knows their words, and only the first is what a filter wants.
+    """
+    raw = np.asarray(score(src, tgt), dtype=np.float64)
+    n = len(src)
+    if k <= 0 or n < 2:
+        return raw
+    rng = np.random.default_rng(seed)
+    other_t = np.zeros(n)
+    other_s = np.zeros(n)
+    idx = np.arange(n)
+    for _ in range(k):
+        # a random other index for every row: shift by 1..n-1 so no row meets itself
+        j = (idx + rng.integers(1, n, size=n)) % n
+        other_t += np.asarray(score(src, [tgt[i] for i in j]), dtype=np.float64)
+        other_s += np.asarray(score([src[i] for i in j], tgt), dtype=np.float64)
+    return raw - (other_t + other_s) / (2 * k)
+
+
 def _combine(a: np.ndarray, b: np.ndarray, direction: str) -> np.ndarray:
     if direction == "src2tgt":
         return a
@@ -79,6 +112,7 @@ class LexicalCoverageFilter(Filter):
                                "words).")
         identical: bool = Field(True, description="Count identical words (names, numbers) as "
                                 "translations.")
+        margin: int = Field(0, ge=0, description=MARGIN_DOC)
         direction: Direction = Field("both", description="both (average), src2tgt (share of "
                                      "source words covered) or tgt2src.")
 
@@ -86,6 +120,8 @@ class LexicalCoverageFilter(Filter):
         """Read the dictionary once."""
         super().__init__(config)
         self.lexicon, self.words = load_coverage_lexicon(self.config)
+        if self.config.margin:
+            self.cache_scores = False
 
     def score(self, batch):
         """One coverage per row."""
@@ -94,8 +130,13 @@ class LexicalCoverageFilter(Filter):
         c = self.config
         a = [self.words[0].tokens(t) for t in _texts(batch, "src")]
         b = [self.words[1].tokens(t) for t in _texts(batch, "tgt")]
-        s2t, t2s = coverage(a, b, self.lexicon, Idf(a), Idf(b), c.identical)
-        return _combine(s2t, t2s, c.direction).tolist()
+        idf_a, idf_b = Idf(a), Idf(b)
+
+        def one(x, y):
+            s2t, t2s = coverage(x, y, self.lexicon, idf_a, idf_b, c.identical)
+            return _combine(s2t, t2s, c.direction)
+
+        return margin_corrected(one, a, b, c.margin).tolist()
 
     def manifest_info(self):
         """Dictionary size."""
@@ -150,6 +191,7 @@ class LexicalTranslationFilter(Filter):
                              "measured better than 1e-7 and 1e-3, see docs/benchmarks.md).")
         copy_prob: float = Field(0.5, gt=0, le=1, description="Probability of an identical word "
                                  "the tables do not know (names, numbers).")
+        margin: int = Field(0, ge=0, description=MARGIN_DOC)
 
     def __init__(self, config=None):
         """Load the tables once."""
@@ -159,13 +201,19 @@ class LexicalTranslationFilter(Filter):
         c = self.config
         self.tables = TranslationTables(c.tables)
         self.fw, self.bw = self.tables.oriented(c.src_lang, c.tgt_lang)
+        if c.margin:
+            self.cache_scores = False
 
     def score(self, batch):
         """One log-probability per row."""
         c = self.config
-        src, tgt = _texts(batch, "src"), _texts(batch, "tgt")
-        return lexical_translation_scores(self.fw, self.bw, src, tgt, c.direction, c.floor,
-                                          c.copy_prob).tolist()
+
+        def one(src, tgt):
+            return lexical_translation_scores(self.fw, self.bw, src, tgt, c.direction, c.floor,
+                                              c.copy_prob)
+
+        return margin_corrected(one, _texts(batch, "src"), _texts(batch, "tgt"),
+                                c.margin).tolist()
 
     def manifest_info(self):
         """Facts of the tables."""

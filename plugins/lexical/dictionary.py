@@ -7,6 +7,11 @@ grammar and domain notes in brackets go, the placeholders ``etw.``/``jdn.``/``st
 English infinitive ``to`` go, every synonym is paired with every synonym of the other side, and
 short entries (``max_words`` words a side at most) give word pairs: every word of one side with
 every word of the other.
+
+FreeDict's dictionaries, which Debian packages for dictd (``apt-get install dict-freedict-eng-fra``
+puts ``/usr/share/dictd/freedict-eng-fra.index`` and ``.dict.dz`` on disk), are read as they are:
+a path ending in ``.index`` is a dictd database (:func:`read_dictd`). ``scripts/freedict_tsv.py``
+merges the two directions of a language pair into one TSV of this module's format.
 """
 
 from __future__ import annotations
@@ -34,13 +39,76 @@ def _clean(phrase: str, lang: str) -> str:
     return " ".join(words)
 
 
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+#: a dictd headline's pronunciation (/.../) and grammar note (<...>)
+_HEADLINE_NOTES = re.compile(r"/[^/]*/|<[^>]*>")
+#: FreeDict numbers the senses of a headword ("1. compenser")
+_SENSE = re.compile(r"^\s*\d+\.\s*")
+
+
+def _b64(text: str) -> int:
+    n = 0
+    for ch in text:
+        n = n * 64 + _B64.index(ch)
+    return n
+
+
+def read_dictd(index: str | Path) -> list[tuple[str, str]]:
+    """The (headword, translation) pairs of a dictd database such as FreeDict's: ``index`` is its
+    ``.index`` file (``headword<TAB>offset<TAB>length``, numbers in dictd's base 64), the
+    definitions are in the ``.dict.dz`` (dictzip, which gzip reads) or ``.dict`` beside it.
+
+    A definition's first line repeats the headword with its pronunciation and grammar notes; each
+    further line is one sense, whose comma- or semicolon-separated synonyms each pair with the
+    headword. The ``00-database-*`` entries (the dictionary's own description) are passed over.
+    """
+    import gzip
+
+    index = Path(index)
+    if not index.is_file():
+        raise InputError(f"dictionary {index} does not exist")
+    stem = index.with_suffix("")
+    body_path = next((q for q in (stem.with_suffix(".dict.dz"), stem.with_suffix(".dict"))
+                      if q.is_file()), None)
+    if body_path is None:
+        raise InputError(f"dictionary {index}: no {stem.name}.dict.dz or .dict beside it")
+    opener = gzip.open if body_path.suffix == ".dz" else open
+    with opener(body_path, "rb") as fh:
+        body = fh.read()
+    out: list[tuple[str, str]] = []
+    for n, line in enumerate(read_lines(index), 1):
+        fields = line.rstrip("\n").split("\t")
+        if not line.strip():
+            continue
+        if len(fields) < 3:
+            raise InputError(f"{index}, line {n}: expected headword, offset and length, found "
+                             f"{len(fields)} tab-separated fields")
+        if fields[0].startswith("00-database") or fields[0].startswith("00database"):
+            continue
+        try:
+            start, length = _b64(fields[1]), _b64(fields[2])
+        except ValueError:
+            raise InputError(f"{index}, line {n}: offset or length is not dictd base 64") from None
+        lines = body[start:start + length].decode("utf-8", "replace").split("\n")
+        head = _HEADLINE_NOTES.sub(" ", lines[0]).strip()
+        if not head:
+            continue
+        for sense in lines[1:]:
+            sense = _SENSE.sub("", sense)
+            out.extend((head, t.strip()) for t in re.split(r"[,;]", sense) if t.strip())
+    return out
+
+
 def read_entries(path: str | Path, columns: tuple[int, int] = (1, 2)) -> list[tuple[str, str]]:
     """The (first-language, second-language) synonym pairs of a TSV dictionary: every synonym of
     one side with every synonym of the other, per line. ``columns`` are the 0-based fields of the
-    two languages (Ding's file has a line number first)."""
+    two languages (Ding's file has a line number first). A path ending in ``.index`` is a dictd
+    database, read by :func:`read_dictd` (``columns`` does not apply)."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"dictionary {path} does not exist")
+    if p.suffix == ".index":
+        return read_dictd(p)
     out = []
     need = max(columns) + 1
     for n, line in enumerate(read_lines(p), 1):
