@@ -81,3 +81,32 @@ def test_wmt18_random_and_oracle_variants_validate():
     assert rnd.steps[0].keep.words == 166000 and len(rnd.steps) == 1
     oracle = load_recipe(path, [select, "input.path=runs/wmt18-data/clean.tsv"])
     assert oracle.input.path.endswith("clean.tsv")
+
+
+def test_news_split_keeps_the_scorers_data_apart_from_the_corpus():
+    """The news variant's scorers are trained on pool pairs the noisy corpus never holds: every
+    pair lands on one side only, each set but Tatoeba is halved, Tatoeba gives the corpus at
+    most its cap, empty pairs go, and the split is the same for the same seed."""
+    sets = {"nc": [(f"nc de {i}", f"nc en {i}") for i in range(11)],
+            "tatoeba": [(f"ta de {i}", f"ta en {i}") for i in range(40)] + [("", "leer")]}
+    b = _builder()
+    corpus, scorers = b.news_split(sets, seed=5, tatoeba=6)
+    assert len(corpus) == 5 + 6
+    assert len(scorers["nc"]) == 6 and len(scorers["tatoeba"]) == 34
+    every = [p for ps in sets.values() for p in ps if p[0]]
+    assert sorted(corpus + scorers["nc"] + scorers["tatoeba"]) == sorted(every)
+    assert not set(corpus) & (set(scorers["nc"]) | set(scorers["tatoeba"]))
+    assert (corpus, scorers) == b.news_split(sets, seed=5, tatoeba=6)
+
+
+def test_wmt18_news_variants_validate():
+    path = ROOT / "recipes" / "wmt18-filtering-news.yaml"
+    main = load_recipe(path)
+    assert main.steps[-1].keep.words == 424000
+    # the scorers are trained on the scorer files only, never on the corpus
+    files = [str(f) for p in main.prepare for f in p.with_["corpus"]]
+    assert len(files) == 11 and sum("scorer-" in f for f in files) == 8
+    assert not any("noisy" in f or "clean" in f for f in files)
+    rnd = load_recipe(path, ["prepare=[]", "steps=[{filter: dedupe.v1, keep: {min: 1, words: "
+                             "424000}}]", "evaluate[1].with.baseline=null"])
+    assert len(rnd.steps) == 1 and not rnd.prepare

@@ -25,6 +25,16 @@ Rows are shuffled (seed 7), so the first rows up to a word budget are a random s
 
 writes ``noisy.tsv`` (``src tgt label kind``), ``clean.tsv`` (its clean rows, the oracle's input)
 and prints the clean rows' target words (the recipe's word budget).
+
+    .venv/bin/python tests/bench/make_noisy_multi30k.py --news runs/wmt18-news-data
+
+builds the general-domain variant of ``recipes/wmt18-filtering-news.yaml`` instead: the clean rows
+and the noise come from the pool's News Commentary, Europarl and WMT news 2008-2013 sets and a
+30,000-pair sample of Tatoeba (:func:`news_split`), the wrong-language targets are French
+Multi30k captions of other images. The pairs of those sets that the noisy corpus does not use are
+written to ``scorer-*.tsv``: the scorers of that recipe (lexical tables, pair classifier) are
+trained on them only, so no scorer has seen a sentence of the corpus it ranks, as in the WMT18
+task, whose filters were trained on clean WMT data and applied to ParaCrawl.
 """
 
 from __future__ import annotations
@@ -106,27 +116,91 @@ def write_tsv(rows, path: Path) -> None:
     tmp.replace(path)
 
 
-def main(out: str, n_clean: int = 14500) -> int:
-    """Build the corpus from ``../shared/data`` into the folder ``out``."""
-    m = DATA / "multi30k"
-    de, en, fr = (_gz_lines(m / f"train.{x}.gz") for x in ("de", "en", "fr"))
-    pairs = list(zip(de, en))
-    web = [tuple(line.split("\t")[:2]) for line in
-           _gz_lines(DATA / "deen-train-pool" / "opus100-deen-sample-8k" / "train.de-en.tsv.gz")]
-    rows = build(pairs[:n_clean], pairs[n_clean:], fr[n_clean:], web)
-    d = Path(out)
-    d.mkdir(parents=True, exist_ok=True)
-    write_tsv(rows, d / "noisy.tsv")
-    clean = [r for r in rows if r[2] == "V"]
-    write_tsv(clean, d / "clean.tsv")
+#: the pool's sets of the news variant: name -> folder under deen-train-pool
+NEWS_SETS = {"nc": "news-commentary-v11-deen-20k", "ep": "europarl-v7-deen-first20k",
+             "news": "wmt-newstest-2008-2013-deen", "tatoeba": "tatoeba-anki-deu-eng-2018-05"}
+TATOEBA_IN_CORPUS = 30000
+
+
+def news_split(sets: dict[str, list[tuple[str, str]]], seed: int = 7,
+               tatoeba: int = TATOEBA_IN_CORPUS) -> tuple[list[tuple[str, str]],
+                                                           dict[str, list[tuple[str, str]]]]:
+    """Split the pool's sets between the noisy corpus and the scorers' training data.
+
+    Each set is permuted (``seed``); the corpus takes half of every set but Tatoeba, of which it
+    takes ``tatoeba`` pairs (its 155k short everyday sentences would otherwise outweigh the news),
+    and the scorers keep the rest, so no pair is in both. Pairs with an empty side are left out.
+    Returns the corpus pairs (shuffled) and the scorers' pairs by set name.
+    """
+    rng = random.Random(seed)
+    corpus: list[tuple[str, str]] = []
+    scorers: dict[str, list[tuple[str, str]]] = {}
+    for name, pairs in sets.items():
+        pairs = [(s, t) for s, t in pairs if s.strip() and t.strip()]
+        rng.shuffle(pairs)
+        k = min(tatoeba, len(pairs) // 2) if name == "tatoeba" else len(pairs) // 2
+        corpus += pairs[:k]
+        scorers[name] = pairs[k:]
+    rng.shuffle(corpus)
+    return corpus, scorers
+
+
+def _tsv_pairs(path: Path) -> list[tuple[str, str]]:
+    return [tuple(line.split("\t")[:2]) for line in _gz_lines(path)]
+
+
+def _summary(rows, clean, d: Path) -> None:
     kinds: dict[str, int] = {}
     for r in rows:
         kinds[r[3]] = kinds.get(r[3], 0) + 1
     words = sum(len(r[1].split()) for r in clean)
     print(f"{d}/noisy.tsv: {len(rows)} rows ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
     print(f"{d}/clean.tsv: {len(clean)} rows, {words} target words")
+
+
+def main_news(out: str) -> int:
+    """Build the general-domain variant (news, parliament, everyday sentences) into ``out``."""
+    pool = DATA / "deen-train-pool"
+    sets = {k: _tsv_pairs(pool / v / "train.de-en.tsv.gz") for k, v in NEWS_SETS.items()}
+    corpus, scorers = news_split(sets)
+    half = len(corpus) // 2
+    clean, base = corpus[:half], corpus[half:]
+    fr = [x for x in _gz_lines(DATA / "multi30k" / "train.fr.gz") if x.strip()]
+    rng = random.Random(11)
+    foreign = [fr[rng.randrange(len(fr))] for _ in base]
+    web = _tsv_pairs(pool / "opus100-deen-sample-8k" / "train.de-en.tsv.gz")
+    rows = build(clean, base, foreign, web)
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    for name, pairs in scorers.items():
+        write_tsv([(s.replace("\t", " "), t.replace("\t", " ")) for s, t in pairs],
+                  d / f"scorer-{name}.tsv")
+        print(f"{d}/scorer-{name}.tsv: {len(pairs)} pairs for the scorers")
+    write_tsv(rows, d / "noisy.tsv")
+    kept = [r for r in rows if r[2] == "V"]
+    write_tsv(kept, d / "clean.tsv")
+    _summary(rows, kept, d)
+    return 0
+
+
+def main(out: str, n_clean: int = 14500) -> int:
+    """Build the corpus from ``../shared/data`` into the folder ``out``."""
+    m = DATA / "multi30k"
+    de, en, fr = (_gz_lines(m / f"train.{x}.gz") for x in ("de", "en", "fr"))
+    pairs = list(zip(de, en))
+    web = _tsv_pairs(DATA / "deen-train-pool" / "opus100-deen-sample-8k" / "train.de-en.tsv.gz")
+    rows = build(pairs[:n_clean], pairs[n_clean:], fr[n_clean:], web)
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    write_tsv(rows, d / "noisy.tsv")
+    clean = [r for r in rows if r[2] == "V"]
+    write_tsv(clean, d / "clean.tsv")
+    _summary(rows, clean, d)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "runs/wmt18-data"))
+    args = sys.argv[1:]
+    if args[:1] == ["--news"]:
+        sys.exit(main_news(args[1] if len(args) > 1 else "runs/wmt18-news-data"))
+    sys.exit(main(args[0] if args else "runs/wmt18-data"))
