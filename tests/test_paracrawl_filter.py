@@ -1,7 +1,9 @@
 """recipes/paracrawl-filter.yaml end to end on small slices of the shipped data: its prepare
 trains en-fr and en-cs classifiers from Multi30k pairs read as two line-aligned files,
-the classifiers carry the recipe's surface measures, and the ParaCrawl pairs are all scored and
-evaluated beside bicleaner. The full-size figures are in docs/benchmarks.md."""
+the classifiers carry the recipe's surface measures and dictionary coverage, and the ParaCrawl
+pairs are all scored and evaluated beside bicleaner. The FreeDict dictionaries the recipe reads
+come from Debian's packages; here two small dictionaries written for the test stand in for them.
+The full-size figures are in docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -21,8 +23,16 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
     m = tmp_path / "m"
     sets = [f"output.dir={tmp_path / 'run'}", f"input.path={path}", "input.limit=200",
             f"steps[1].with.model={m}/enfr.joblib"]
+    words = {"fr": [("a", "un"), ("dog", "chien"), ("man", "homme"), ("the", "le"),
+                    ("woman", "femme"), ("in", "dans"), ("water", "eau")],
+             "cs": [("dog", "pes"), ("man", "muž"), ("woman", "žena"), ("in", "v"),
+                    ("water", "voda"), ("a", "jeden")]}
     for i, lang in ((0, "fr"), (1, "cs")):
-        sets += [f"prepare[{i}].with.output={m}/en{lang}.joblib", f"prepare[{i}].with.limit=300"]
+        d = tmp_path / f"dict-{lang}.tsv"
+        d.write_text("".join(f"{n}\t{e}\t{x}\n" for n, (e, x) in enumerate(words[lang])),
+                     encoding="utf-8")
+        sets += [f"prepare[{i}].with.output={m}/en{lang}.joblib", f"prepare[{i}].with.limit=300",
+                 f"prepare[{i}].with.features[2].with.dictionary={d}"]
     recipe = load_recipe(str(ROOT / "recipes" / "paracrawl-filter.yaml"), sets)
     res = run_recipe(recipe)
     assert (res.rows_in, res.rows_out) == (200, 200)
@@ -31,6 +41,9 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
         assert facts["clean_pairs"] == 300 and "appended" in facts["negatives"]
         assert "src_chars_log" not in facts["surface"] and "names_char_overlap" in facts["surface"]
         assert facts["features"][1]["with"]["tgt_lang"] == lang
+        cov = facts["features"][2]
+        assert cov["filter"] == "lexical_coverage.v1" and cov["with"]["margin"] == 4
+        assert cov["with"]["dictionary"].endswith(f"dict-{lang}.tsv")
         assert facts["held_out_roc_auc"] > 0.8
     assert joblib.load(m / "encs.joblib")["surface"] == facts["surface"]
     nums = res.reports["label_auc.v1"]["numbers"]
