@@ -34,7 +34,7 @@ from bitextforge.plugins.lexical.pair_classifier import (EXTRA_SURFACE, NEGATIVE
                                                          make_negatives)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_paracrawl_design import DATA, flores  # noqa: E402
+from bench_paracrawl_design import DATA, flores, print_variants  # noqa: E402
 
 KINDS = NEGATIVES + ("appended",)
 TRANSFER = [n for n in SURFACE if n not in ("src_chars_log", "tgt_chars_log")] + list(EXTRA_SURFACE)
@@ -63,7 +63,6 @@ def tables(lang: str, out: str, extra: list[tuple[str, str]] | None) -> str:
 
 def run(lang: str, limit: int = 20000) -> None:
     """Print the validation table of en-``lang``."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
     t0 = time.perf_counter()
@@ -120,18 +119,7 @@ def run(lang: str, limit: int = 20000) -> None:
         "+ coverage, margin + IBM-1 (+target), margin": base_cols + ["cov_m", "ibmT_src2tgt_m",
                                                                      "ibmT_tgt2src_m"],
     }
-    print("| features | FLORES AUC | " + " | ".join(KINDS) + " |")
-    print("|---|---|" + "---|" * len(KINDS))
-    for label, cols in variants.items():
-        idx = [names.index(c) for c in cols]
-        clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=1)
-        clf.fit(X[:, idx], y)
-        p = clf.predict_proba(V[:, idx])[:, 1]
-        pos = p[:len(vs)]
-        per = [roc_auc_score(np.r_[np.ones(len(vs)), np.zeros((wk == k).sum())],
-                             np.r_[pos, p[len(vs):][wk == k]]) for k in KINDS]
-        print(f"| {label} | {roc_auc_score(yv, p):.3f} | " + " | ".join(f"{a:.3f}" for a in per)
-              + " |")
+    print_variants(variants, names, X, y, V, yv, wk, KINDS)
     for c in [n for n, _, _ in specs if n.startswith(("cov", "ibm"))]:
         j = names.index(c)
         print(f"| {c} alone | {roc_auc_score(yv, V[:, j]):.3f} (Multi30k held in: "
