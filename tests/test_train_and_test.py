@@ -146,6 +146,29 @@ def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
     assert "UNFAIR" in report.summary and "d_model (8 vs 16)" in report.summary
 
 
+def test_baseline_trained_in_other_arithmetic_is_reported_unfair(tmp_path):
+    """precision: auto is bf16 on a CPU with native bf16 and fp32 elsewhere: the precision each
+    model really trained in is recorded, and a baseline from the other kind of day is flagged;
+    a record without it (an older version's) is not compared on it."""
+    _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
+    rec = tmp_path / "base" / "train_and_test" / "train_and_test.json"
+    data = json.loads(rec.read_text())
+    ours = data["models"][0]["training"]["precision"]
+    assert ours in ("bf16", "fp32")
+    other = "fp32" if ours == "bf16" else "bf16"
+    data["models"][0]["training"]["precision"] = other
+    rec.write_text(json.dumps(data))
+    report = _evaluator(tmp_path, baseline=str(tmp_path / "base")).evaluate(
+        _corpus(tmp_path / "run"))
+    assert report.numbers["baseline_same_settings"] == 0.0
+    assert f"precision ({other} vs {ours})" in report.summary
+    del data["models"][0]["training"]["precision"]
+    rec.write_text(json.dumps(data))
+    report = _evaluator(tmp_path, baseline=str(tmp_path / "base")).evaluate(
+        _corpus(tmp_path / "run"))
+    assert report.numbers["baseline_same_settings"] == 1.0
+
+
 def test_seed_spread_read_from_a_multi_seed_run(tmp_path):
     spread_run = tmp_path / "spread"
     (spread_run / "reports").mkdir(parents=True)

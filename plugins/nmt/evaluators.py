@@ -34,8 +34,10 @@ from .train import TrainOptions
 TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",
                   "batch_tokens", "lr", "warmup_fraction", "min_warmup_steps",
                   "label_smoothing", "max_len", "threads")
-#: settings that must agree for two models to be compared fairly (threads change speed only)
-FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps",)
+#: settings that must agree for two models to be compared fairly (threads change speed only;
+#: precision is the arithmetic the training ran in, read from each model's training facts,
+#: since ``auto`` means bf16 on one day's CPU and fp32 on another's)
+FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps", "precision")
 RECORD = "train_and_test.json"
 
 _SettingsBase = create_model(
@@ -238,7 +240,8 @@ class TrainAndTestEvaluator(Evaluator):
             shutil.rmtree(out)
         tmp.rename(out)
         return {"steps": info["steps"], "train_minutes": info["train_minutes"],
-                "pairs": info["pairs"], "parameters": info["parameters"]}
+                "pairs": info["pairs"], "parameters": info["parameters"],
+                "precision": info.get("precision")}
 
     def _translate(self, model: Path, src: list[str]) -> list[str]:
         from .backends import Decoding, make_backend
@@ -349,7 +352,8 @@ class TrainAndTestEvaluator(Evaluator):
                         f"{numbers['chrf_mean']:.2f} ± {numbers['chrf_sd']:.2f} (spread "
                         f"{numbers['chrf_spread']:.2f})")
         if baseline is not None:
-            extra, text = self._compare(baseline, test_src, test_ref, hyp, settings,
+            ran = {**settings, "precision": first["training"].get("precision")}
+            extra, text = self._compare(baseline, test_src, test_ref, hyp, ran,
                                         bleu_spread, chrf_spread)
             numbers.update(extra)
             summary += "; " + text
@@ -399,8 +403,10 @@ class TrainAndTestEvaluator(Evaluator):
             parts.append(part)
         text = "; ".join(parts)
         if base_settings is not None:
+            # a setting one side did not record (models of older versions) is not compared
             differ = sorted(k for k in FAIR_SETTINGS
-                            if k in base_settings and base_settings[k] != settings[k])
+                            if base_settings.get(k) is not None and settings.get(k) is not None
+                            and base_settings[k] != settings[k])
             numbers["baseline_same_settings"] = float(not differ)
             if differ:
                 text += ("; UNFAIR: the baseline was trained with other "
@@ -416,10 +422,13 @@ def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> 
 
 def _first_model(record: Path) -> tuple[Path, dict[str, Any] | None]:
     """The first seed's model of a train_and_test.json record (model directories are named
-    relative to the record, so a run directory can be moved), and its settings."""
+    relative to the record, so a run directory can be moved), and its settings with the
+    precision it was trained in (None when the record predates that fact)."""
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
-        return record.parent / data["models"][0]["dir"], data["settings"]
+        first = data["models"][0]
+        settings = {**data["settings"], "precision": first.get("training", {}).get("precision")}
+        return record.parent / first["dir"], settings
     except (ValueError, KeyError, IndexError, TypeError):
         raise InputError(f"{record}: not a train_and_test.v1 record (models[0].dir and "
                          f"settings)") from None
