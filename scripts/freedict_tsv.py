@@ -52,16 +52,17 @@ def main(argv: list[str] | None = None) -> int:
             got = read_dictd(path)
             pairs += [(y, x) for x, y in got] if turn else got
             print(f"{path}: {len(got)} entry pairs")
+    pairs = list(dict.fromkeys(pairs))   # once each, in reading order
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
     opener = gzip.open if out.suffix == ".gz" else open
     with opener(tmp, "wt", encoding="utf-8") as fh:
         fh.write(f"n\t{args.a}\t{args.b}\n")
-        for n, (x, y) in enumerate(dict.fromkeys(pairs), 1):
+        for n, (x, y) in enumerate(pairs, 1):
             fh.write(f"{n}\t{x.replace(chr(9), ' ')}\t{y.replace(chr(9), ' ')}\n")
     tmp.replace(out)
-    print(f"{out}: {len(set(pairs))} entry pairs ({args.a}-{args.b})")
+    print(f"{out}: {len(pairs)} entry pairs ({args.a}-{args.b})")
     return 0
 
 

@@ -72,28 +72,69 @@ def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv
               + " |")
 
 
+def design_data(lang: str, limit: int, kinds: tuple[str, ...]):
+    """The training and validation pairs of a design round: ``limit`` Multi30k training pairs
+    (seeded sample) and one negative each, FLORES devtest's even lines as clean validation pairs
+    and its odd lines made into negatives. Returns ``(src, tgt, ns, nt, vs, vt, ws, wt, wk)``,
+    ``wk`` the validation negatives' kinds."""
+    m = DATA / "multi30k"
+    src, tgt = read_tsv_pairs([(str(m / "train.en.gz"), str(m / f"train.{lang}.gz"))])
+    order = np.random.default_rng(1).permutation(len(src))[:limit]
+    src, tgt = [src[i] for i in order], [tgt[i] for i in order]
+    ns, nt, _ = make_negatives(src, tgt, kinds, 1)
+    en, xx = flores("en"), flores(lang)
+    ws, wt, wk = make_negatives(en[1::2], xx[1::2], kinds, 7)
+    return src, tgt, ns, nt, en[0::2], xx[0::2], ws, wt, np.array(wk)
+
+
+def multi30k_tables(lang: str, out: str, dictionary: str | None = None,
+                    extra: list[tuple[str, str]] | None = None) -> str:
+    """Train (once) eflomal tables on Multi30k train + val, with ``dictionary`` as prior and the
+    ``extra`` pairs (written to a TSV beside the tables) when given; returns ``out``."""
+    from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
+
+    if Path(out, "tables.json").exists():
+        return out
+    m = DATA / "multi30k"
+    corpus: list = [(str(m / f"{p}.en.gz"), str(m / f"{p}.{lang}.gz")) for p in ("train", "val")]
+    if extra:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        tsv = Path(f"{out}.extra.tsv")
+        tsv.write_text("".join(f"{s}\t{t}\n" for s, t in extra), encoding="utf-8")
+        corpus.append(str(tsv))
+    prior = {"dictionary": dictionary, "dictionary_langs": ("en", lang)} if dictionary else {}
+    LexicalTranslationTrainer(LexicalTranslationTrainer.Config(
+        output=out, langs=("en", lang), corpus=corpus, **prior)).train()
+    return out
+
+
+def cached_features(cache: Path, specs: list[FeatureFilter], surface, train, valid,
+                    batch: int = 2000, names: list[str] | None = None):
+    """``(X, V, names)``: the features of the ``train`` and ``valid`` (sources, targets) pairs,
+    scored in batches of ``batch`` rows, or those an earlier run kept in ``cache`` (refit
+    without rescoring). ``names`` overrides the scorer's column names."""
+    if cache.exists():
+        z = np.load(cache)
+        return z["X"], z["V"], list(z["names"])
+    scorer = FeatureScorer(specs, surface)
+    try:
+        X = scorer.features(*train, batch=batch)
+        V = scorer.features(*valid, batch=batch)
+    finally:
+        scorer.close()
+    names = names or scorer.names
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, X=X, V=V, names=np.array(names))
+    return X, V, names
+
+
 def run(lang: str, limit: int, kinds: tuple[str, ...]) -> None:
     """Print the validation table of en-``lang``."""
     from sklearn.metrics import roc_auc_score
 
     t0 = time.perf_counter()
-    m = DATA / "multi30k"
-    src, tgt = read_tsv_pairs([(str(m / "train.en.gz"), str(m / f"train.{lang}.gz"))])
-    rng = np.random.default_rng(1)
-    order = rng.permutation(len(src))[:limit]
-    src, tgt = [src[i] for i in order], [tgt[i] for i in order]
-    ns, nt, _ = make_negatives(src, tgt, kinds, 1)
-    en, xx = flores("en"), flores(lang)
-    vs, vt = en[0::2], xx[0::2]
-    ws, wt, wk = make_negatives(en[1::2], xx[1::2], kinds, 7)
-    tables = f"models/lexical-en{lang}"
-    if not Path(tables, "tables.json").exists():
-        from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
-
-        LexicalTranslationTrainer(LexicalTranslationTrainer.Config(
-            output=tables, langs=("en", lang),
-            corpus=[(str(m / f"{part}.en.gz"), str(m / f"{part}.{lang}.gz"))
-                    for part in ("train", "val")])).train()
+    src, tgt, ns, nt, vs, vt, ws, wt, wk = design_data(lang, limit, kinds)
+    tables = multi30k_tables(lang, f"models/lexical-en{lang}")
     specs = [FeatureFilter(filter="language_id.v1", with_={"src_lang": "en"}),
              FeatureFilter(filter="language_id.v1", with_={"tgt_lang": lang}),
              FeatureFilter(filter="lexical_translation.v1",
@@ -102,21 +143,10 @@ def run(lang: str, limit: int, kinds: tuple[str, ...]) -> None:
              FeatureFilter(filter="lexical_translation.v1",
                            with_={"tables": tables, "src_lang": "en", "tgt_lang": lang,
                                   "direction": "tgt2src"})]
-    cache = Path(f"runs/paracrawl-design-{lang}.npz")
-    if cache.exists():  # the features of an earlier run: refit without rescoring
-        z = np.load(cache)
-        X, V, names = z["X"], z["V"], list(z["names"])
-    else:
-        scorer = FeatureScorer(specs, ALL_SURFACE)
-        X = scorer.features(src + ns, tgt + nt)
-        V = scorer.features(vs + ws, vt + wt)
-        scorer.close()
-        names = scorer.names
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, X=X, V=V, names=np.array(names))
+    X, V, names = cached_features(Path(f"runs/paracrawl-design-{lang}.npz"), specs, ALL_SURFACE,
+                                  (src + ns, tgt + nt), (vs + ws, vt + wt))
     y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
     yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
-    wk = np.array(wk)
     print(f"\nen-{lang}: {len(src)} Multi30k pairs + {len(ns)} negatives; FLORES validation "
           f"{len(vs)} clean + {len(ws)} noisy ({time.perf_counter() - t0:.0f} s to score)")
     print_variants(VARIANTS, names, X, y, V, yv, wk, kinds)

@@ -11,8 +11,9 @@ model knows less well. Everything is measured the way the first round was: class
 devtest (even lines clean, odd lines made into the same negative kinds).
 
 Tables: ``m30k+dict`` are learned from Multi30k train + val with the FreeDict prior;
-``+target`` adds the (unlabelled) FLORES validation pairs themselves, as the recipe adds the
-unlabelled ParaCrawl pairs it scores (transductive: the aligner sees the text, never a label).
+``+target`` adds the (unlabelled) FLORES validation pairs themselves, as a user could add the
+unlabelled crawl being scored (transductive: the aligner sees the text, never a label; measured
+worse, so the recipe does not).
 
     apt-get install dict-freedict-eng-fra dict-freedict-fra-eng dict-freedict-eng-ces dict-freedict-ces-eng
     .venv/bin/python scripts/freedict_tsv.py en fr models/freedict-en-fr.tsv.gz
@@ -28,37 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bitextforge.corpus import read_tsv_pairs
-from bitextforge.plugins.lexical.pair_classifier import (EXTRA_SURFACE, NEGATIVES, SURFACE,
-                                                         FeatureFilter, FeatureScorer,
-                                                         make_negatives)
+from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_paracrawl_design import DATA, flores, print_variants  # noqa: E402
+from bench_paracrawl_design import (KINDS, TRANSFER, cached_features,  # noqa: E402
+                                    design_data, multi30k_tables, print_variants)
 
-KINDS = NEGATIVES + ("appended",)
-TRANSFER = [n for n in SURFACE if n not in ("src_chars_log", "tgt_chars_log")] + list(EXTRA_SURFACE)
 MARGIN = 4
-
-
-def tables(lang: str, out: str, extra: list[tuple[str, str]] | None) -> str:
-    """Train (once) eflomal tables on Multi30k train + val with the FreeDict prior, plus the
-    ``extra`` pairs written to a TSV beside the tables."""
-    from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
-
-    if Path(out, "tables.json").exists():
-        return out
-    m = DATA / "multi30k"
-    corpus: list = [(str(m / f"{p}.en.gz"), str(m / f"{p}.{lang}.gz")) for p in ("train", "val")]
-    if extra:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        tsv = Path(f"{out}.extra.tsv")
-        tsv.write_text("".join(f"{s}\t{t}\n" for s, t in extra), encoding="utf-8")
-        corpus.append(str(tsv))
-    LexicalTranslationTrainer(LexicalTranslationTrainer.Config(
-        output=out, langs=("en", lang), corpus=corpus,
-        dictionary=f"models/freedict-en-{lang}.tsv.gz", dictionary_langs=("en", lang))).train()
-    return out
 
 
 def run(lang: str, limit: int = 20000) -> None:
@@ -66,17 +43,11 @@ def run(lang: str, limit: int = 20000) -> None:
     from sklearn.metrics import roc_auc_score
 
     t0 = time.perf_counter()
-    m = DATA / "multi30k"
-    src, tgt = read_tsv_pairs([(str(m / "train.en.gz"), str(m / f"train.{lang}.gz"))])
-    order = np.random.default_rng(1).permutation(len(src))[:limit]
-    src, tgt = [src[i] for i in order], [tgt[i] for i in order]
-    ns, nt, _ = make_negatives(src, tgt, KINDS, 1)
-    en, xx = flores("en"), flores(lang)
-    vs, vt = en[0::2], xx[0::2]
-    ws, wt, wk = make_negatives(en[1::2], xx[1::2], KINDS, 7)
-    base = tables(lang, f"models/lexical-en{lang}-dict", None)
-    trans = tables(lang, f"models/lexical-en{lang}-dict-flores", list(zip(vs + ws, vt + wt)))
+    src, tgt, ns, nt, vs, vt, ws, wt, wk = design_data(lang, limit, KINDS)
     dic = f"models/freedict-en-{lang}.tsv.gz"
+    base = multi30k_tables(lang, f"models/lexical-en{lang}-dict", dic)
+    trans = multi30k_tables(lang, f"models/lexical-en{lang}-dict-flores", dic,
+                            list(zip(vs + ws, vt + wt)))
     lx = {"src_lang": "en", "tgt_lang": lang}
     specs = [("lid_en", "language_id.v1", {"src_lang": "en"}),
              ("lid_xx", "language_id.v1", {"tgt_lang": lang}),
@@ -88,25 +59,17 @@ def run(lang: str, limit: int = 20000) -> None:
             specs.append((f"{tag}_{d}", "lexical_translation.v1", {**lx, "tables": tab, "direction": d}))
             specs.append((f"{tag}_{d}_m", "lexical_translation.v1",
                           {**lx, "tables": tab, "direction": d, "margin": MARGIN}))
-    cache = Path(f"runs/paracrawl-lexical-{lang}.npz")
-    if cache.exists():
-        z = np.load(cache)
-        X, V, names = z["X"], z["V"], list(z["names"])
-    else:
-        scorer = FeatureScorer([FeatureFilter(filter=f, with_=w) for _, f, w in specs], TRANSFER)
-        # one batch each: the margin's chance partners come from the whole set
-        X = scorer.features(src + ns, tgt + nt, batch=10 ** 9)
-        V = scorer.features(vs + ws, vt + wt, batch=10 ** 9)
-        scorer.close()
-        names = TRANSFER + [n for n, _, _ in specs]
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, X=X, V=V, names=np.array(names))
+    # one batch each: the margin's chance partners come from the whole set
+    X, V, names = cached_features(
+        Path(f"runs/paracrawl-lexical-{lang}.npz"),
+        [FeatureFilter(filter=f, with_=w) for _, f, w in specs], TRANSFER,
+        (src + ns, tgt + nt), (vs + ws, vt + wt), batch=10 ** 9,
+        names=list(TRANSFER) + [n for n, _, _ in specs])
     y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
     yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
-    wk = np.array(wk)
     print(f"\nen-{lang}: {len(src)} Multi30k pairs + {len(ns)} negatives; FLORES validation "
           f"{len(vs)} clean + {len(ws)} noisy ({time.perf_counter() - t0:.0f} s)")
-    base_cols = TRANSFER + ["lid_en", "lid_xx"]
+    base_cols = list(TRANSFER) + ["lid_en", "lid_xx"]
     variants = {
         "transfer(14) + LID (the recipe so far)": base_cols,
         "+ coverage": base_cols + ["cov"],

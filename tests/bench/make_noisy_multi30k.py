@@ -44,6 +44,7 @@ import random
 import sys
 from pathlib import Path
 
+from bitextforge.corpus import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import make_negatives
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -146,7 +147,7 @@ def news_split(sets: dict[str, list[tuple[str, str]]], seed: int = 7,
 
 
 def _tsv_pairs(path: Path) -> list[tuple[str, str]]:
-    return [tuple(line.split("\t")[:2]) for line in _gz_lines(path)]
+    return list(zip(*read_tsv_pairs([str(path)])))
 
 
 def _summary(rows, clean, d: Path) -> None:
