@@ -580,3 +580,59 @@ def test_vocab_map_mistakes_are_one_clear_line(tiny, tmp_path, capsys):
     assert main(["build-vocab-map", "--model", str(bare), "--src-train", str(d / "t.de"),
                  "--tgt-train", str(d / "t.en"), "--common", "-1"]) != 0
     assert "--common: -1 is negative" in capsys.readouterr().err
+
+
+def test_init_model_continues_the_model_with_its_vocabulary(tiny, tmp_path):
+    """Domain adaptation: init_model starts from the given model's weights, vocabulary and size
+    (the size options are ignored), detokenize undoes Moses tokenization of the new pairs, and
+    the vocabulary map keeps every rule of the first training."""
+    import torch
+    from sacremoses import MosesTokenizer
+    from transformers import MarianMTModel
+
+    from bitextforge.plugins.nmt.train import TrainOptions, detokenize, train
+
+    de_tok, en_tok = MosesTokenizer(lang="de"), MosesTokenizer(lang="en")
+    rows = [f"{de_tok.tokenize(d, return_str=True)}\t{en_tok.tokenize(e, return_str=True)}"
+            for d, e in zip(tiny["de"][:40], tiny["en"][:40])]
+    (tmp_path / "tok.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert detokenize(["Das Kind , das &quot; Hallo &quot; sagt ."], "de") == [
+        'Das Kind, das "Hallo" sagt.']
+    # a learning rate too small to move any weight: what comes out is what went in
+    opts = TrainOptions(train_tsv=[str(tmp_path / "tok.tsv")], src_lang="de", tgt_lang="en",
+                        output=str(tmp_path / "adapted"), init_model=str(tiny["dir"]),
+                        detokenize=True, max_steps=2, lr=1e-12, warmup=1, min_warmup_steps=0,
+                        batch_tokens=600, threads=1, max_len=24, d_model=64)
+    info = train(opts, log=lambda m: None)
+    assert info["steps"] == 2 and info["options"]["init_model"] == str(tiny["dir"])
+    assert (tmp_path / "adapted" / "joint.model").read_bytes() == \
+        (tiny["dir"] / "joint.model").read_bytes()
+    first = MarianMTModel.from_pretrained(str(tiny["dir"])).state_dict()
+    adapted = MarianMTModel.from_pretrained(str(tmp_path / "adapted"))
+    assert adapted.config.d_model == 32  # the init model's size, not d_model: 64
+    for name, weight in adapted.state_dict().items():
+        assert torch.allclose(weight, first[name], atol=1e-6), name
+    old_rules = (tiny["dir"] / "vmap.txt").read_text(encoding="utf-8").splitlines()
+    new_rules = {line.split("\t")[0]: set(line.split("\t")[1].split())
+                 for line in (tmp_path / "adapted" / "vmap.txt").read_text(
+                     encoding="utf-8").splitlines()}
+    for line in old_rules:
+        src, _, tgts = line.partition("\t")
+        assert set(tgts.split()) <= new_rules[src]
+
+
+def test_init_model_mistakes_are_one_clear_line(tiny, tmp_path):
+    """A directory that is not a train-nmt model, or a model of the other direction, is refused
+    before anything is written."""
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    d = tiny["data"]
+    common = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), max_steps=1,
+                  output=str(tmp_path / "out"))
+    with pytest.raises(InputError, match=r"init_model .*: no config\.json or joint\.model"):
+        train(TrainOptions(src_lang="de", tgt_lang="en", init_model=str(tmp_path), **common),
+              log=lambda m: None)
+    with pytest.raises(InputError, match=r"translates de->en; this training is en->de"):
+        train(TrainOptions(src_lang="en", tgt_lang="de", init_model=str(tiny["dir"]), **common),
+              log=lambda m: None)
+    assert not (tmp_path / "out").exists()

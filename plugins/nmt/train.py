@@ -71,6 +71,13 @@ class TrainOptions(BaseModel):
     max_steps: int = Field(0, ge=0, description="Stop after this many updates (0: no limit).")
     spm: str | None = Field(None, description="Reuse this joint sentencepiece .model (e.g. "
                             "joint.model of the reverse direction) instead of training one.")
+    init_model: str | None = Field(None, description="Continue training this train-nmt model "
+                                   "directory of the same direction (domain adaptation: a "
+                                   "general model fine-tuned on in-domain pairs); its vocabulary "
+                                   "and architecture are kept, so the size options are ignored, "
+                                   "and its vocabulary map is extended with the new pairs.")
+    detokenize: bool = Field(False, description="Moses-detokenize both sides of the training "
+                             "pairs first (sacremoses), for corpora released tokenized.")
     vocab_size: int = Field(8000, ge=50, description="Joint sentencepiece vocabulary.")
     d_model: int = Field(256, ge=8, description="Model width.")
     layers: int = Field(3, ge=1, description="Encoder and decoder layers each.")
@@ -401,11 +408,42 @@ def valid_loss(torch, model, src, tgt, batches, pad) -> float:
     return tot / max(n, 1)
 
 
+def check_init_model(opts: TrainOptions) -> Path:
+    """The directory of ``opts.init_model``, checked: a train-nmt model (config.json and
+    joint.model) of this run's direction, and no other vocabulary asked for."""
+    init = Path(opts.init_model)
+    missing = [n for n in ("config.json", "joint.model") if not (init / n).is_file()]
+    if missing:
+        raise InputError(f"init_model {init}: no {' or '.join(missing)}; give a model directory "
+                         f"that train-nmt wrote")
+    if opts.spm:
+        raise InputError(f"init_model {init}: give init_model or spm, not both (a continued "
+                         f"model keeps its vocabulary)")
+    log_file = init / "train_log.json"
+    if log_file.is_file():
+        info = json.loads(log_file.read_text(encoding="utf-8"))
+        theirs = (info.get("src_lang"), info.get("tgt_lang"))
+        if theirs != (opts.src_lang, opts.tgt_lang):
+            raise InputError(f"init_model {init} translates {theirs[0]}->{theirs[1]}; this "
+                             f"training is {opts.src_lang}->{opts.tgt_lang}")
+    return init
+
+
+def detokenize(lines: list[str], lang: str) -> list[str]:
+    """Moses-detokenized lines (sacremoses; HTML escapes such as ``&apos;`` undone), for
+    corpora released tokenized (IWSLT14, the MLQE-PE post-edits)."""
+    from sacremoses import MosesDetokenizer
+
+    md = MosesDetokenizer(lang=lang)
+    return [md.detokenize(line.split()) for line in lines]
+
+
 def option_paths(opts: TrainOptions) -> dict[str, str | None]:
     """Every file a training reads, by option name: corpora, validation and test files, a reused
     sentencepiece model."""
     out = {"src_train": opts.src_train, "tgt_train": opts.tgt_train,
-           "valid_src": opts.valid_src, "valid_tgt": opts.valid_tgt, "spm": opts.spm}
+           "valid_src": opts.valid_src, "valid_tgt": opts.valid_tgt, "spm": opts.spm,
+           "init_model": opts.init_model}
     out.update({f"train_tsv[{i}]": p for i, p in enumerate(opts.train_tsv)})
     for i, (src, ref) in enumerate(opts.tests):
         out[f"tests[{i}][0]"], out[f"tests[{i}][1]"] = src, ref
@@ -427,6 +465,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         if not Path(opts.spm).is_file():
             raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
         check_spm_ids(opts.spm)
+    init = check_init_model(opts) if opts.init_model else None
     import sentencepiece as spm
     import torch
 
@@ -442,6 +481,9 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         src_txt, tgt_txt = read_tsv_pairs(opts.train_tsv, swap=swap)
     else:
         src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
+    if opts.detokenize:
+        src_txt = detokenize(src_txt, opts.src_lang)
+        tgt_txt = detokenize(tgt_txt, opts.tgt_lang)
     weights = read_weights(opts.train_weights, len(src_txt)) if opts.train_weights else None
     keep = [i for i in range(len(src_txt)) if src_txt[i].strip() and tgt_txt[i].strip()]
     if len(keep) < len(src_txt):
@@ -462,10 +504,12 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     # read and check every input before the output directory exists
     out.mkdir(parents=True, exist_ok=True)
     spm_prefix = out / "joint"
-    if opts.spm:
-        # Reuse a joint vocabulary (e.g. the reverse direction's): same pieces, no retraining.
-        if Path(opts.spm).resolve() != spm_prefix.with_suffix(".model").resolve():
-            shutil.copyfile(opts.spm, spm_prefix.with_suffix(".model"))
+    reuse = opts.spm or (init / "joint.model" if init else None)
+    if reuse:
+        # Reuse a joint vocabulary (the reverse direction's, or the model being continued): same
+        # pieces, no retraining.
+        if Path(reuse).resolve() != spm_prefix.with_suffix(".model").resolve():
+            shutil.copyfile(reuse, spm_prefix.with_suffix(".model"))
     else:
         train_spm(src_txt + tgt_txt, spm_prefix, opts.vocab_size, opts.seed)
     vocab = write_tokenizer(out, spm_prefix.with_suffix(".model"), opts.src_lang, opts.tgt_lang)
@@ -481,13 +525,25 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         vsrc, vtgt = encode(sp, vs, opts.max_len), encode(sp, vt, opts.max_len)
         vbatches = make_batches(vsrc, vtgt, opts.batch_tokens, random.Random(0))
 
-    model = build_model(opts, vocab)
+    if init is not None:
+        from transformers import MarianMTModel
+
+        # the dropout of this run (a small in-domain set may want more than the first training)
+        model = MarianMTModel.from_pretrained(str(init), dropout=opts.dropout)
+        if model.config.vocab_size != vocab:
+            raise InputError(f"init_model {init}: its model has {model.config.vocab_size} "
+                             f"vocabulary entries but its joint.model {vocab}")
+        log(f"train-nmt: continuing {init} (its vocabulary and size)")
+    else:
+        model = build_model(opts, vocab)
     pad = vocab - 1
     # The decoder starts from the <pad> embedding; Marian (and CTranslate2's conversion) start
-    # from a zero vector.  padding_idx keeps the row's gradient at zero, so zeroing it once keeps
-    # both backends identical.
-    with torch.no_grad():
-        model.get_input_embeddings().weight[pad].zero_()
+    # from a zero vector.  padding_idx keeps the input side's gradient at zero, so zeroing the row
+    # once keeps both backends close (the tied output layer still moves it a little).  A
+    # continued model keeps its row: zeroing it would change its output layer.
+    if init is None:
+        with torch.no_grad():
+            model.get_input_embeddings().weight[pad].zero_()
     n_params = sum(p.numel() for p in model.parameters())
     log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters, {precision} forward "
         f"pass on {opts.threads} thread{'s' if opts.threads > 1 else ''}")
@@ -602,10 +658,13 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         return info
 
     # The lexical shortlist of the CTranslate2 backend's `vocab_map: model`, from the ids at hand.
-    from .vocab_map import VMAP_NAME, build_vocab_map
+    from .vocab_map import VMAP_NAME, build_vocab_map, merge_vocab_maps
 
     id_to_token = [sp.id_to_piece(i) for i in range(sp.get_piece_size())] + ["<pad>"]
     lines = build_vocab_map(src, tgt, id_to_token, skip_ids=[EOS_ID, UNK_ID, pad])
+    if init is not None and (init / VMAP_NAME).is_file():
+        lines = merge_vocab_maps(
+            (init / VMAP_NAME).read_text(encoding="utf-8").splitlines(), lines)
     write_atomic(out / VMAP_NAME, "".join(line + "\n" for line in lines))
     log(f"train-nmt: vocabulary map {out / VMAP_NAME} ({len(lines) - 1} source tokens)")
     write_log()  # the training is on record even if a test set fails

@@ -93,6 +93,20 @@ def build_vocab_map(src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence
     return lines
 
 
+def merge_vocab_maps(*maps: Sequence[str]) -> list[str]:
+    """The union of vocabulary maps given as lines: each source token (the always-allowed rule
+    included) allows every target token any of the maps allows it. A model fine-tuned on new
+    pairs keeps what its first training allowed and gains what the new pairs need."""
+    rules: dict[str, set[str]] = {}
+    for lines in maps:
+        for line in lines:
+            src, _, tgts = line.rstrip("\n").partition("\t")
+            rules.setdefault(src, set()).update(tgts.split())
+    always = rules.pop("", set())
+    return ["\t" + " ".join(sorted(always))] + [
+        f"{src}\t" + " ".join(sorted(tgts)) for src, tgts in sorted(rules.items())]
+
+
 def build_for_model(model_dir: str | Path, src_texts: Sequence[str], tgt_texts: Sequence[str],
                     output: str | Path | None = None, *, per_source: int = PER_SOURCE,
                     common: int = COMMON) -> Path:
