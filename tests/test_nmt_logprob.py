@@ -120,3 +120,59 @@ def test_reads_tgt_scores_the_source_given_the_target(models, tmp_path):
     finally:
         flt.close()
     assert all(t > m for t, m in zip(true, mis))
+
+
+def test_cross_fitted_scoring_never_uses_a_model_that_saw_the_row(models, tmp_path):
+    """Two models trained with folds: 2 (each leaves out every other training line); in a recipe
+    with model: [fold 0, fold 1], row i is scored by the model that left line i out, so a pair
+    the models learned by heart is scored as unseen: lower than the other fold's model scores
+    it."""
+    from bitextforge.plugins.nmt.backends import make_backend
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    (tmp_path / "t.de").write_text("\n".join(DE * 25) + "\n", encoding="utf-8")
+    (tmp_path / "t.en").write_text("\n".join(EN * 25) + "\n", encoding="utf-8")
+    folds = []
+    for k in (0, 1):  # line i is pair i % 8: fold k leaves out the pairs of parity k
+        out = tmp_path / f"fold{k}"
+        train(TrainOptions(src_train=str(tmp_path / "t.de"), tgt_train=str(tmp_path / "t.en"),
+                           src_lang="de", tgt_lang="en", output=str(out), folds=2, fold=k,
+                           max_steps=200, vocab_size=120, d_model=32, layers=1, heads=2,
+                           ffn_dim=64, batch_tokens=400, lr=1e-2, min_warmup_steps=10,
+                           threads=1, max_len=24, dropout=0.0, label_smoothing=0.0,
+                           precision="fp32"), log=lambda m: None)
+        folds.append(str(out))
+    res = run_recipe(_recipe(tmp_path, list(zip(DE, EN)),
+                             f"{{model: ['{folds[0]}', '{folds[1]}'], threads: 1}}",
+                             "{min: -.inf}"))
+    assert res.rejected == 0
+    got = [float(v) for v in _column(tmp_path / "out" / "corpus.tsv", "nmt_logprob")]
+    by = [make_backend("ctranslate2", f, threads=1, compute_type="float32") for f in folds]
+    try:
+        unseen = [by[i % 2].score([DE[i]], [EN[i]])[0] for i in range(8)]
+        seen = [by[1 - i % 2].score([DE[i]], [EN[i]])[0] for i in range(8)]
+    finally:
+        for be in by:
+            be.close()
+    assert got == pytest.approx(unseen, abs=1e-4)
+    assert sum(u < s for u, s in zip(unseen, seen)) >= 7
+
+
+def test_cross_fitting_mistakes(models):
+    """A list of models takes no reverse model; a fold outside the folds is refused."""
+    from pydantic import ValidationError
+
+    from bitextforge.plugins.nmt.filters import NmtLogprobFilter
+    from bitextforge.plugins.nmt.train import TrainOptions
+
+    with pytest.raises(ValidationError, match="takes no reverse_model"):
+        NmtLogprobFilter.Config(model=[models["de-en"]] * 2, reverse_model=models["en-de"])
+    with pytest.raises(ValidationError, match="fold 2 is not one of the 2 folds"):
+        TrainOptions(src_train="a", tgt_train="b", src_lang="de", tgt_lang="en", output="o",
+                     folds=2, fold=2)
+
+
+def _column(path, name):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    head = lines[0].split("\t")
+    return [ln.split("\t")[head.index(name)] for ln in lines[1:]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bitextforge import Filter
 
@@ -37,8 +37,13 @@ class NmtLogprobFilter(Filter):
     class Config(Filter.Config):
         """Options of nmt_logprob.v1."""
 
-        model: str = Field(description="Model that translates the ``reads`` side into the other "
-                           "side: a local directory (e.g. from train-nmt) or a cached hub id.")
+        model: str | list[str] = Field(
+            description="Model that translates the ``reads`` side into the other side: a local "
+            "directory (e.g. from train-nmt) or a cached hub id. A list of n models is "
+            "cross-fitted scoring: the row with id i is scored by the (i % n)-th, the model that "
+            "train-nmt trained with folds: n, fold: i % n and so never saw that row's line (for "
+            "models trained on the scored corpus itself, such as in-domain adaptation on a QE "
+            "training split).")
         reverse_model: str | None = Field(None, description="Model of the opposite direction: "
                                           "with it the score is the dual conditional "
                                           "cross-entropy.")
@@ -52,12 +57,25 @@ class NmtLogprobFilter(Filter):
         batch_size: int = Field(32, ge=1, description="Pairs per batch.")
         max_length: int = Field(256, ge=8, description="Tokens kept of each side.")
 
+        @model_validator(mode="after")
+        def _cross_fit_alone(self):
+            if isinstance(self.model, list):
+                if not self.model:
+                    raise ValueError("model: an empty list; give a model or a list of them")
+                if self.reverse_model:
+                    raise ValueError("cross-fitted scoring (a list of models) takes no "
+                                     "reverse_model")
+            return self
+
     @classmethod
     def input_paths(cls, config):
         """The model directories (hub ids are not paths)."""
-        return {"model": _local_model(config.model),
-                "reverse_model": _local_model(config.reverse_model)
-                if config.reverse_model else None}
+        models = config.model if isinstance(config.model, list) else [config.model]
+        paths = {("model" if len(models) == 1 and not isinstance(config.model, list)
+                  else f"model[{i}]"): _local_model(m) for i, m in enumerate(models)}
+        paths["reverse_model"] = (_local_model(config.reverse_model)
+                                  if config.reverse_model else None)
+        return paths
 
     def __init__(self, config=None):
         """Load the model(s) once for the run."""
@@ -66,30 +84,52 @@ class NmtLogprobFilter(Filter):
 
         c = self.config
         kw = dict(threads=c.threads, batch_size=c.batch_size, compute_type=c.compute_type)
-        self.forward = make_backend(c.backend, c.model, option=f"{self.name} model", **kw)
+        models = c.model if isinstance(c.model, list) else [c.model]
+        many = isinstance(c.model, list)
+        self.forwards = [make_backend(c.backend, m, **kw,
+                                      option=f"{self.name} model" + (f"[{i}]" if many else ""))
+                         for i, m in enumerate(models)]
         self.backward = (make_backend(c.backend, c.reverse_model,
                                       option=f"{self.name} reverse_model", **kw)
                          if c.reverse_model else None)
+        if many:
+            self.cache_scores = False  # a row's score depends on its id, not only its text
 
     def score(self, batch):
         """One score per row (see the class docstring)."""
         c = self.config
         src = ["" if t is None else t for t in batch[c.reads]]
         tgt = ["" if t is None else t for t in batch["tgt" if c.reads == "src" else "src"]]
-        fwd = self.forward.score(src, tgt, c.max_length)
+        if len(self.forwards) > 1:
+            return self._cross_fitted(batch["id"], src, tgt)
+        fwd = self.forwards[0].score(src, tgt, c.max_length)
         if self.backward is None:
             return fwd
         return dual_cross_entropy(fwd, self.backward.score(tgt, src, c.max_length))
 
+    def _cross_fitted(self, ids, src, tgt) -> list[float]:
+        """Each row scored by the model of its fold (row id modulo the number of models)."""
+        n = len(self.forwards)
+        out = [0.0] * len(src)
+        for k, backend in enumerate(self.forwards):
+            rows = [r for r, i in enumerate(ids) if int(i) % n == k]
+            if rows:
+                scores = backend.score([src[r] for r in rows], [tgt[r] for r in rows],
+                                       self.config.max_length)
+                for r, v in zip(rows, scores):
+                    out[r] = v
+        return out
+
     def manifest_info(self):
         """The models' facts."""
-        info = {"model": self.forward.info()}
+        info = ({"model": self.forwards[0].info()} if not isinstance(self.config.model, list)
+                else {"models": [be.info() for be in self.forwards]})
         if self.backward is not None:
             info["reverse_model"] = self.backward.info()
         return info
 
     def close(self):
         """Release the models."""
-        for be in (self.forward, self.backward):
+        for be in (*self.forwards, self.backward):
             if be is not None:
                 be.close()

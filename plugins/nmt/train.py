@@ -76,6 +76,11 @@ class TrainOptions(BaseModel):
                                    "general model fine-tuned on in-domain pairs); its vocabulary "
                                    "and architecture are kept, so the size options are ignored, "
                                    "and its vocabulary map is extended with the new pairs.")
+    folds: int = Field(1, ge=1, description="Cross-fitting: with n > 1 folds, the training "
+                       "lines i (0-based, over the corpus as read) with i % n == fold are left "
+                       "out, so that each line has a model that never saw it (nmt_logprob.v1 "
+                       "scores row i with the i % n-th of its models).")
+    fold: int = Field(0, ge=0, description="With folds: which fold to leave out (0..folds-1).")
     detokenize: bool = Field(False, description="Moses-detokenize both sides of the training "
                              "pairs first (sacremoses), for corpora released tokenized.")
     vocab_size: int = Field(8000, ge=50, description="Joint sentencepiece vocabulary.")
@@ -128,6 +133,9 @@ class TrainOptions(BaseModel):
         if bool(self.valid_src) != bool(self.valid_tgt):
             raise ValueError("give both valid_src and valid_tgt (--valid-src, --valid-tgt), or "
                              "neither")
+        if self.fold >= self.folds:
+            raise ValueError(f"fold {self.fold} is not one of the {self.folds} folds "
+                             f"(0..{self.folds - 1})")
         return self
 
     def corpus_files(self) -> list[str]:
@@ -488,6 +496,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     keep = [i for i in range(len(src_txt)) if src_txt[i].strip() and tgt_txt[i].strip()]
     if len(keep) < len(src_txt):
         log(f"train-nmt: {len(src_txt) - len(keep)} pairs with an empty side left out")
+    if opts.folds > 1:
+        held = sum(1 for i in keep if i % opts.folds == opts.fold)
+        keep = [i for i in keep if i % opts.folds != opts.fold]
+        log(f"train-nmt: fold {opts.fold} of {opts.folds} ({held} pairs) left out")
     if weights is not None:
         # A weight-0 pair must not shape the model at all, the vocabulary included.
         nonzero = [i for i in keep if weights[i] > 0]
