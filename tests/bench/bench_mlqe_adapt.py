@@ -1,0 +1,56 @@
+"""Domain adaptation by continued training (``train-nmt --init-model``): BLEU and chrF on
+Wikipedia of the general en->de model of ``recipes/models-deen.yaml`` and of the models that
+``recipes/mlqe-qe.yaml`` adapts from it with MLQE-PE train post-edits (Luong & Manning 2015;
+Freitag & Al-Onaizan 2016).
+
+The test set is MLQE-PE's dev split: its 1,000 English Wikipedia sources and their human
+post-edits (released tokenized; Moses-detokenized here) as references, rows that no model saw
+(the adapted models train on the train split only). The post-edits are corrections of one NMT
+system's output, so BLEU against them also rewards that system's word choices. Prints one JSON
+line per model and beam (the ``evaluate-nmt`` format).
+
+    .venv/bin/python tests/bench/bench_mlqe_adapt.py models/general-en-de \
+        models/mlqe-en-de-fold0 models/mlqe-en-de-fold1
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from bitextforge.plugins.nmt.train import detokenize, evaluate_bleu
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mlqe-pe-ende"
+
+
+def main(argv=None):
+    """Write the detokenized test set to a temporary directory and score every model on it."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="+", help="en->de model directories")
+    ap.add_argument("--beam", type=int, nargs="+", default=[1])
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args(argv)
+    with gzip.open(DATA / "da_scores.en-de.train-dev.tsv.gz", "rt", encoding="utf-8") as fh:
+        head = fh.readline().rstrip("\n").split("\t")
+        src = [dict(zip(head, ln.rstrip("\n").split("\t")))["en_source"] for ln in fh
+               if ln.startswith("dev\t")]
+    with gzip.open(DATA / "pe.dev.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
+        ref = detokenize([ln.split("\t")[0] for ln in fh.read().splitlines()], "de")
+    if len(src) != len(ref):
+        raise SystemExit(f"{len(src)} dev sources but {len(ref)} post-edits")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "dev.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+        (Path(tmp) / "dev.de").write_text("\n".join(ref) + "\n", encoding="utf-8")
+        for model in a.models:
+            for beam in a.beam:
+                r = evaluate_bleu(model, str(Path(tmp) / "dev.en"), str(Path(tmp) / "dev.de"),
+                                  beam, backend="ctranslate2", threads=a.threads)
+                print(json.dumps({"model": model, **r, "test": "mlqe-pe dev (post-edits)"}))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
