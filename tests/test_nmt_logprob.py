@@ -159,14 +159,22 @@ def test_cross_fitted_scoring_never_uses_a_model_that_saw_the_row(models, tmp_pa
 
 
 def test_cross_fitting_mistakes(models):
-    """A list of models takes no reverse model; a fold outside the folds is refused."""
+    """A list of models takes no reverse model and needs row ids; a fold outside the folds is
+    refused."""
     from pydantic import ValidationError
 
+    from bitextforge import ComponentError
     from bitextforge.plugins.nmt.filters import NmtLogprobFilter
     from bitextforge.plugins.nmt.train import TrainOptions
 
     with pytest.raises(ValidationError, match="takes no reverse_model"):
         NmtLogprobFilter.Config(model=[models["de-en"]] * 2, reverse_model=models["en-de"])
+    flt = NmtLogprobFilter(NmtLogprobFilter.Config(model=[models["de-en"]] * 2, threads=1))
+    try:
+        with pytest.raises(ComponentError, match="needs each row's id"):
+            flt.score({"src": DE[:2], "tgt": EN[:2]})
+    finally:
+        flt.close()
     with pytest.raises(ValidationError, match="fold 2 is not one of the 2 folds"):
         TrainOptions(src_train="a", tgt_train="b", src_lang="de", tgt_lang="en", output="o",
                      folds=2, fold=2)

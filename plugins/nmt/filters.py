@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from bitextforge import Filter
+from bitextforge import ComponentError, Filter
 
 from .paraphrasers import _local_model
 
@@ -101,6 +101,9 @@ class NmtLogprobFilter(Filter):
         src = ["" if t is None else t for t in batch[c.reads]]
         tgt = ["" if t is None else t for t in batch["tgt" if c.reads == "src" else "src"]]
         if len(self.forwards) > 1:
+            if "id" not in batch:
+                raise ComponentError(f"{self.name}: cross-fitted scoring (a list of models) "
+                                     f"needs each row's id; this batch has none")
             return self._cross_fitted(batch["id"], src, tgt)
         fwd = self.forwards[0].score(src, tgt, c.max_length)
         if self.backward is None:
