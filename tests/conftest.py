@@ -35,6 +35,13 @@ def read_lines(path: Path, n: int | None = None) -> list[str]:
     return out
 
 
+def read_tsv(path: Path) -> list[dict[str, str]]:
+    """The rows of a TSV file a run wrote (header first), as dicts by column name."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    head = lines[0].split("\t")
+    return [dict(zip(head, ln.split("\t"))) for ln in lines[1:]]
+
+
 @pytest.fixture(autouse=True)
 def _private_score_cache(tmp_path_factory, monkeypatch):
     """Tests never read or write the user's score cache."""

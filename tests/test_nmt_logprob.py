@@ -13,6 +13,8 @@ import pytest
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
+from conftest import read_tsv
+
 pytest.importorskip("transformers")
 pytest.importorskip("ctranslate2")
 
@@ -146,7 +148,7 @@ def test_cross_fitted_scoring_never_uses_a_model_that_saw_the_row(models, tmp_pa
                              f"{{model: ['{folds[0]}', '{folds[1]}'], threads: 1}}",
                              "{min: -.inf}"))
     assert res.rejected == 0
-    got = [float(v) for v in _column(tmp_path / "out" / "corpus.tsv", "nmt_logprob")]
+    got = [float(r["nmt_logprob"]) for r in read_tsv(tmp_path / "out" / "corpus.tsv")]
     by = [make_backend("ctranslate2", f, threads=1, compute_type="float32") for f in folds]
     try:
         unseen = [by[i % 2].score([DE[i]], [EN[i]])[0] for i in range(8)]
@@ -178,9 +180,3 @@ def test_cross_fitting_mistakes(models):
     with pytest.raises(ValidationError, match="fold 2 is not one of the 2 folds"):
         TrainOptions(src_train="a", tgt_train="b", src_lang="de", tgt_lang="en", output="o",
                      folds=2, fold=2)
-
-
-def _column(path, name):
-    lines = path.read_text(encoding="utf-8").splitlines()
-    head = lines[0].split("\t")
-    return [ln.split("\t")[head.index(name)] for ln in lines[1:]]

@@ -10,18 +10,12 @@ from bitextforge.errors import StepError
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
-from conftest import SMALL_DE, SMALL_EN
+from conftest import SMALL_DE, SMALL_EN, read_tsv
 
 
 def recipe_text(s, t, out, steps, extra=""):
     return (f"name: test\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'}}\n"
             f"progress: false\nbatch_size: 3\n{extra}steps:\n{steps}")
-
-
-def read_tsv(path):
-    lines = path.read_text(encoding="utf-8").splitlines()
-    head = lines[0].split("\t")
-    return [dict(zip(head, ln.split("\t"))) for ln in lines[1:]]
 
 
 FILTERS = """\

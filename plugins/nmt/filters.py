@@ -70,9 +70,10 @@ class NmtLogprobFilter(Filter):
     @classmethod
     def input_paths(cls, config):
         """The model directories (hub ids are not paths)."""
-        models = config.model if isinstance(config.model, list) else [config.model]
-        paths = {("model" if len(models) == 1 and not isinstance(config.model, list)
-                  else f"model[{i}]"): _local_model(m) for i, m in enumerate(models)}
+        if isinstance(config.model, list):
+            paths = {f"model[{i}]": _local_model(m) for i, m in enumerate(config.model)}
+        else:
+            paths = {"model": _local_model(config.model)}
         paths["reverse_model"] = (_local_model(config.reverse_model)
                                   if config.reverse_model else None)
         return paths
@@ -84,11 +85,10 @@ class NmtLogprobFilter(Filter):
 
         c = self.config
         kw = dict(threads=c.threads, batch_size=c.batch_size, compute_type=c.compute_type)
-        models = c.model if isinstance(c.model, list) else [c.model]
         many = isinstance(c.model, list)
         self.forwards = [make_backend(c.backend, m, **kw,
                                       option=f"{self.name} model" + (f"[{i}]" if many else ""))
-                         for i, m in enumerate(models)]
+                         for i, m in enumerate(c.model if many else [c.model])]
         self.backward = (make_backend(c.backend, c.reverse_model,
                                       option=f"{self.name} reverse_model", **kw)
                          if c.reverse_model else None)
@@ -125,8 +125,8 @@ class NmtLogprobFilter(Filter):
 
     def manifest_info(self):
         """The models' facts."""
-        info = ({"model": self.forwards[0].info()} if not isinstance(self.config.model, list)
-                else {"models": [be.info() for be in self.forwards]})
+        info = ({"models": [be.info() for be in self.forwards]}
+                if isinstance(self.config.model, list) else {"model": self.forwards[0].info()})
         if self.backward is not None:
             info["reverse_model"] = self.backward.info()
         return info

@@ -13,8 +13,8 @@ from .train import TrainOptions, option_paths
 class NmtModelTrainer(Trainer):
     """Train a small Marian model on a parallel corpus, from scratch (joint sentencepiece
     vocabulary, token-bucketed batches, budget learning-rate schedule) or continuing a model it
-    wrote (``init_model``, domain adaptation), and save a normal Hugging Face model directory; options and defaults are those of ``bitextforge train-nmt``
-    (docs/nmt.md)."""
+    wrote (``init_model``, domain adaptation), and save a normal Hugging Face model directory;
+    options and defaults are those of ``bitextforge train-nmt`` (docs/nmt.md)."""
 
     name = "nmt_model.v1"
 

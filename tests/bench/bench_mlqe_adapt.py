@@ -22,9 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_lexical_mlqe import DATA as SHARED, split
 from bitextforge.plugins.nmt.train import detokenize, evaluate_bleu
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mlqe-pe-ende"
+DATA = SHARED / "mlqe-pe-ende"
 
 
 def main(argv=None):
@@ -34,10 +35,7 @@ def main(argv=None):
     ap.add_argument("--beam", type=int, nargs="+", default=[1])
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args(argv)
-    with gzip.open(DATA / "da_scores.en-de.train-dev.tsv.gz", "rt", encoding="utf-8") as fh:
-        head = fh.readline().rstrip("\n").split("\t")
-        src = [dict(zip(head, ln.rstrip("\n").split("\t")))["en_source"] for ln in fh
-               if ln.startswith("dev\t")]
+    src = split("dev")[0]
     with gzip.open(DATA / "pe.dev.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
         ref = detokenize([ln.split("\t")[0] for ln in fh.read().splitlines()], "de")
     if len(src) != len(ref):

@@ -61,12 +61,11 @@ def main(argv=None):
     train = [r for r in rows if r["split"] == "train"]
     dev = [r for r in rows if r["split"] == "dev"]
     # corpus.tsv keeps the input's order; the MT is src there (the recipe reads the pair turned
-    # round), and the post-edit file follows the train rows line by line
-    neg_lower = {"kenlm_de", "length_ratio"}
+    # round), and the post-edit file follows the train rows line by line. Lower-is-better columns
+    # need no negating: a ridge on standardised columns predicts the same either way.
 
     def matrix(part):
-        return np.column_stack([[(-1 if c in neg_lower else 1) * float(r[c]) for r in part]
-                                for c in a.columns])
+        return np.column_stack([[float(r[c]) for r in part] for c in a.columns])
 
     xt, xd = matrix(train), matrix(dev)
     y_dev = np.array([float(r["da_z_mean"]) for r in dev])
