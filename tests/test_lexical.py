@@ -527,10 +527,57 @@ def test_freedict_script_merges_both_directions(tmp_path):
     assert r.returncode == 2 and "apt-get install dict-freedict-eng-ces" in r.stderr
 
 
+def _hand_tables(path, null_t):
+    """A de-en table directory written by hand: hund <-> dog and katze <-> cat with probability
+    0.9 each way, the NULL probabilities of the English words ``null_t`` (dog, cat) and none of
+    the German ones."""
+    from scipy import sparse
+
+    from bitextforge.plugins.lexical.tables import FORMAT
+
+    path.mkdir()
+    m = sparse.csr_matrix(np.array([[0.9, 0], [0, 0.9]], np.float32))
+    np.savez_compressed(path / "tables.npz", st_data=m.data, st_indices=m.indices,
+                        st_indptr=m.indptr, ts_data=m.data, ts_indices=m.indices,
+                        ts_indptr=m.indptr, null_t=np.array(null_t, np.float32),
+                        null_s=np.zeros(2, np.float32))
+    (path / "vocab.json").write_text(json.dumps({"src": ["hund", "katze"],
+                                                 "tgt": ["dog", "cat"]}))
+    (path / "tables.json").write_text(json.dumps({"format": FORMAT, "langs": ["de", "en"],
+                                                  "normalise": "lowercase"}))
+    return path
+
+
+def test_margin_of_unknown_words_is_what_null_gives_their_chance_partners(tmp_path):
+    """A pair of words the tables do not know is not punished for that under ``margin``: its
+    raw score is the floor and so are its chance partners' scores, unless NULL alignments give a
+    partner word some probability (eflomal leaves some words unaligned, at random, which is why
+    this is tested on hand-made tables)."""
+    from bitextforge.plugins.lexical.components import LexicalTranslationFilter
+
+    batch = {"src": ["Hund", "Katze", "zzq yyq"], "tgt": ["dog", "cat", "qqz qqy"]}
+    for null, unknown_margin in ((0.0, 0.0), (0.3, None)):
+        d = _hand_tables(tmp_path / f"t{null}", [null, null])
+        raw = LexicalTranslationFilter(LexicalTranslationFilter.Config(
+            tables=str(d), direction="src2tgt"))
+        mar = LexicalTranslationFilter(LexicalTranslationFilter.Config(
+            tables=str(d), direction="src2tgt", margin=2))
+        r, m = raw.score(batch), mar.score(batch)
+        assert r[2] == pytest.approx(np.log(1e-5)) and r[2] < min(r[:2])   # punished raw
+        assert m[0] > 0 and m[1] > 0
+        if unknown_margin is not None:
+            assert m[2] == pytest.approx(unknown_margin, abs=1e-9)
+        else:
+            # the chance targets of "zzq yyq" ("dog" or "cat") get NULL's 0.3 / 3 > floor; the
+            # chance sources of "qqz qqy" the floor; the margin subtracts the mean of both sides
+            assert m[2] == pytest.approx(np.log(1e-5) - (np.log(0.1) + np.log(1e-5)) / 2,
+                                         abs=1e-5)
+
+
 def test_margin_correction_scores_fit_above_chance(tables, dictionary):
     """With ``margin`` a pair scores how much better its sides fit than chance partners of the
     same sentences: a translation is above 0, a misaligned pair below; a pair of words the
-    model does not know at all is not punished for that (its raw score is, its margin is 0)."""
+    model does not know at all is not punished as its raw score is (exactly: the test above)."""
     from bitextforge.plugins.lexical.components import (LexicalCoverageFilter,
                                                         LexicalTranslationFilter,
                                                         margin_corrected)
@@ -545,7 +592,10 @@ def test_margin_correction_scores_fit_above_chance(tables, dictionary):
     assert raw.cache_scores and not mar.cache_scores   # a batch-dependent score is not cached
     r = np.array(raw.score({"src": src, "tgt": tgt}))
     m = np.array(mar.score({"src": src, "tgt": tgt}))
-    assert (m[:12] > 0).all() and r[12] < r[:12].min() and m[12] == pytest.approx(0, abs=1e-9)
+    assert (m[:12] > 0).all() and r[12] < r[:12].min()
+    # NULL alignments can lift its chance partners a little above the floor, never by as much
+    # as the raw score falls short
+    assert abs(m[12]) < (r[:12].min() - r[12]) / 4
     mm = np.array(mar.score({"src": mis_src, "tgt": mis_tgt}))
     assert (mm < m[:12]).all()
     # the correction is the raw score minus the chance partners' mean, by hand for k = 1
