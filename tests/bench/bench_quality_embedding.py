@@ -73,7 +73,7 @@ def main() -> int:
     ct2s = {t: EmbeddingCosineFilter(EmbeddingCosineFilter.Config(backend="ctranslate2",
                                                                   ct2_quantization=t))
             for t in args.ct2_types}
-    model = fp32.model  # the same weights for the raw baseline
+    model = fp32.encoder.model  # the same weights for the raw baseline
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"cpu capability {torch.backends.cpu.get_cpu_capability()}")
     for name, (left, right) in (("paraphrase-shaped (wmt19 multiref)", paraphrase_corpus(args.lines)),

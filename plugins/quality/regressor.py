@@ -1,0 +1,240 @@
+"""A human quality score predicted from one sentence's embedding (``sentence_regressor.v1`` and
+its trainer ``sentence_regressor_model.v1``).
+
+Sentence-level quality estimation (Specia et al. 2020, *Findings of the WMT 2020 Shared Task on
+Quality Estimation*; data: Fomicheva et al. 2022, *MLQE-PE*) predicts a human score of a
+translation without a reference. Some of what makes a translation poor is in the source alone:
+long, rare, technical or badly formed sentences are translated worse, which is why the QuEst
+baseline features (Specia et al. 2013) include source complexity beside adequacy and fluency.
+This regressor learns that part from the data: a ridge regression (scikit-learn) from a
+sentence-transformers embedding (Reimers & Gurevych 2019; default the packaged all-MiniLM-L6-v2)
+of one column to the human score, fitted on the labelled rows of a training split. Its output is
+one more score for ``score_correlation.v1`` / ``combine_model.v1 task: regress`` to combine with
+the pair's adequacy scores (IBM-1, NMT log-probability, coverage), i.e. stacking.
+
+Stacking needs the training rows scored the way unseen rows are: a model that saw a row's label
+would score it too well, and the combining regression would trust the score too much. So the
+trainer cross-fits (``folds: n``): model k is fitted on the training rows whose data line index i
+has ``i % n != k``, and the filter scores the row with id i by model ``i % n``; a recipe that reads
+the same file with ``header: true`` gives each line that id, so no training row is scored by a
+model that saw it. Every other row (a dev or test row, or any row of another corpus) gets the mean
+of the fold models' predictions, which uses every training row. The model file is JSON (means, scales, coefficients per fold): scoring is a
+NumPy dot product with nothing pickled to trust.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from bitextforge import ComponentError, Filter, InputError, Trainer
+
+MODEL_FORMAT = "bitextforge-sentence-regressor"
+#: ridge strengths tried by RidgeCV: standardised 384-dimensional embeddings of a few thousand
+#: noisy labels need far stronger shrinkage than the handful of scores combine_model.v1 fits
+ALPHAS = (0.1, 1e6, 29)
+
+
+def _alphas():
+    import numpy as np
+
+    lo, hi, n = ALPHAS
+    return np.logspace(np.log10(lo), np.log10(hi), n)
+
+
+class SentenceRegressorTrainer(Trainer):
+    """Fits ``sentence_regressor.v1``'s model: a ridge regression from the sentence embedding of
+    one text column of a TSV with a header to a numeric human score column (e.g. MLQE-PE's
+    ``en_source`` to ``da_z_mean``, ``where: {split: [train]}``), cross-fitted over ``folds``
+    (see the module docstring), with the out-of-fold Pearson's r of the training rows reported.
+    """
+
+    name = "sentence_regressor_model.v1"
+
+    class Config(Trainer.Config):
+        """Options of sentence_regressor_model.v1."""
+
+        data: str = Field(description="TSV with a header line (.gz ok) holding the text column "
+                          "and the human score column.")
+        text: str = Field(description="Column of data whose sentences are embedded (for "
+                          "quality estimation: the source sentence).")
+        label: str = Field(description="Column of data with the numeric human score.")
+        where: dict[str, list[str]] = Field(default_factory=dict, description="Only rows whose "
+                                            "column has one of these values, e.g. {split: "
+                                            "[train]}.")
+        folds: int = Field(5, ge=1, description="Cross-fitting: model k is fitted on the rows "
+                           "whose data line index i has i % folds != k; 1: one model on every "
+                           "row (nothing to stack on the training rows).")
+        encoder: str | None = Field(None, description="Local sentence-transformers directory or "
+                                    "cached hub id; empty: packaged all-MiniLM-L6-v2.")
+        precision: Literal["auto", "fp32", "bf16"] = Field(
+            "auto", description="Encoder precision: fp32, bf16 autocast, or auto (bf16 only "
+                                "where the CPU has native bfloat16).")
+        batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
+        threads: int | None = Field(None, ge=1, description="CPU threads; empty: torch's "
+                                    "default.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The labelled TSV."""
+        return {"data": config.data}
+
+    def train(self):
+        """Read, embed, fit one ridge per fold, write the JSON model."""
+        import numpy as np
+        from scipy.stats import pearsonr
+
+        from bitextforge.plugins.combine import iter_tsv_records, quality_score, ridge_regression
+
+        c = self.config
+        index, texts, y = [], [], []
+        for i, lineno, (text, value) in iter_tsv_records(c.data, [c.text, c.label], c.where):
+            index.append(i)
+            texts.append(text)
+            y.append(quality_score(value, c.data, lineno, c.label))
+        if len(y) < max(10, 2 * c.folds):
+            raise InputError(f"{self.name}: {len(y)} rows of {c.data} match where {c.where}; "
+                             f"fitting {c.folds} fold(s) needs at least {max(10, 2 * c.folds)}")
+        X = embed(texts, c.encoder, c.precision, c.batch_size, c.threads, self)
+        y = np.array(y)
+        fold = np.array(index) % c.folds
+        models, oof = [], np.full(len(y), np.nan)
+        for k in range(c.folds):
+            fit = fold != k if c.folds > 1 else np.ones(len(y), dtype=bool)
+            m = ridge_regression(alphas=_alphas()).fit(X[fit], y[fit])
+            scaler, ridge = m[0], m[1]
+            models.append({"mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
+                           "coef": ridge.coef_.tolist(), "intercept": float(ridge.intercept_),
+                           "alpha": float(ridge.alpha_), "rows": int(fit.sum())})
+            if c.folds > 1 and (fold == k).any():  # a split aligned with the folds empties one
+                oof[fold == k] = m.predict(X[fold == k])
+        r = (float(pearsonr(oof, y)[0]) if c.folds > 1 and np.ptp(oof) > 0 and np.ptp(y) > 0
+             else float("nan"))
+        data = {"format": MODEL_FORMAT, "version": 1, "encoder": c.encoder,
+                "dim": int(X.shape[1]), "folds": c.folds, "models": models,
+                "cv_pearson": r, "rows": len(y),
+                # rows scored by their own fold; the rest by the mean of the folds
+                "trained_index": index if c.folds > 1 else [],
+                "trained_on": {"data": c.data, "text": c.text, "label": c.label,
+                               "where": dict(c.where)}}
+        out = Path(c.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        return {"rows": len(y), "folds": c.folds, "dim": int(X.shape[1]),
+                "cross_fitted_pearson": round(r, 4),
+                "alpha": [round(m["alpha"], 1) for m in models]}
+
+
+def embed(texts: list[str], encoder: str | None, precision: str, batch_size: int,
+          threads: int | None, owner):
+    """Embeddings of ``texts`` (each distinct sentence once) behind ``owner``'s progress bar."""
+    import numpy as np
+
+    from .embeddings import SentenceEncoder
+
+    enc = SentenceEncoder(encoder, precision, batch_size, threads, who=owner.name)
+    distinct = list(dict.fromkeys(texts))
+    chunk = 1024
+    parts = [enc.encode(distinct[i:i + chunk])
+             for i in owner.progress(range(0, len(distinct), chunk),
+                                     total=-(-len(distinct) // chunk), unit=" chunks")]
+    enc.close()
+    table = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+    pos = {t: i for i, t in enumerate(distinct)}
+    return table[[pos[t] for t in texts]]
+
+
+class SentenceRegressorFilter(Filter):
+    """The human score a ``sentence_regressor_model.v1`` model predicts from the embedding of
+    ``column`` (higher = better, on the scale of the label it was fitted to). A cross-fitted model
+    scores a training row (id i) by its fold ``i % folds``, which never saw it, and every other
+    row by the mean of the folds (module docstring)."""
+
+    name = "sentence_regressor.v1"
+
+    class Config(Filter.Config):
+        """Options of sentence_regressor.v1."""
+
+        model: str = Field(description="JSON model written by sentence_regressor_model.v1.")
+        column: str = Field("src", description="The column to embed: the one that holds what "
+                            "the model's text column held (for QE, the source sentence).")
+        precision: Literal["auto", "fp32", "bf16"] = Field(
+            "auto", description="Encoder precision (see sentence_regressor_model.v1).")
+        batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
+        threads: int | None = Field(None, ge=1, description="CPU threads; empty: torch's "
+                                    "default.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The model file."""
+        return {"model": config.model}
+
+    def __init__(self, config=None):
+        """Read the model file and load its encoder."""
+        super().__init__(config)
+        import numpy as np
+
+        from .embeddings import SentenceEncoder
+
+        c = self.config
+        path = Path(c.model)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ComponentError(f"{self.name}: model {c.model} does not exist; train one with "
+                                 f"sentence_regressor_model.v1") from None
+        except (OSError, ValueError) as exc:
+            raise ComponentError(f"{self.name}: cannot read model {c.model}: {exc}") from None
+        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+            raise ComponentError(f"{self.name}: {c.model} is not a sentence_regressor_model.v1 "
+                                 f"model file")
+        self.info = {k: data[k] for k in ("folds", "rows", "cv_pearson", "trained_on")}
+        ms = data["models"]
+        self.mean = np.array([m["mean"] for m in ms], dtype=np.float64)
+        self.scale = np.array([m["scale"] for m in ms], dtype=np.float64)
+        self.coef = np.array([m["coef"] for m in ms], dtype=np.float64)
+        self.intercept = np.array([m["intercept"] for m in ms], dtype=np.float64)
+        self.trained = frozenset(data.get("trained_index") or ())
+        self.encoder = SentenceEncoder(data.get("encoder"), c.precision, c.batch_size, c.threads,
+                                       who=self.name)
+
+    def score(self, batch):
+        """The predicted human score of each row."""
+        import numpy as np
+
+        c = self.config
+        if c.column not in batch:
+            raise ComponentError(f"{self.name}: column {c.column!r} does not exist; columns are "
+                                 f"{', '.join(batch)}")
+        texts = ["" if t is None else t for t in batch[c.column]]
+        n = len(self.coef)
+        if self.trained and "id" not in batch:
+            raise ComponentError(f"{self.name}: a cross-fitted model ({n} folds) needs each "
+                                 f"row's id; this batch has none")
+        distinct = list(dict.fromkeys(texts))
+        emb = self.encoder.encode(distinct).astype(np.float64)
+        if emb.shape[1] != self.coef.shape[1]:
+            raise ComponentError(f"{self.name}: the encoder gives {emb.shape[1]}-dimensional "
+                                 f"embeddings; {c.model} was fitted on {self.coef.shape[1]}")
+        pos = {t: i for i, t in enumerate(distinct)}
+        rows = emb[[pos[t] for t in texts]]
+        # (rows x folds): every fold's prediction of every row
+        preds = np.einsum("fij,fj->if", (rows[None] - self.mean[:, None]) / self.scale[:, None],
+                          self.coef) + self.intercept
+        out = preds.mean(axis=1)
+        if self.trained:
+            ids = [int(i) for i in batch["id"]]
+            seen = [r for r, i in enumerate(ids) if i in self.trained]
+            out[seen] = preds[seen, [ids[r] % n for r in seen]]
+        return out.tolist()
+
+    def manifest_info(self):
+        """The model's facts and the encoder's."""
+        return {**self.info, **self.encoder.info()}
+
+    def close(self):
+        """Drop the encoder."""
+        self.encoder.close()
