@@ -1,6 +1,7 @@
 """recipes/paracrawl-filter.yaml end to end on small slices of the shipped data: its prepare
-trains en-fr and en-cs classifiers from Multi30k pairs read as two line-aligned files,
-the classifiers carry the recipe's surface measures and dictionary coverage, and the ParaCrawl
+trains en-fr and en-cs IBM-1 tables and classifiers from Multi30k and NTREX pairs read as
+line-aligned files, the classifiers carry the recipe's surface measures, dictionary coverage
+and IBM-1 scores, and the ParaCrawl
 pairs are all scored and evaluated beside bicleaner. The FreeDict dictionaries the recipe reads
 come from Debian's packages; here two small dictionaries written for the test stand in for them.
 The full-size figures are in docs/benchmarks.md."""
@@ -31,8 +32,14 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
         d = tmp_path / f"dict-{lang}.tsv"
         d.write_text("".join(f"{n}\t{e}\t{x}\n" for n, (e, x) in enumerate(words[lang])),
                      encoding="utf-8")
-        sets += [f"prepare[{i}].with.output={m}/en{lang}.joblib", f"prepare[{i}].with.limit=300",
-                 f"prepare[{i}].with.features[2].with.dictionary={d}"]
+        tables = m / f"tables-{lang}"
+        sets += [f"prepare[{i}].with.output={tables}", f"prepare[{i}].with.limit=300",
+                 f"prepare[{i}].with.dictionary={d}", f"prepare[{i}].with.iterations=2"]
+        j = i + 2
+        sets += [f"prepare[{j}].with.output={m}/en{lang}.joblib", f"prepare[{j}].with.limit=300",
+                 f"prepare[{j}].with.features[2].with.dictionary={d}",
+                 f"prepare[{j}].with.features[3].with.tables={tables}",
+                 f"prepare[{j}].with.features[4].with.tables={tables}"]
     recipe = load_recipe(str(ROOT / "recipes" / "paracrawl-filter.yaml"), sets)
     res = run_recipe(recipe)
     assert (res.rows_in, res.rows_out) == (200, 200)
@@ -44,6 +51,10 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
         cov = facts["features"][2]
         assert cov["filter"] == "lexical_coverage.v1" and cov["with"]["margin"] == 4
         assert cov["with"]["dictionary"].endswith(f"dict-{lang}.tsv")
+        ibm = facts["features"][3:]
+        assert [f["with"]["direction"] for f in ibm] == ["src2tgt", "tgt2src"]
+        assert all(f["filter"] == "lexical_translation.v1" and f["with"]["margin"] == 4 and
+                   f["with"]["tables"] == str(m / f"tables-{lang}") for f in ibm)
         assert facts["held_out_roc_auc"] > 0.8
     assert joblib.load(m / "encs.joblib")["surface"] == facts["surface"]
     nums = res.reports["label_auc.v1"]["numbers"]
