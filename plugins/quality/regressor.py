@@ -31,11 +31,23 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
+from bitextforge.components import ComponentConfig
 
 MODEL_FORMAT = "bitextforge-sentence-regressor"
 #: ridge strengths tried by RidgeCV: standardised 384-dimensional embeddings of a few thousand
 #: noisy labels need far stronger shrinkage than the handful of scores combine_model.v1 fits
 ALPHAS = (0.1, 1e6, 29)
+
+
+class EncoderOptions(ComponentConfig):
+    """How the trainer and the filter run the sentence encoder (the same options for both, so a
+    model is applied as it was fitted)."""
+
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="Encoder precision: fp32, bf16 autocast, or auto (bf16 only where "
+                            "the CPU has native bfloat16).")
+    batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
+    threads: int | None = Field(None, ge=1, description="CPU threads; empty: torch's default.")
 
 
 def _alphas():
@@ -54,7 +66,7 @@ class SentenceRegressorTrainer(Trainer):
 
     name = "sentence_regressor_model.v1"
 
-    class Config(Trainer.Config):
+    class Config(EncoderOptions, Trainer.Config):
         """Options of sentence_regressor_model.v1."""
 
         data: str = Field(description="TSV with a header line (.gz ok) holding the text column "
@@ -70,12 +82,6 @@ class SentenceRegressorTrainer(Trainer):
                            "row (nothing to stack on the training rows).")
         encoder: str | None = Field(None, description="Local sentence-transformers directory or "
                                     "cached hub id; empty: packaged all-MiniLM-L6-v2.")
-        precision: Literal["auto", "fp32", "bf16"] = Field(
-            "auto", description="Encoder precision: fp32, bf16 autocast, or auto (bf16 only "
-                                "where the CPU has native bfloat16).")
-        batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
-        threads: int | None = Field(None, ge=1, description="CPU threads; empty: torch's "
-                                    "default.")
 
     @classmethod
     def input_paths(cls, config):
@@ -155,17 +161,12 @@ class SentenceRegressorFilter(Filter):
 
     name = "sentence_regressor.v1"
 
-    class Config(Filter.Config):
+    class Config(EncoderOptions, Filter.Config):
         """Options of sentence_regressor.v1."""
 
         model: str = Field(description="JSON model written by sentence_regressor_model.v1.")
         column: str = Field("src", description="The column to embed: the one that holds what "
                             "the model's text column held (for QE, the source sentence).")
-        precision: Literal["auto", "fp32", "bf16"] = Field(
-            "auto", description="Encoder precision (see sentence_regressor_model.v1).")
-        batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
-        threads: int | None = Field(None, ge=1, description="CPU threads; empty: torch's "
-                                    "default.")
 
     @classmethod
     def input_paths(cls, config):
