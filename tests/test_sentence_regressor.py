@@ -78,7 +78,7 @@ def test_learns_a_score_from_the_source_and_predicts_unseen_rows(tmp_path):
     assert info["rows"] == 48 and info["folds"] == 4 and info["dim"] == 384
     assert info["cross_fitted_pearson"] > 0.8          # the topic decides the score
     saved = json.loads(model.read_text())
-    assert saved["trained_index"] == [i for i in range(60) if i % 5 != 4]
+    assert sorted(map(int, saved["trained"])) == [i for i in range(60) if i % 5 != 4]
     assert _pearson(rows, "dev") > 0.8                 # rows no fold saw
     assert _pearson(rows, "train") > 0.8               # each by the fold that left it out
 
@@ -100,9 +100,12 @@ def test_unseen_rows_get_the_mean_of_the_folds_and_training_rows_their_fold(tmp_
     f = SentenceRegressorFilter(SentenceRegressorFilter.Config(model=str(model),
                                                                 precision="fp32"))
     text = rows[0]["src"]                              # id 0, a training row of fold 0
-    own, unseen = f.score({"id": [0, 10 ** 6], "src": [text, text]})
+    own, unseen, other = f.score({"id": [0, 10 ** 6, 0], "src": [text, text, text + " Yes."]})
     assert own == pytest.approx(float(rows[0]["predicted"]), abs=1e-4)
     assert own != pytest.approx(unseen, abs=1e-6)      # fold 0 alone against the mean of 4
+    # id 0 of another corpus (another text) is not the training row: the mean of the folds
+    mean = f.score({"id": [10 ** 6], "src": [text + " Yes."]})[0]
+    assert other == pytest.approx(mean, abs=1e-9)
     with pytest.raises(ComponentError, match="needs each row's id"):
         f.score({"src": [text]})
     with pytest.raises(ComponentError, match="column 'tgt' does not exist"):

@@ -17,8 +17,10 @@ would score it too well, and the combining regression would trust the score too 
 trainer cross-fits (``folds: n``): model k is fitted on the training rows whose data line index i
 has ``i % n != k``, and the filter scores the row with id i by model ``i % n``; a recipe that reads
 the same file with ``header: true`` gives each line that id, so no training row is scored by a
-model that saw it. Every other row (a dev or test row, or any row of another corpus) gets the mean
-of the fold models' predictions, which uses every training row. The model file is JSON (means, scales, coefficients per fold): scoring is a
+model that saw it (the model file keeps each training row's index with a fingerprint of its text,
+so a row of another corpus that happens to have the same id is not taken for it). Every other row
+(a dev or test row, or any row of another corpus) gets the mean of the fold models' predictions,
+which uses every training row. The model file is JSON (means, scales, coefficients per fold): scoring is a
 NumPy dot product with nothing pickled to trust.
 """
 
@@ -122,8 +124,10 @@ class SentenceRegressorTrainer(Trainer):
         data = {"format": MODEL_FORMAT, "version": 1, "encoder": c.encoder,
                 "dim": int(X.shape[1]), "folds": c.folds, "models": models,
                 "cv_pearson": r, "rows": len(y),
-                # rows scored by their own fold; the rest by the mean of the folds
-                "trained_index": index if c.folds > 1 else [],
+                # rows scored by their own fold (line index and text must both match, so another
+                # corpus's rows are never mistaken for training rows); the rest by the mean
+                "trained": ({str(i): text_key(t) for i, t in zip(index, texts)}
+                            if c.folds > 1 else {}),
                 "trained_on": {"data": c.data, "text": c.text, "label": c.label,
                                "where": dict(c.where)}}
         out = Path(c.output)
@@ -132,6 +136,13 @@ class SentenceRegressorTrainer(Trainer):
         return {"rows": len(y), "folds": c.folds, "dim": int(X.shape[1]),
                 "cross_fitted_pearson": round(r, 4),
                 "alpha": [round(m["alpha"], 1) for m in models]}
+
+
+def text_key(text: str) -> str:
+    """A short fingerprint of a training row's text, to recognise the row when it is scored."""
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
 
 
 def embed(texts: list[str], encoder: str | None, precision: str, batch_size: int,
@@ -156,8 +167,8 @@ def embed(texts: list[str], encoder: str | None, precision: str, batch_size: int
 class SentenceRegressorFilter(Filter):
     """The human score a ``sentence_regressor_model.v1`` model predicts from the embedding of
     ``column`` (higher = better, on the scale of the label it was fitted to). A cross-fitted model
-    scores a training row (id i) by its fold ``i % folds``, which never saw it, and every other
-    row by the mean of the folds (module docstring)."""
+    scores a training row (id i, with the text it had in training) by its fold ``i % folds``,
+    which never saw it, and every other row by the mean of the folds (module docstring)."""
 
     name = "sentence_regressor.v1"
 
@@ -198,7 +209,7 @@ class SentenceRegressorFilter(Filter):
         self.scale = np.array([m["scale"] for m in ms], dtype=np.float64)
         self.coef = np.array([m["coef"] for m in ms], dtype=np.float64)
         self.intercept = np.array([m["intercept"] for m in ms], dtype=np.float64)
-        self.trained = frozenset(data.get("trained_index") or ())
+        self.trained = {int(k): v for k, v in (data.get("trained") or {}).items()}
         self.encoder = SentenceEncoder(data.get("encoder"), c.precision, c.batch_size, c.threads,
                                        who=self.name)
 
@@ -228,7 +239,7 @@ class SentenceRegressorFilter(Filter):
         out = preds.mean(axis=1)
         if self.trained:
             ids = [int(i) for i in batch["id"]]
-            seen = [r for r, i in enumerate(ids) if i in self.trained]
+            seen = [r for r, i in enumerate(ids) if self.trained.get(i) == text_key(texts[r])]
             out[seen] = preds[seen, [ids[r] % n for r in seen]]
         return out.tolist()
 
