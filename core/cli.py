@@ -271,6 +271,10 @@ def _raise_terminated(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bitextforge`` command."""
+    # Offline, the only bar Hugging Face libraries draw is transformers' "Loading weights" (done in
+    # a blink), which breaks into the run's own progress line; HF_HUB_DISABLE_PROGRESS_BARS=0
+    # brings their bars back (downloads of hub models, where the network allows).
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         parser = build_parser()
     except BitextforgeError as exc:  # a plugin's commands could not be added
