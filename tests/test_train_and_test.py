@@ -138,6 +138,20 @@ def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
     assert "beyond the seed-to-seed spread 0.00" in report.summary
 
 
+def test_seed_mean_survives_a_baseline_comparison(tmp_path):
+    """With several seeds and a baseline, bleu_mean stays the mean over the seeds (the paired
+    bootstrap's own mean is bleu_bootstrap_mean; it once overwrote bleu_mean)."""
+    import statistics
+
+    _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
+    view = _corpus(tmp_path / "run", [2.0] * len(DE))
+    n = _evaluator(tmp_path, seeds=[1, 2], baseline=str(tmp_path / "base")).evaluate(view).numbers
+    record = json.loads((tmp_path / "run" / "train_and_test" / "train_and_test.json").read_text())
+    seed_bleu = [m["bleu"] for m in record["models"]]
+    assert n["bleu_mean"] == pytest.approx(statistics.fmean(seed_bleu), abs=0.006)
+    assert "bleu_bootstrap_mean" in n and "chrf_bootstrap_mean" in n
+
+
 def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
     _evaluator(tmp_path, d_model=8, heads=1).evaluate(_corpus(tmp_path / "base"))
     report = _evaluator(tmp_path, baseline=str(tmp_path / "base" / "train_and_test")).evaluate(

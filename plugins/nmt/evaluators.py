@@ -389,7 +389,9 @@ class TrainAndTestEvaluator(Evaluator):
             bl, sysr = results[metric]
             delta = float(sysr.score - bl.score)
             numbers.update({f"baseline_{key}": float(bl.score), f"{key}_delta": delta,
-                            f"{key}_p_value": float(sysr.p_value), f"{key}_mean": float(sysr.mean),
+                            f"{key}_p_value": float(sysr.p_value),
+                            # not {key}_mean: that is the mean over the seeds
+                            f"{key}_bootstrap_mean": float(sysr.mean),
                             f"{key}_ci": float(sysr.ci)})
             part = (f"{metric} {delta:+.2f} vs baseline {bl.score:.2f} (paired bootstrap p = "
                     f"{sysr.p_value:.4f})")
