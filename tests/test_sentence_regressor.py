@@ -74,6 +74,8 @@ def _pearson(rows, split):
 def test_learns_a_score_from_the_source_and_predicts_unseen_rows(tmp_path):
     data = _corpus(tmp_path)
     res, model, rows = _run(tmp_path, data, folds=4)
+    step = res.manifest["steps"][0]["info"]
+    assert step["training_rows_recognised"] == 48 and step["training_ids_with_other_text"] == 0
     info = res.manifest["prepare"][0]["info"]
     assert info["rows"] == 48 and info["folds"] == 4 and info["dim"] == 384
     assert info["cross_fitted_pearson"] > 0.8          # the topic decides the score
@@ -106,6 +108,8 @@ def test_unseen_rows_get_the_mean_of_the_folds_and_training_rows_their_fold(tmp_
     # id 0 of another corpus (another text) is not the training row: the mean of the folds
     mean = f.score({"id": [10 ** 6], "src": [text + " Yes."]})[0]
     assert other == pytest.approx(mean, abs=1e-9)
+    info = f.manifest_info()
+    assert info["training_rows_recognised"] == 1 and info["training_ids_with_other_text"] == 1
     with pytest.raises(ComponentError, match="needs each row's id"):
         f.score({"src": [text]})
     with pytest.raises(ComponentError, match="column 'tgt' does not exist"):

@@ -210,6 +210,7 @@ class SentenceRegressorFilter(Filter):
         self.coef = np.array([m["coef"] for m in ms], dtype=np.float64)
         self.intercept = np.array([m["intercept"] for m in ms], dtype=np.float64)
         self.trained = {int(k): v for k, v in (data.get("trained") or {}).items()}
+        self.recognised = self.other_text = 0
         self.encoder = SentenceEncoder(data.get("encoder"), c.precision, c.batch_size, c.threads,
                                        who=self.name)
 
@@ -239,13 +240,23 @@ class SentenceRegressorFilter(Filter):
         out = preds.mean(axis=1)
         if self.trained:
             ids = [int(i) for i in batch["id"]]
-            seen = [r for r, i in enumerate(ids) if self.trained.get(i) == text_key(texts[r])]
+            claimed = [r for r, i in enumerate(ids) if i in self.trained]
+            seen = [r for r in claimed if self.trained[ids[r]] == text_key(texts[r])]
+            if len(seen) < len(claimed) and not self.other_text:
+                self.log(f"rows with a training row's id but another text are scored as unseen "
+                         f"rows; if this corpus is {self.info['trained_on']['data']}, the "
+                         f"recipe reads it differently (column or header), and the training "
+                         f"rows' scores are not cross-fitted")
+            self.recognised += len(seen)
+            self.other_text += len(claimed) - len(seen)
             out[seen] = preds[seen, [ids[r] % n for r in seen]]
         return out.tolist()
 
     def manifest_info(self):
-        """The model's facts and the encoder's."""
-        return {**self.info, **self.encoder.info()}
+        """The model's facts, the encoder's, and how many rows were recognised as training
+        rows (scored by their fold) or had a training row's id with another text."""
+        return {**self.info, **self.encoder.info(), "training_rows_recognised": self.recognised,
+                "training_ids_with_other_text": self.other_text}
 
     def close(self):
         """Drop the encoder."""
