@@ -225,6 +225,16 @@ class FeatureScorer:
             f.close()
 
 
+def evenly(pairs: list[tuple[str, str]], n: int | None) -> list[tuple[str, str]]:
+    """The pairs with two non-empty sides, at most ``n`` of them drawn evenly through the list
+    (all when ``n`` is None): how ``pair_classifier_model.v1`` samples each corpus file."""
+    keep = [(a, b) for a, b in pairs if a.strip() and b.strip()]
+    if n is not None and len(keep) > n:
+        step = len(keep) / n
+        keep = [keep[int(k * step)] for k in range(n)]
+    return keep
+
+
 def _validate_specs(specs: list[FeatureFilter]) -> None:
     from pydantic import ValidationError
 
@@ -302,10 +312,7 @@ class PairClassifierTrainer(Trainer):
         per_file = None if c.limit is None else max(1, c.limit // len(c.corpus))
         for path in c.corpus:
             s, t = read_tsv_pairs([path])
-            keep = [(a, b) for a, b in zip(s, t) if a.strip() and b.strip()]
-            if per_file is not None and len(keep) > per_file:
-                step = len(keep) / per_file
-                keep = [keep[int(k * step)] for k in range(per_file)]
+            keep = evenly(list(zip(s, t)), per_file)
             src += [a for a, _ in keep]
             tgt += [b for _, b in keep]
         rng = np.random.default_rng(c.seed)

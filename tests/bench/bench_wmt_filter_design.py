@@ -30,7 +30,7 @@ import numpy as np
 
 from bitextforge.corpus import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import (NEGATIVES, SURFACE, FeatureFilter,
-                                                         make_negatives)
+                                                         evenly, make_negatives)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_paracrawl_design import DATA, cached_features, flores, print_variants  # noqa: E402
@@ -42,15 +42,6 @@ POOL_FILES = [POOL / "tatoeba-anki-deu-eng-2018-05/train.de-en.tsv.gz",
               POOL / "wmt-newstest-2008-2013-deen/train.de-en.tsv.gz"]
 DING = str(POOL / "ding-trans-de-en-1.9-6-lexicon/subentry_pairs.de-en.tsv.gz")
 FLORES_DE = "deu_Latn"
-
-
-def evenly(pairs: list[tuple[str, str]], n: int) -> list[tuple[str, str]]:
-    """``n`` pairs drawn evenly from ``pairs``, as pair_classifier_model.v1 draws them."""
-    pairs = [(a, b) for a, b in pairs if a.strip() and b.strip()]
-    if len(pairs) <= n:
-        return pairs
-    step = len(pairs) / n
-    return [pairs[int(k * step)] for k in range(n)]
 
 
 def training_pairs() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
