@@ -180,6 +180,24 @@ class SentenceEncoder:
         self.encoded += len(sentences)
         return emb.astype("float32", copy=False)
 
+    def encode_rows(self, texts: list[str], chunk: int | None = None, progress=None):
+        """One embedding per text, each distinct text encoded once (corpora and paraphrase
+        groups repeat sentences), in calls of at most ``chunk`` distinct texts (all at once when
+        None); ``progress`` (a component's ``progress``) draws a bar over the calls."""
+        import numpy as np
+
+        index: dict[str, int] = {}
+        rows = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64,
+                           count=len(texts))
+        distinct = list(index)
+        step = chunk or max(1, len(distinct))
+        starts = range(0, len(distinct), step)
+        if progress is not None:
+            starts = progress(starts, total=len(starts), unit=" chunks")
+        parts = [self.encode(distinct[i:i + step]) for i in starts]
+        table = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+        return table[rows]
+
     def info(self) -> dict:
         """Backend, precision and how many sentences were encoded."""
         if self.ct2 is not None:
@@ -244,15 +262,8 @@ class EmbeddingCosineFilter(Filter):
 
         a, b = pick_columns(self.name, batch, self.config.columns)
         left, right = column_texts(batch, a), column_texts(batch, b)
-        index: dict[str, int] = {}
-        for t in left:
-            index.setdefault(t, len(index))
-        for t in right:
-            index.setdefault(t, len(index))
-        emb = self.encode(list(index))
-        ia = np.fromiter((index[t] for t in left), dtype=np.int64, count=len(left))
-        ib = np.fromiter((index[t] for t in right), dtype=np.int64, count=len(right))
-        cos = np.einsum("ij,ij->i", emb[ia], emb[ib])
+        emb = self.encoder.encode_rows(left + right)
+        cos = np.einsum("ij,ij->i", emb[:len(left)], emb[len(left):])
         return np.clip(cos, -1.0, 1.0).tolist()
 
     def manifest_info(self):

@@ -35,6 +35,8 @@ from pydantic import Field
 from bitextforge import ComponentError, Filter, InputError, Trainer
 from bitextforge.components import ComponentConfig
 
+from ._common import column_texts
+
 MODEL_FORMAT = "bitextforge-sentence-regressor"
 #: ridge strengths tried by RidgeCV: standardised 384-dimensional embeddings of a few thousand
 #: noisy labels need far stronger shrinkage than the handful of scores combine_model.v1 fits
@@ -148,20 +150,13 @@ def text_key(text: str) -> str:
 def embed(texts: list[str], encoder: str | None, precision: str, batch_size: int,
           threads: int | None, owner):
     """Embeddings of ``texts`` (each distinct sentence once) behind ``owner``'s progress bar."""
-    import numpy as np
-
     from .embeddings import SentenceEncoder
 
     enc = SentenceEncoder(encoder, precision, batch_size, threads, who=owner.name)
-    distinct = list(dict.fromkeys(texts))
-    chunk = 1024
-    parts = [enc.encode(distinct[i:i + chunk])
-             for i in owner.progress(range(0, len(distinct), chunk),
-                                     total=-(-len(distinct) // chunk), unit=" chunks")]
-    enc.close()
-    table = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
-    pos = {t: i for i, t in enumerate(distinct)}
-    return table[[pos[t] for t in texts]]
+    try:
+        return enc.encode_rows(texts, chunk=1024, progress=owner.progress)
+    finally:
+        enc.close()
 
 
 class SentenceRegressorFilter(Filter):
@@ -222,18 +217,15 @@ class SentenceRegressorFilter(Filter):
         if c.column not in batch:
             raise ComponentError(f"{self.name}: column {c.column!r} does not exist; columns are "
                                  f"{', '.join(batch)}")
-        texts = ["" if t is None else t for t in batch[c.column]]
+        texts = column_texts(batch, c.column)
         n = len(self.coef)
         if self.trained and "id" not in batch:
             raise ComponentError(f"{self.name}: a cross-fitted model ({n} folds) needs each "
                                  f"row's id; this batch has none")
-        distinct = list(dict.fromkeys(texts))
-        emb = self.encoder.encode(distinct).astype(np.float64)
-        if emb.shape[1] != self.coef.shape[1]:
-            raise ComponentError(f"{self.name}: the encoder gives {emb.shape[1]}-dimensional "
+        rows = self.encoder.encode_rows(texts).astype(np.float64)
+        if rows.shape[1] != self.coef.shape[1]:
+            raise ComponentError(f"{self.name}: the encoder gives {rows.shape[1]}-dimensional "
                                  f"embeddings; {c.model} was fitted on {self.coef.shape[1]}")
-        pos = {t: i for i, t in enumerate(distinct)}
-        rows = emb[[pos[t] for t in texts]]
         # (rows x folds): every fold's prediction of every row
         preds = np.einsum("fij,fj->if", (rows[None] - self.mean[:, None]) / self.scale[:, None],
                           self.coef) + self.intercept
