@@ -50,6 +50,9 @@ class TrainOptions(BaseModel):
     train_tsv: list[str] = Field(default_factory=list, description="Training corpora as "
                                  "two-field TSV files (.gz ok), read in this order; a file named "
                                  "twice is read twice (oversampling).")
+    train_limit: int | None = Field(None, gt=0, description="Read only the first N pairs of "
+                                    "the training corpus (a low-resource slice of a larger "
+                                    "file, e.g. 5,000 of Multi30k's 29,000).")
     train_weights: str | None = Field(None, description="Sentence weights, one number per line "
                                       "of the training corpus (the corpus.weights a run writes): "
                                       "each sentence's loss is multiplied by its weight, as "
@@ -489,6 +492,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         src_txt, tgt_txt = read_tsv_pairs(opts.train_tsv, swap=swap)
     else:
         src_txt, tgt_txt = read_parallel(opts.src_train, opts.tgt_train)
+    if opts.train_limit:
+        src_txt, tgt_txt = src_txt[:opts.train_limit], tgt_txt[:opts.train_limit]
     if opts.detokenize:
         src_txt = detokenize(src_txt, opts.src_lang)
         tgt_txt = detokenize(tgt_txt, opts.tgt_lang)
