@@ -123,6 +123,35 @@ class Paraphraser(Component):
         raise NotImplementedError
 
 
+class Generator(Component):
+    """Writes the missing side of monolingual rows (a recipe's ``generate:`` step): translation
+    of target-language text back into the source language (back-translation, Sennrich et al.
+    2016) or of source text forward (self-training).
+
+    The framework calls :meth:`generate` with the texts of the side a row has, for the rows whose
+    other side is empty, and turns each candidate into a row: the first keeps the row's id as
+    variant 0, further candidates of the same sentence follow as variants 1.. of that id. A
+    sentence without a candidate is rejected with the step's name, never dropped silently.
+    """
+
+    kind: ClassVar[str] = "generator"
+    #: extra per-candidate columns a candidate's info dict may carry (as for a Paraphraser)
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+
+    class Config(ComponentConfig):
+        """Generators take no common options."""
+
+    def generate(self, sentences: list[str]) -> list[list[tuple]]:
+        """Return, for each sentence, its generated texts best first as ``(text, score)`` tuples
+        (a third element may be a dict of ``extra_columns`` values)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line saying how the rows were made (model, decoding), written to each generated
+        row's ``generated_by`` column."""
+        return self.name
+
+
 class Splitter(Component):
     """Replaces each sentence pair by the pairs it splits into (a recipe's ``split:`` step).
 
@@ -239,6 +268,7 @@ class Trainer(Component):
 KINDS: dict[str, type[Component]] = {
     "splitter": Splitter,
     "paraphraser": Paraphraser,
+    "generator": Generator,
     "filter": Filter,
     "weighter": Weighter,
     "evaluator": Evaluator,

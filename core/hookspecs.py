@@ -23,6 +23,12 @@ def register_paraphrasers(register):
 
 
 @hookspec
+def register_generators(register):
+    """Register Generator classes (a recipe's ``generate:`` steps, e.g. back-translation of
+    monolingual text): call ``register(cls)`` for each."""
+
+
+@hookspec
 def register_filters(register):
     """Register Filter classes: call ``register(cls)`` for each."""
 

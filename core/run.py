@@ -57,7 +57,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     check_writable(out_dir)
     prepared = run_prepare(recipe, registry) if recipe.prepare else []
 
-    source = Source(recipe.input, recipe.batch_size,
+    source = Source(recipe.input, recipe.batch_size, seed=recipe.seed,
                     progress=recipe.progress if progress is None else progress)
     sink = Sink(out_dir, recipe, restart, created=created)
     with sink.cleanup_on_error(), Plan(recipe, registry, source.extra_columns()) as plan:

@@ -111,7 +111,8 @@ def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
     seed_everything(recipe.seed)
     if recipe.prepare:
         run_prepare(recipe, registry)
-    source = Source(recipe.input, recipe.batch_size, progress=recipe.progress and not quiet)
+    source = Source(recipe.input, recipe.batch_size, seed=recipe.seed,
+                    progress=recipe.progress and not quiet)
     try:
         with Plan(recipe, registry, source.extra_columns()) as plan:
             execs = [ex for ex in plan.executors if ex.in_score]

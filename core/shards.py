@@ -29,8 +29,9 @@ SHARD_DIR = ".shards"
 
 def input_fingerprint(recipe) -> str:
     """Hash of the filled recipe and each input file's path, size and modification time."""
-    spec = recipe.input
-    files = [spec.src, spec.tgt] if spec.format == "plain" else [spec.path]
+    from .recipe import input_specs
+
+    files = [f for spec in input_specs(recipe) for f in spec.files()]
     parts = [json.dumps(recipe.filled(), sort_keys=True, default=str)]
     for f in files:
         try:

@@ -20,10 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Iterator
 
-from .components import Component, Filter, Paraphraser, Splitter, Weighter
+from .components import Component, Filter, Generator, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
 from .errors import BitextforgeError, ComponentError, StepError
-from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepModel
+from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep, SplitStep,
+                          StepModel)
 
 NAN = float("nan")
 
@@ -321,7 +322,7 @@ class ParaphraseExec(Executor):
     def _count_candidates(self, targets, results, current: list[str]) -> None:
         """Count originals without a candidate and degenerate candidates (empty, punctuation
         only, identical to the text they replace), for the summary's warnings."""
-        empty = punct = same = total = none = 0
+        empty = punct = same = total = none = loops = 0
         for i, cands in zip(targets, results):
             if not cands:
                 none += 1
@@ -336,8 +337,10 @@ class ParaphraseExec(Executor):
                     punct += 1
                 elif " ".join(text.lower().split()) == ref:
                     same += 1
+                else:
+                    loops += repetition_loop(text)
         self.count(originals=len(results), without_candidates=none, candidates=total,
-                   empty=empty, punctuation_only=punct, identical=same)
+                   empty=empty, punctuation_only=punct, identical=same, repetition_loops=loops)
 
     def apply(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
@@ -412,6 +415,133 @@ class ParaphraseExec(Executor):
         out[self.score_col] = score
         out.update(extra)
         return out
+
+
+def repetition_loop(text: str, min_repeats: int = 4, max_span: int = 4) -> bool:
+    """True when ``text`` ends in, or contains, a degenerate loop: one word or a span of up to
+    ``max_span`` words repeated ``min_repeats`` or more times in a row ("the the the the",
+    "a man , a man , a man , a man ,"), the failure of an undertrained decoder."""
+    words = text.split()
+    n = len(words)
+    for span in range(1, max_span + 1):
+        need = span * min_repeats
+        if n < need:
+            break
+        for start in range(0, n - need + 1):
+            unit = words[start:start + span]
+            if all(words[start + r * span:start + (r + 1) * span] == unit
+                   for r in range(1, min_repeats)):
+                return True
+    return False
+
+
+class GenerateExec(Executor):
+    """Fills the empty side of monolingual rows with a Generator (back-translation of target
+    text, forward translation of source text), one row per candidate; rows that already have
+    both sides pass unchanged, and a sentence the generator gives no text for is rejected."""
+
+    kind = "generate"
+    comp: Generator
+    step: GenerateStep
+
+    def __init__(self, index: int, step: GenerateStep, comp: Generator):
+        """Bind the step's options to a built component."""
+        super().__init__(index, step, comp)
+        self.side = step.side
+        self.read = "tgt" if step.side == "src" else "src"
+        self.score_col = step.score_column()
+        self.extra = tuple(comp.extra_columns)
+        self.prefix = f"{step.tag} " if step.tag else ""
+        self.made_by = comp.describe() + (f" tag={step.tag}" if step.tag else "")
+
+    def columns(self) -> list[str]:
+        """Columns this step adds."""
+        return [self.score_col, "generated_by", *self.extra]
+
+    def run(self, batch: Batch) -> StepResult:
+        """Generate for one batch's monolingual rows."""
+        t0 = time.perf_counter()
+        self._counts = {}
+        n = batch_len(batch)
+        S, R = batch[self.side], batch[self.read]
+        targets = [i for i in range(n) if not S[i] and R[i]]
+        if not targets:  # bitext rows: nothing to generate
+            batch.setdefault(self.score_col, [None] * n)
+            batch.setdefault("generated_by", [""] * n)
+            for k in self.extra:
+                batch.setdefault(k, [None] * n)
+            return StepResult(batch, rows_in=n, rows_out=n, seconds=time.perf_counter() - t0)
+        texts = [R[i] for i in targets]
+        with component_call(self.label, "generate()", batch):
+            results = self.comp.generate(texts) if texts else []
+        if len(results) != len(texts):
+            raise ComponentError(f"{self.comp.name}: generate() returned {len(results)} lists "
+                                 f"for {len(texts)} sentences")
+        cands = dict(zip(targets, results))
+        old_score = batch.get(self.score_col)
+        old_made = batch.get("generated_by")
+        old_extra = {k: batch.get(k) for k in self.extra}
+        idx: list[int] = []
+        variant: list[int] = []
+        text: list[str] = []
+        score: list = []
+        made: list[str] = []
+        extra: dict[str, list] = {k: [] for k in self.extra}
+        failed: list[int] = []
+        loops = total = 0
+        V = batch["variant"]
+        for i in range(n):
+            if i not in cands:
+                idx.append(i)
+                variant.append(V[i])
+                text.append(S[i])
+                score.append(old_score[i] if old_score is not None else None)
+                made.append(old_made[i] if old_made is not None else "")
+                for k, lst in extra.items():
+                    prev = old_extra[k]
+                    lst.append(prev[i] if prev is not None else None)
+                continue
+            got = [c for c in cands[i] if c[0].strip()]
+            if not got:
+                failed.append(i)
+                continue
+            for j, cand in enumerate(got):
+                total += 1
+                loops += repetition_loop(cand[0])
+                idx.append(i)
+                variant.append(V[i] + j)
+                text.append(self.prefix + cand[0])
+                score.append(float(cand[1]))
+                made.append(self.made_by)
+                info = cand[2] if len(cand) > 2 else None
+                if info:
+                    unknown = set(info) - set(self.extra)
+                    if unknown:
+                        raise ComponentError(f"{self.comp.name}: candidate carries undeclared "
+                                             f"columns {sorted(unknown)}; declare them in "
+                                             f"extra_columns")
+                for k, lst in extra.items():
+                    lst.append(info.get(k) if info else None)
+        out = take_rows(batch, idx)
+        out["variant"] = variant
+        out[self.side] = text
+        out[self.score_col] = score
+        out["generated_by"] = made
+        out.update(extra)
+        res = StepResult(out, rows_in=n, rows_out=len(idx))
+        if failed:
+            rej = take_rows(batch, failed)
+            rej[self.score_col] = [None] * len(failed)
+            rej["generated_by"] = [self.made_by] * len(failed)
+            for k in self.extra:
+                rej[k] = [None] * len(failed)
+            res.rejected.append(Rejected(rej, f"{self.label}: no output", [None] * len(failed)))
+            res.rows_rejected = len(failed)
+        self.count(sentences=len(targets), generated=total, without_output=len(failed),
+                   repetition_loops=loops)
+        res.counts = self._counts
+        res.seconds = time.perf_counter() - t0
+        return res
 
 
 class FilterExec(Executor):

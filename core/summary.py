@@ -35,6 +35,13 @@ def step_note(step: dict[str, Any]) -> str:
     if step["kind"] == "paraphrase" and counts.get("originals"):
         return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
                 f"paraphrase")
+    if counts.get("sentences"):
+        note = f"{counts['generated']:,} texts for {counts['sentences']:,} sentences"
+        if counts.get("without_output"):
+            note += f", {counts['without_output']:,} without output (rejected)"
+        if counts.get("repetition_loops"):
+            note += f", {counts['repetition_loops']:,} in repetition loops"
+        return note
     if step["kind"] == "weight" and counts.get("groups"):
         return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
                 f"no paraphrase left")
@@ -42,20 +49,29 @@ def step_note(step: dict[str, Any]) -> str:
 
 
 def step_warnings(step: dict[str, Any]) -> list[str]:
-    """Warnings about one step's results: degenerate paraphrase candidates."""
+    """Warnings about one step's results: generated texts caught in repetition loops ("the the
+    the ..."), degenerate paraphrase candidates."""
     counts = step.get("counts", {})
+    out = []
+    loops = counts.get("repetition_loops", 0)
+    if loops:
+        made = counts.get("generated", counts.get("candidates", 0))
+        out.append(f"{step_label(step)}: {loops:,} of {made:,} generated texts are caught in a "
+                   f"repetition loop (a word or phrase repeated 4+ times in a row); the model is "
+                   f"probably undertrained; filter them or train longer")
     total = counts.get("candidates", 0)
     if step["kind"] != "paraphrase" or total < DEGENERATE_MIN:
-        return []
+        return out
     parts = [(counts.get("empty", 0), "empty"), (counts.get("punctuation_only", 0),
                                                   "punctuation only"),
              (counts.get("identical", 0), "identical to the text they replace")]
     bad = sum(n for n, _ in parts)
     if bad <= DEGENERATE_SHARE * total:
-        return []
+        return out
     detail = ", ".join(f"{n:,} {what}" for n, what in parts if n)
-    return [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates are "
-            f"degenerate ({detail}); the model is probably undertrained or wrong for this input"]
+    return out + [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates "
+                  f"are degenerate ({detail}); the model is probably undertrained or wrong for "
+                  f"this input"]
 
 
 def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) -> list[str]:
