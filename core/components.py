@@ -51,8 +51,11 @@ class Component:
         """Files and directories this component will read with ``config``, by their key in its
         ``with:`` mapping (``{"model": "models/lm.bin", "tests[0][0]": "test.de"}``). The framework
         checks them all before any work starts (``bitextforge validate`` too) and lists every
-        missing one at once; a path that an earlier ``prepare:`` entry writes is fine. Leave out
-        values that may name something else (a hub id, a column). Empty by default."""
+        missing one at once; a path that an earlier ``prepare:`` entry writes is fine. The content
+        of each (of every file inside a directory; :mod:`bitextforge.identity`) also enters a
+        filter's score cache key and the resume check of sharded runs, so declare every file the
+        results depend on. Leave out values that may name something else (a hub id, a column).
+        Empty by default."""
         return {}
 
     def close(self) -> None:
@@ -179,7 +182,8 @@ class Filter(Component):
 
     kind: ClassVar[str] = "filter"
     default_keep: ClassVar[dict[str, Any] | None] = None
-    #: cache scores by row content and config by default (worth it for expensive, pure filters);
+    #: cache scores by row content, config and the content of the files :meth:`input_paths`
+    #: declares, by default (worth it for expensive, pure filters; every built-in leaves it off);
     #: a recipe step's ``cache:`` overrides it
     cache_scores: ClassVar[bool] = False
 

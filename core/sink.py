@@ -206,7 +206,8 @@ class Sink:
         return Written(files, outputs.rows, outputs.rejected_rows, False)
 
     def _sharded(self, source: Source, runner, plan: Plan) -> Written:
-        store = self.store = ShardStore(self.dir, input_fingerprint(self.recipe), self.restart)
+        fingerprint = input_fingerprint(self.recipe, [ex.comp for ex in plan.executors])
+        store = self.store = ShardStore(self.dir, fingerprint, self.restart)
         done = store.finished()
         if done:
             state = store.state(done - 1)
