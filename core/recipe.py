@@ -315,6 +315,46 @@ _RecipeLoader.add_implicit_resolver(
     list("tTfF"))
 
 
+#: Nodes a recipe may hold once every alias is expanded: recipes have hundreds; an "alias bomb"
+#: (nine aliases of nine aliases of ...) has billions from a few hundred bytes, and every walk of
+#: the tree (the duplicate-key check, validation, the signature) would expand them all.
+MAX_YAML_NODES = 1_000_000
+
+
+class _Endless(Exception):
+    """A node that contains an alias of itself (a recursive structure)."""
+
+    def __init__(self, node: yaml.Node):
+        super().__init__()
+        self.node = node
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_: set[int]) -> int:
+    """Nodes of the tree ``node`` stands for with its aliases expanded (a node reached through n
+    aliases counts n times), at most :data:`MAX_YAML_NODES` + 1. The composed document is a graph
+    in which an alias is the very node it names, so each node's size is computed once, in time
+    linear in the YAML text, never by expanding it."""
+    if isinstance(node, yaml.ScalarNode):
+        return 1
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        raise _Endless(node)
+    open_.add(key)
+    children = node.value if isinstance(node, yaml.SequenceNode) \
+        else [n for pair in node.value for n in pair]
+    total = 1
+    for child in children:
+        total += _expanded_size(child, sizes, open_)
+        if total > MAX_YAML_NODES:
+            total = MAX_YAML_NODES + 1
+            break
+    open_.discard(key)
+    sizes[key] = total
+    return total
+
+
 def _duplicate_keys(node: yaml.Node, path: str, source: str) -> list[str]:
     """Every key given twice in one mapping of a composed YAML tree, with its key path: YAML
     loaders keep the last silently, which would make e.g. one of two ``keep:`` vanish."""
@@ -342,10 +382,19 @@ def _yaml_load(text: str, source: str) -> Any:
     try:
         node = yaml.compose(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
         if node is not None:
+            if _expanded_size(node, {}, set()) > MAX_YAML_NODES:
+                raise RecipeError(f"{source}: invalid YAML: more than {MAX_YAML_NODES:,} nodes "
+                                  f"once its aliases are expanded (each *alias counts as a copy "
+                                  f"of what it names)")
             dups = _duplicate_keys(node, "", source)
             if dups:
                 raise RecipeError("\n".join(dups))
         return yaml.load(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
+    except _Endless as exc:
+        raise RecipeError(f"{source}:{exc.node.start_mark.line + 1}: invalid YAML: an alias inside "
+                          f"the node it names (a structure without end)") from None
+    except RecursionError:
+        raise RecipeError(f"{source}: invalid YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
