@@ -14,7 +14,9 @@ from pydantic import BaseModel
 
 from .components import KINDS, Component
 from .step_models import FilterStep, ParaphraseStep, SplitStep, StepModel, WeightStep
+from .step_models import CleanStep
 from .steps import Executor, FilterExec, ParaphraseExec, SplitExec, WeightExec
+from .steps import CleanExec
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class StepKind:
 STEP_KINDS: dict[str, StepKind] = {k.key: k for k in (
     StepKind("split", SplitStep, "splitter", SplitExec, before=("paraphrase", "weight")),
     StepKind("paraphrase", ParaphraseStep, "paraphraser", ParaphraseExec),
+    StepKind("clean", CleanStep, "cleaner", CleanExec),
     StepKind("filter", FilterStep, "filter", FilterExec),
     StepKind("weight", WeightStep, "weighter", WeightExec),
 )}

@@ -27,7 +27,7 @@ from .components import Component
 from .hookspecs import hookimpl
 
 _HOOKS = {"splitter": "register_splitters", "paraphraser": "register_paraphrasers",
-          "filter": "register_filters", "weighter": "register_weighters",
+          "cleaner": "register_cleaners", "filter": "register_filters", "weighter": "register_weighters",
           "evaluator": "register_evaluators", "trainer": "register_trainers"}
 
 
