@@ -238,8 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=_cmd_serve)
 
     pl = sub.add_parser("plugins", help="list registered components with a one-line summary")
-    pl.add_argument("kind", nargs="?", help="only this kind: paraphraser, filter, weighter, "
-                    "evaluator or trainer (plural accepted)")
+    pl.add_argument("kind", nargs="?", help="only this kind: splitter, paraphraser, cleaner, "
+                    "filter, weighter, evaluator or trainer (plural accepted)")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=_cmd_plugins)
 

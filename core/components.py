@@ -1,5 +1,5 @@
-"""Base classes of the component kinds: Splitter, Paraphraser, Filter, Weighter, Evaluator, and
-Trainer (which builds the models the others load, in a recipe's ``prepare:`` list).
+"""Base classes of the component kinds: Splitter, Paraphraser, Cleaner, Filter, Weighter,
+Evaluator, and Trainer (which builds the models the others load, in a recipe's ``prepare:`` list).
 
 Every component has a stable versioned ``name`` (``"length_ratio.v1"``) independent of its class
 name, and a nested pydantic ``Config`` (``extra="forbid"``, every field described) that subclasses
@@ -8,8 +8,8 @@ builds the component as ``cls(config)``; the component reads ``self.config``.
 
 Everything the framework asks of a component is declared here, on the base classes: the lifecycle
 (``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``releases_gil``,
-``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a Filter's ``cache_scores``
-and ``default_keep``. Nothing is looked up by ``getattr``.
+``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a Cleaner's ``pure``, a
+Filter's ``cache_scores``, ``default_keep`` and ``explains``. Nothing is looked up by ``getattr``.
 """
 
 from __future__ import annotations
@@ -173,6 +173,28 @@ class Splitter(Component):
         raise NotImplementedError
 
 
+class Cleaner(Component):
+    """Changes the text of one side (a recipe's ``clean:`` step): repairs mojibake, decodes HTML,
+    normalises punctuation or Unicode, unwraps quotes.
+
+    The framework calls :meth:`clean` once per side the step cleans and records every row whose
+    text changed (counts in the manifest, before and after in ``cleaned.tsv``).
+    """
+
+    kind: ClassVar[str] = "cleaner"
+    #: the cleaned text depends on the text and the config alone: the framework cleans each
+    #: distinct text of a batch once and remembers recent results across batches
+    pure: ClassVar[bool] = True
+
+    class Config(ComponentConfig):
+        """Cleaners take no common options."""
+
+    def clean(self, texts: list[str], side: str) -> list[str]:
+        """Return the cleaned text of every text of column ``side`` (``"src"`` or ``"tgt"``, so a
+        cleaner with per-language rules knows which language it reads), in order."""
+        raise NotImplementedError
+
+
 class Filter(Component):
     """Scores sentence pairs; the recipe's ``keep:`` decides which rows survive.
 
@@ -186,9 +208,16 @@ class Filter(Component):
     #: declares, by default (worth it for expensive, pure filters; every built-in leaves it off);
     #: a recipe step's ``cache:`` overrides it
     cache_scores: ClassVar[bool] = False
+    #: :meth:`reason` names why a score rejects its row (a composite of rules: the rule that
+    #: fired); the name is added to the row's ``rejected_by`` and counted per step
+    explains: ClassVar[bool] = False
 
     class Config(ComponentConfig):
         """Filters take no common options."""
+
+    def reason(self, score: float) -> str:
+        """Why ``score`` rejected its row, in a word (only asked when :attr:`explains`)."""
+        raise NotImplementedError
 
     def score(self, batch: Mapping[str, Sequence[Any]]) -> Sequence[float]:
         """Return one float per row of ``batch`` (``batch["src"]``, ``batch["tgt"]`` are str lists)."""
@@ -272,6 +301,7 @@ class Trainer(Component):
 KINDS: dict[str, type[Component]] = {
     "splitter": Splitter,
     "paraphraser": Paraphraser,
+    "cleaner": Cleaner,
     "generator": Generator,
     "filter": Filter,
     "weighter": Weighter,

@@ -23,6 +23,11 @@ def register_paraphrasers(register):
 
 
 @hookspec
+def register_cleaners(register):
+    """Register Cleaner classes (a recipe's ``clean:`` steps): call ``register(cls)`` for each."""
+
+
+@hookspec
 def register_generators(register):
     """Register Generator classes (a recipe's ``generate:`` steps, e.g. back-translation of
     monolingual text): call ``register(cls)`` for each."""

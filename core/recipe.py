@@ -179,7 +179,7 @@ class PrepareStep(BaseModel):
                         "only when training succeeds).")
 
 
-Step = Union[SplitStep, GenerateStep, ParaphraseStep, FilterStep, WeightStep]
+Step = Union[tuple(kind.model for kind in STEP_KINDS.values())]  # type: ignore[valid-type]
 
 
 class Recipe(BaseModel):

@@ -29,6 +29,7 @@ ENTRY_POINT_GROUP = "bitextforge"
 HOOK_FOR_KIND = {
     "splitter": "register_splitters",
     "paraphraser": "register_paraphrasers",
+    "cleaner": "register_cleaners",
     "generator": "register_generators",
     "filter": "register_filters",
     "weighter": "register_weighters",

@@ -2,7 +2,8 @@
 
 A run writes ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column),
 ``corpus.jsonl``, ``corpus.weights`` (Marian ``--data-weighting`` file, only when weights are not
-all 1) and ``rejected.tsv`` (each rejected row with the step and score that rejected it). Every
+all 1), ``rejected.tsv`` (each rejected row with the step and score that rejected it) and, when
+the recipe has ``clean:`` steps, ``cleaned.tsv`` (every text a clean step changed). Every
 file is written under a temporary name and renamed only when the run succeeds. A run with
 ``output.shard_size`` is written shard by shard through :class:`~bitextforge.shards.ShardStore`,
 so a killed run resumes after its last finished shard.
@@ -24,7 +25,10 @@ from .plan import Plan
 from .runners.stream import Packet
 from .shards import ShardStore, input_fingerprint
 from .source import Source
-from .steps import Rejected
+from .steps import Changed, Rejected
+
+#: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
+CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
 
 
 @dataclass
@@ -42,9 +46,10 @@ class Outputs:
     :meth:`commit`."""
 
     def __init__(self, out_dir: Path, formats: list[str], columns: list[str],
-                 write_rejected: bool, keep_weights: bool = False):
+                 write_rejected: bool, keep_weights: bool = False, write_cleaned: bool = False):
         """Open the files of ``formats`` in ``out_dir``; ``keep_weights`` keeps
-        ``corpus.weights`` even when every weight is 1 (a shard cannot know about the others)."""
+        ``corpus.weights`` even when every weight is 1 (a shard cannot know about the others);
+        ``write_cleaned`` opens ``cleaned.tsv`` (a recipe with clean steps)."""
         self.dir = out_dir
         self.keep_weights = keep_weights
         self.files: list[AtomicFile] = []
@@ -56,6 +61,7 @@ class Outputs:
         self.jsonl = self._open("corpus.jsonl") if "jsonl" in formats else None
         reject_columns = columns + ["rejected_by", "rejected_score"]
         self.rejected = TsvWriter(out_dir / "rejected.tsv", reject_columns) if write_rejected else None
+        self.cleaned = TsvWriter(out_dir / "cleaned.tsv", CLEANED_COLUMNS) if write_cleaned else None
         self.columns = columns
         self.all_one = True
         self.rows = 0
@@ -64,6 +70,8 @@ class Outputs:
             self.files.append(self.tsv.file)
         if self.rejected:
             self.files.append(self.rejected.file)
+        if self.cleaned:
+            self.files.append(self.cleaned.file)
 
     def _open(self, name: str) -> AtomicFile:
         f = AtomicFile(self.dir / name)
@@ -96,22 +104,33 @@ class Outputs:
         self.rejected_rows += n
         if self.rejected:
             batch = dict(rej.batch)
-            batch["rejected_by"] = [rej.why] * n
+            batch["rejected_by"] = ([rej.why] * n if rej.reasons is None else
+                                    [f"{rej.why} ({r})" for r in rej.reasons])
             batch["rejected_score"] = rej.scores
             self.rejected.write(batch)
 
+    def record_changes(self, ch: Changed) -> None:
+        """Append the texts one clean step changed in one column, before and after."""
+        if self.cleaned:
+            n = len(ch.ids)
+            self.cleaned.write({"step": [ch.step] * n, "id": ch.ids, "variant": ch.variants,
+                                "column": [ch.column] * n, "before": ch.before,
+                                "after": ch.after})
+
     def drain(self, stream: Iterator[Packet]) -> None:
-        """Write every packet of a runner: its rejected rows, then its kept rows."""
+        """Write every packet of a runner: its rejected rows, its changes, then its kept rows."""
         for p in stream:
             for rej in p.rejected:
                 self.reject(rej)
+            for ch in p.changed:
+                self.record_changes(ch)
             if p.batch is not None:
                 self.write(p.batch)
 
     def commit(self) -> list[str]:
         """Move every file to its final name; return the names."""
         names = []
-        for writer in (self.tsv, self.rejected):
+        for writer in (self.tsv, self.rejected, self.cleaned):
             if writer is not None:
                 writer.finish()
         for f in self.files:
@@ -181,7 +200,7 @@ class Sink:
 
     def _outputs(self, where: Path, plan: Plan, keep_weights: bool = False) -> Outputs:
         return Outputs(where, self.formats, plan.columns, self.recipe.output.write_rejected,
-                       keep_weights)
+                       keep_weights, write_cleaned=plan.cleans)
 
     def write(self, source: Source, runner, plan: Plan) -> Written:
         """Run ``plan`` over ``source`` with ``runner`` and write the results."""

@@ -182,3 +182,12 @@ class WeightStep(StepModel):
 
     key: ClassVar[str] = "weight"
     weight: str = Field(description="Registered Weighter name, e.g. distributed.v1.")
+
+
+class CleanStep(StepModel):
+    """Change the text of one or both sides with a Cleaner; every changed row is recorded."""
+
+    key: ClassVar[str] = "clean"
+    clean: str = Field(description="Registered Cleaner name, e.g. fix_mojibake.v1.")
+    side: Literal["src", "tgt", "both"] = Field("both", description="The side(s) whose text is "
+                                                "cleaned.")

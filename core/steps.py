@@ -6,7 +6,8 @@ rejected them) and the step's counters for this batch. Runners compose these res
 writes them; an executor never writes anything itself. A split step replaces rows by their
 sentence pieces, a paraphrase step expands rows into variants, a filter step scores and decides
 (streaming for ``min``/``max``, two passes over a spill file for the corpus-wide ``top``/``words``),
-a weight step replaces each group by weighted rows (Nichols et al., section 4.2).
+a weight step replaces each group by weighted rows (Nichols et al., section 4.2), a clean step
+changes text and returns each change it made (:class:`Changed`) for ``cleaned.tsv``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Iterator
 
-from .components import Component, Filter, Generator, Paraphraser, Splitter, Weighter
+from .components import Cleaner, Component, Filter, Generator, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
 from .errors import BitextforgeError, ComponentError, StepError
-from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep, SplitStep,
-                          StepModel)
+from .step_models import (CleanStep, FilterStep, GenerateStep, KeepSpec, ParaphraseStep,
+                          SplitStep, StepModel)
 
 NAN = float("nan")
 
@@ -36,6 +37,21 @@ class Rejected:
     batch: Batch
     why: str
     scores: list
+    #: per row, what the filter says rejected it (a composite's rule), or None: ``why`` alone
+    reasons: list[str] | None = None
+
+
+@dataclass
+class Changed:
+    """Rows one clean step changed in one column: their ids and variants, the text before and
+    after (what ``cleaned.tsv`` lists)."""
+
+    step: str
+    column: str
+    ids: list
+    variants: list
+    before: list[str]
+    after: list[str]
 
 
 @dataclass
@@ -52,6 +68,7 @@ class StepResult:
     cache_hits: int = 0
     cache_misses: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # the step's additive counts
+    changed: list[Changed] = field(default_factory=list)  # a clean step's changes, in row order
 
     def counters(self) -> "StepResult":
         """This result without its rows (what a Ray worker sends back for the driver's counts)."""
@@ -167,6 +184,8 @@ class Executor:
     decides: ClassVar[bool] = False
     #: the step runs in ``bitextforge score`` (which scores rows and decides nothing)
     in_score: ClassVar[bool] = True
+    #: the step changes text and reports each change (the sink writes ``cleaned.tsv``)
+    changes_text: ClassVar[bool] = False
 
     def __init__(self, index: int, step: StepModel, comp: Component):
         """Bind ``step`` to ``comp`` at position ``index``."""
@@ -661,8 +680,13 @@ class FilterExec(Executor):
             drop = [i for i, m in enumerate(mask) if not m]
         col = batch[self.col]
         res.rows_rejected += len(drop)
+        reasons = None
+        if self.comp.explains:
+            reasons = [self.comp.reason(col[i]) for i in drop]
+            for r in reasons:
+                res.counts[f"rejected_by:{r}"] = res.counts.get(f"rejected_by:{r}", 0) + 1
         res.rejected.append(Rejected(take_rows(batch, drop), f"{self.label}{why}",
-                                     [col[i] for i in drop]))
+                                     [col[i] for i in drop], reasons))
         return take_rows(batch, keep)
 
     def _bounded(self, batch: Batch) -> StepResult:
@@ -831,3 +855,81 @@ class WeightExec(Executor):
         out["weight"] = weights
         return out
 
+
+
+class CleanExec(Executor):
+    """Replaces the text of one or both sides by what a Cleaner returns and reports each change.
+
+    Rows are never added or removed. For every cleaned column the result carries a
+    :class:`Changed` with the rows whose text changed; the counts ``changed`` (rows with any side
+    changed), ``changed_src`` and ``changed_tgt`` reach the manifest and the summary. A ``pure``
+    cleaner cleans each distinct text of a batch once and answers texts it cleaned recently
+    (in this process) from memory: corpora repeat boilerplate.
+    """
+
+    kind = "clean"
+    changes_text = True
+    comp: Cleaner
+    step: CleanStep
+    #: texts remembered per column before the memory is emptied (about 100 MB of typical text)
+    MEMO_TEXTS = 200_000
+
+    def __init__(self, index: int, step: CleanStep, comp: Cleaner):
+        """Bind the step's sides to a built Cleaner."""
+        super().__init__(index, step, comp)
+        self.sides = ["src", "tgt"] if step.side == "both" else [step.side]
+        self.memo: dict[str, dict[str, str]] = {side: {} for side in self.sides}
+
+    def _clean(self, texts: list[str], side: str, batch: Batch) -> list[str]:
+        """The cleaned text of every row of one column."""
+        if not self.comp.pure:
+            with component_call(self.label, "clean()", batch):
+                out = self.comp.clean(texts, side)
+            return self._checked(out, len(texts))
+        memo = self.memo[side]
+        todo = [t for t in dict.fromkeys(texts) if t not in memo]
+        if not todo:
+            return [memo[t] for t in texts]
+        with component_call(self.label, "clean()", batch):
+            fresh = dict(zip(todo, self._checked(self.comp.clean(todo, side), len(todo))))
+        out = [fresh[t] if t in fresh else memo[t] for t in texts]
+        if len(memo) + len(fresh) > self.MEMO_TEXTS:  # bounded: forget rather than grow
+            memo.clear()
+        if len(fresh) <= self.MEMO_TEXTS:
+            memo.update(fresh)
+        return out
+
+    def _checked(self, out, n: int) -> list[str]:
+        out = list(out)
+        if len(out) != n:
+            raise ComponentError(f"{self.comp.name}: clean() returned {len(out)} texts for {n}")
+        for t in out:
+            if not isinstance(t, str):
+                raise ComponentError(f"{self.comp.name}: clean() returned {type(t).__name__} "
+                                     f"{t!r}; cleaned texts must be str")
+        return out
+
+    def run(self, batch: Batch) -> StepResult:
+        """Clean one batch."""
+        t0 = time.perf_counter()
+        n = batch_len(batch)
+        res = StepResult(None, rows_in=n, rows_out=n)
+        out = dict(batch)
+        any_change = [False] * n
+        for side in self.sides:
+            before = batch[side]
+            after = self._clean(before, side, batch) if n else []
+            rows = [i for i in range(n) if after[i] != before[i]]
+            res.counts[f"changed_{side}"] = len(rows)
+            if rows:
+                ids, variants = batch["id"], batch["variant"]
+                res.changed.append(Changed(self.label, side, [ids[i] for i in rows],
+                                           [variants[i] for i in rows],
+                                           [before[i] for i in rows], [after[i] for i in rows]))
+                for i in rows:
+                    any_change[i] = True
+                out[side] = after
+        res.counts["changed"] = sum(any_change)
+        res.kept = out
+        res.seconds = time.perf_counter() - t0
+        return res

@@ -1,7 +1,8 @@
 """The table ``run`` and ``score`` end with, and the warnings about results that look wrong.
 
-Both read the manifest's ``steps`` entries (rows in and out, seconds, the counts paraphrase and
-weight steps keep, the effective threshold of a ``top``/``words`` decision), so the table on the
+Both read the manifest's ``steps`` entries (rows in and out, seconds, the counts paraphrase, clean
+and weight steps keep, the rows a rule composite rejected per rule, the effective threshold of a
+``top``/``words`` decision), so the table on the
 terminal and ``manifest.json`` always agree.
 """
 
@@ -42,6 +43,14 @@ def step_note(step: dict[str, Any]) -> str:
         if counts.get("repetition_loops"):
             note += f", {counts['repetition_loops']:,} in repetition loops"
         return note
+    if step["kind"] == "clean" and "changed" in counts:
+        sides = ", ".join(f"{side} {counts[f'changed_{side}']:,}" for side in ("src", "tgt")
+                          if f"changed_{side}" in counts)
+        return f"{counts['changed']:,} rows changed ({sides})"
+    by_rule = sorted(((n, k.split(":", 1)[1]) for k, n in counts.items()
+                      if k.startswith("rejected_by:")), key=lambda x: (-x[0], x[1]))
+    if by_rule:
+        return "rejected by " + ", ".join(f"{rule} {n:,}" for n, rule in by_rule)
     if step["kind"] == "weight" and counts.get("groups"):
         return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
                 f"no paraphrase left")
@@ -85,13 +94,14 @@ def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) ->
 
 def summary_table(steps: list[dict[str, Any]]) -> str:
     """A plain-text table: per step rows in, out, rejected (filters), added (paraphrase, split
-    and weight steps), seconds, and a note (the cut of top/words, originals without paraphrase)."""
+    and weight steps), seconds, and a note (the cut of top/words, originals without paraphrase,
+    rows a clean step changed, rows a rule composite rejected per rule)."""
     head = ("step", "rows in", "rows out", "rejected", "added", "seconds", "")
     rows = []
     for st in steps:
         diff = st["rows_out"] - st["rows_in"]
         rejected = f"{-diff:,}" if st["kind"] == "filter" else ""
-        added = f"{diff:+,}" if st["kind"] != "filter" else ""
+        added = f"{diff:+,}" if st["kind"] not in ("filter", "clean") else ""
         rows.append((step_label(st), f"{st['rows_in']:,}", f"{st['rows_out']:,}", rejected, added,
                      f"{st['seconds']:.1f}", step_note(st)))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]
