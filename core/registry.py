@@ -76,12 +76,17 @@ class Registry:
             if self.pm.get_plugin(ep.name) is not None:
                 continue
             # A broken third-party plugin names itself and is skipped, so the other plugins and
-            # commands such as `bitextforge plugins` keep working.
+            # commands such as `bitextforge plugins` keep working. That includes a plugin that
+            # calls sys.exit (or raises another BaseException) at import; only Ctrl-C stops.
             try:
                 module = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import failure of foreign code
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - any import failure of foreign code
+                # an Exception's own message, as always; SystemExit's alone ("3") says nothing
+                why = str(exc) if isinstance(exc, Exception) else describe_failure(exc)
                 self.problems.append(f"plugin {ep.name!r} (entry point {ep.value}) failed to "
-                                     f"import: {exc}; plugin skipped")
+                                     f"import: {why}; plugin skipped")
                 continue
             dist = getattr(ep, "dist", None)
             try:
@@ -211,6 +216,12 @@ def _unknown_hooks(plugin: Any) -> list[str]:
             if hook not in known:
                 out.append(hook)
     return out
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for an exception raised by a plugin's code: ``ValueError: bad value``."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def suggest(name: str, candidates) -> str:

@@ -3,7 +3,8 @@
 import subprocess
 import sys
 
-from conftest import SMALL_DE, SMALL_EN
+import pytest
+from conftest import SMALL_DE, SMALL_EN, fake_distribution
 
 
 def cli(*args, cwd=None):
@@ -122,3 +123,29 @@ def test_generic_train_flags_and_set(tmp_path, capsys):
     words = [ln.split()[0] for ln in out.read_text(encoding="utf-8").splitlines()[1:]]
     assert "Hund" in words and "hund" not in words  # --no-lowercase kept the case
     assert main(["train"]) == 2 and "word_vectors.v1" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ plugins cannot break the CLI
+# Each test installs a fake distribution (a module and its .dist-info, found by the real
+# entry-point discovery) and runs the command as a user does, in a fresh process.
+
+def cli_with(env, *args):
+    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize("stop, what", [
+    ("import no_such_module_here\n", "No module named 'no_such_module_here'"),
+    ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
+    ("class Stop(BaseException):\n    pass\n\nraise Stop('halt')\n", "Stop: halt")])
+def test_plugin_that_exits_at_import_is_skipped(tmp_path, stop, what):
+    """sys.exit or another BaseException at import is a failed import: skipped and reported
+    (an ImportError's line as it always was)."""
+    env = fake_distribution(tmp_path, "exiting_plugin", stop)
+    for args in (["plugins"], ["describe", "length.v1"]):
+        res = cli_with(env, *args)
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.splitlines() == [
+            f"bitextforge: error: plugin 'exiting_plugin' (entry point exiting_plugin) failed to "
+            f"import: {what}; plugin skipped"]
+    assert "distributed.v1" in cli_with(env, "plugins").stdout
