@@ -134,6 +134,27 @@ def cli_with(env, *args):
                           capture_output=True, text=True, env=env)
 
 
+def test_plugin_whose_register_commands_raises_is_skipped(tmp_path):
+    """Like a plugin that fails to import: one line, the whole plugin skipped (its filter too),
+    every command still works."""
+    env = fake_distribution(tmp_path, "raising_plugin", (
+        "import bitextforge\nfrom bitextforge import Filter\n\n"
+        "class Never(Filter):\n    name = 'never_listed.v1'\n\n"
+        "    def score(self, batch):\n        return [0.0] * len(batch['src'])\n\n"
+        "@bitextforge.hookimpl\ndef register_filters(register):\n    register(Never)\n\n"
+        "@bitextforge.hookimpl\ndef register_commands(register):\n"
+        "    raise RuntimeError('no commands today')\n"))
+    line = ("bitextforge: error: plugin 'raising_plugin' (entry point raising_plugin, "
+            "raising_plugin 0.1) failed in register_commands: RuntimeError: no commands today; "
+            "plugin skipped")
+    for args in (["plugins"], ["--help"], ["train-lm", "--help"]):
+        res = cli_with(env, *args)
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.splitlines() == [line], args
+        assert "never_listed.v1" not in res.stdout
+    assert "distributed.v1" in cli_with(env, "plugins").stdout
+
+
 @pytest.mark.parametrize("stop, what", [
     ("import no_such_module_here\n", "No module named 'no_such_module_here'"),
     ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
