@@ -53,18 +53,15 @@ def collect_commands(pm, plugin: str) -> list[Command]:
 
 
 def plugin_commands(registry) -> list[Command]:
-    """Every command the loaded plugins register, refusing two with one name."""
+    """Every command the loaded plugins register, refusing two with one name. (A name that a
+    built-in command has is the CLI's to refuse: only its parser knows every built-in.)"""
     seen: dict[str, Command] = {}
     for cmd in registry.commands():
-        if cmd.name in seen or cmd.name in CORE_COMMANDS:
-            other = seen[cmd.name].plugin if cmd.name in seen else "bitextforge"
+        if cmd.name in seen:
             raise BitextforgeError(f"command {cmd.name!r} is registered twice: by plugin "
-                                   f"{other} and by plugin {cmd.plugin}")
+                                   f"{seen[cmd.name].plugin} and by plugin {cmd.plugin}")
         seen[cmd.name] = cmd
     return list(seen.values())
-
-
-CORE_COMMANDS = {"run", "validate", "score", "plugins", "describe", "reference", "doctor", "train"}
 
 
 # ------------------------------------------------------------------------- flags from a Config
