@@ -57,4 +57,6 @@ def register_trainers(register):
 @hookspec
 def register_commands(register):
     """Register CLI subcommands: call ``register(name, help, setup)`` for each, where
-    ``setup(parser)`` adds arguments and returns ``handler(args) -> int``."""
+    ``setup(parser)`` adds arguments and returns ``handler(args) -> int``. The hook runs when the
+    plugin loads; ``setup`` only when its command is called (or its help shown). A name that a
+    built-in command has is refused, and the built-in kept."""
