@@ -4,7 +4,7 @@
 ``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``) or a scores TSV written by
 ``bitextforge score``. Every score column becomes a float NumPy array, and :meth:`RunData.decide`
 replays the recipe's filter steps over those arrays with the runner's own decision functions
-(:func:`bitextforge.steps.within_bounds`, :func:`bitextforge.steps.select_global`), so a moved
+(:func:`bitextforge.decide.within_bounds`, :func:`bitextforge.decide.select_global`), so a moved
 threshold is re-decided for every row without running a model.
 
 What stored scores cannot tell: a row the run rejected at step ``j`` was never scored by the steps
@@ -31,7 +31,7 @@ from .. import __version__
 from ..corpus import unescape, write_atomic
 from ..errors import BitextforgeError
 from ..recipe import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
-from ..steps import count_words, select_global, within_bounds
+from ..decide import count_words, select_global, within_bounds
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
 HIST_BINS = 60
