@@ -28,6 +28,11 @@ from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepMo
 
 NAN = float("nan")
 
+#: :attr:`Executor.makes` of a step whose new rows join the rows it was given (a paraphrase step)
+ADDS = "adds"
+#: :attr:`Executor.makes` of a step whose new rows take the place of the rows it was given (a split)
+REPLACES = "replaces"
+
 
 @dataclass
 class Rejected:
@@ -167,6 +172,18 @@ class Executor:
     decides: ClassVar[bool] = False
     #: the step runs in ``bitextforge score`` (which scores rows and decides nothing)
     in_score: ClassVar[bool] = True
+    #: whether the step makes rows, for replaying a finished run from its stored rows
+    #: (``bitextforge serve``): None (it passes or drops the rows it is given), :data:`ADDS` or
+    #: :data:`REPLACES`; the rows it made are those with a value in :meth:`made_mark`
+    makes: ClassVar[str | None] = None
+    #: the step writes a row it keeps possibly several times (a weighter's replicas)
+    replicates: ClassVar[bool] = False
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str | None:
+        """The output column that holds a value in exactly the rows this step made (for
+        :data:`REPLACES`, the id of the row each was made from); None for a step that makes none."""
+        return None
 
     def __init__(self, index: int, step: StepModel, comp: Component):
         """Bind ``step`` to ``comp`` at position ``index``."""
@@ -245,6 +262,7 @@ class SplitExec(Executor):
     """
 
     kind = "split"
+    makes = REPLACES
     comp: Splitter
 
     def __init__(self, index: int, step: SplitStep, comp: Splitter):
@@ -260,6 +278,11 @@ class SplitExec(Executor):
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return ["source_id"]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str:
+        """``source_id``: every piece holds the id of the row it was split from."""
+        return "source_id"
 
     def get_state(self) -> int:
         """The next fresh id (saved with each shard so a resumed run numbers rows the same)."""
@@ -303,6 +326,7 @@ class ParaphraseExec(Executor):
     """Runs a Paraphraser on one side and expands each row into variant 0 plus candidates."""
 
     kind = "paraphrase"
+    makes = ADDS
     comp: Paraphraser
     step: ParaphraseStep
 
@@ -318,6 +342,12 @@ class ParaphraseExec(Executor):
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return [self.orig_col, self.score_col, *self.extra]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str | None:
+        """The candidate-score column: the rows given to the step pass with it empty (a recipe
+        writes each score column once), every candidate has a score."""
+        return step.score_column()
 
     def _count_candidates(self, targets, results, current: list[str]) -> None:
         """Count originals without a candidate and degenerate candidates (empty, punctuation
@@ -605,6 +635,7 @@ class WeightExec(Executor):
 
     kind = "weight"
     in_score = False  # weighting scores nothing
+    replicates = True
     comp: Weighter
 
     def apply(self, batch: Batch) -> Batch:
