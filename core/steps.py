@@ -23,11 +23,17 @@ from typing import Any, ClassVar, Iterable, Iterator
 
 from .components import Cleaner, Component, Filter, Generator, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
+from .decide import count_words, scope_rows, select_global, selection_cut, within_bounds
 from .errors import BitextforgeError, ComponentError, StepError
 from .step_models import (CleanStep, FilterStep, GenerateStep, KeepSpec, ParaphraseStep,
                           SplitStep, StepModel)
 
 NAN = float("nan")
+
+#: :attr:`Executor.makes` of a step whose new rows join the rows it was given (a paraphrase step)
+ADDS = "adds"
+#: :attr:`Executor.makes` of a step whose new rows take the place of the rows it was given (a split)
+REPLACES = "replaces"
 
 
 @dataclass
@@ -186,6 +192,18 @@ class Executor:
     in_score: ClassVar[bool] = True
     #: the step changes text and reports each change (the sink writes ``cleaned.tsv``)
     changes_text: ClassVar[bool] = False
+    #: whether the step makes rows, for replaying a finished run from its stored rows
+    #: (``bitextforge serve``): None (it passes or drops the rows it is given), :data:`ADDS` or
+    #: :data:`REPLACES`; the rows it made are those with a value in :meth:`made_mark`
+    makes: ClassVar[str | None] = None
+    #: the step writes a row it keeps possibly several times (a weighter's replicas)
+    replicates: ClassVar[bool] = False
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str | None:
+        """The output column that holds a value in exactly the rows this step made (for
+        :data:`REPLACES`, the id of the row each was made from); None for a step that makes none."""
+        return None
 
     def __init__(self, index: int, step: StepModel, comp: Component):
         """Bind ``step`` to ``comp`` at position ``index``."""
@@ -264,6 +282,7 @@ class SplitExec(Executor):
     """
 
     kind = "split"
+    makes = REPLACES
     comp: Splitter
 
     def __init__(self, index: int, step: SplitStep, comp: Splitter):
@@ -279,6 +298,11 @@ class SplitExec(Executor):
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return ["source_id"]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str:
+        """``source_id``: every piece holds the id of the row it was split from."""
+        return "source_id"
 
     def get_state(self) -> int:
         """The next fresh id (saved with each shard so a resumed run numbers rows the same)."""
@@ -322,6 +346,7 @@ class ParaphraseExec(Executor):
     """Runs a Paraphraser on one side and expands each row into variant 0 plus candidates."""
 
     kind = "paraphrase"
+    makes = ADDS
     comp: Paraphraser
     step: ParaphraseStep
 
@@ -337,6 +362,12 @@ class ParaphraseExec(Executor):
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return [self.orig_col, self.score_col, *self.extra]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str | None:
+        """The candidate-score column: the rows given to the step pass with it empty (a recipe
+        writes each score column once), every candidate has a score."""
+        return step.score_column()
 
     def _count_candidates(self, targets, results, current: list[str]) -> None:
         """Count originals without a candidate and degenerate candidates (empty, punctuation
@@ -614,13 +645,6 @@ class FilterExec(Executor):
                 return self.cache.score(batch, self.comp.score)
             return self.comp.score(batch)
 
-    def _scope(self, batch: Batch) -> list[int] | None:
-        mode = self.step.apply_to
-        if mode == "all":
-            return None
-        want_orig = mode == "originals"
-        return [i for i, v in enumerate(batch["variant"]) if (v == 0) == want_orig]
-
     def scores(self, batch: Batch) -> list:
         """Score a batch (only the rows in scope); out-of-scope rows get ``None``."""
         return self._scored(batch)[0]
@@ -629,7 +653,7 @@ class FilterExec(Executor):
         """The scores as :meth:`scores` returns them and, when every row is in scope, the same
         scores as a float NumPy array (None otherwise) for deciding without a loop over rows."""
         n = batch_len(batch)
-        scope = self._scope(batch)
+        scope = scope_rows(self.step.apply_to, batch["variant"])
         if scope is None:
             raw = self._score(batch) if n else []
             if len(raw) != n:
@@ -658,10 +682,6 @@ class FilterExec(Executor):
         batch[self.col] = self.scores(batch)
         self.stats.seconds += time.perf_counter() - t0
         return batch
-
-    def bounds_mask(self, scores: list) -> list[bool]:
-        """Which rows pass min/max (rows out of scope pass; NaN fails)."""
-        return within_bounds(self.keep, scores)
 
     def _split(self, batch: Batch, mask, why: str, res: StepResult) -> Batch:
         """Keep the rows ``mask`` (a list of bools or a boolean NumPy array) marks, and record
@@ -698,7 +718,7 @@ class FilterExec(Executor):
         if self.cache is not None:
             res.cache_hits, res.cache_misses = self.cache.hits - h0, self.cache.misses - m0
         batch[self.col] = scores
-        mask = within_bounds(self.keep, values) if values is not None else self.bounds_mask(scores)
+        mask = within_bounds(self.keep, values if values is not None else scores)
         res.kept = self._split(batch, mask, "", res)
         res.seconds = time.perf_counter() - t0
         return res
@@ -731,7 +751,7 @@ class FilterExec(Executor):
                 # out-of-scope rows (None) are always kept: mark them +inf for the selection
                 scores.extend(math.inf if v is None else v for v in kept[self.col])
                 if keep.words is not None:
-                    words.extend(count_words(kept["src"], kept["tgt"], side))
+                    words.extend(count_words(kept["src"], kept["tgt"], side).tolist())
                 res.seconds = time.perf_counter() - t0
                 yield res
             t0 = time.perf_counter()
@@ -754,74 +774,14 @@ class FilterExec(Executor):
                 yield res
 
     def _select(self, scores: array, words: array):
+        """The selection over the spilled scores; its cut goes to the manifest."""
         import numpy as np
 
-        keep = self.keep
         s = np.frombuffer(scores, dtype=np.float64) if len(scores) else np.zeros(0)
-        w = np.frombuffer(words, dtype=np.int64) if len(words) else None
-        selected = select_global(keep, s, w)
-        cand = ~(np.isinf(s) & (s > 0)) & ~np.isnan(s)
-        chosen = selected & cand
-        decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
-                             ([f"words {keep.words}"] if keep.words is not None else []))
-        picked = s[chosen]
-        cut: dict[str, Any] = {"decision": decision, "order": keep.order,
-                               "candidates": int(cand.sum()), "selected": int(chosen.sum()),
-                               "score": (float(picked.min() if keep.order == "highest"
-                                               else picked.max()) if len(picked) else None)}
-        if keep.words is not None:
-            cut["words"] = int(w[chosen].sum())
-        self.stats.threshold = cut
+        w = np.frombuffer(words, dtype=np.int64) if len(words) else np.zeros(0, dtype=np.int64)
+        selected = select_global(self.keep, s, w)
+        self.stats.threshold = selection_cut(self.keep, s, w, selected)
         return selected
-
-
-def within_bounds(keep: KeepSpec, scores):
-    """Which scores pass ``keep``'s min/max (inclusive; NaN fails).
-
-    ``scores`` is either a list, where ``None`` marks a row outside the step's scope (it passes), as
-    the streaming runner sees a batch; or a float NumPy array, compared as a whole, as ``bitextforge
-    serve`` re-decides stored scores (the caller decides which rows are in scope).
-    """
-    lo = -math.inf if keep.min is None else keep.min
-    hi = math.inf if keep.max is None else keep.max
-    if hasattr(scores, "dtype"):
-        return (scores >= lo) & (scores <= hi)
-    return [s is None or (lo <= s <= hi) for s in scores]
-
-
-def count_words(src: list[str], tgt: list[str], side: str) -> list[int]:
-    """Whitespace tokens per row on ``side`` (``src``, ``tgt`` or ``both``), what ``keep.words``
-    counts."""
-    if side == "both":
-        return [len(a.split()) + len(b.split()) for a, b in zip(src, tgt)]
-    return [len(t.split()) for t in (src if side == "src" else tgt)]
-
-
-def select_global(keep: KeepSpec, scores, words=None):
-    """The ``top``/``words`` selection over every score of a step, as a boolean NumPy mask.
-
-    ``scores`` (float64, in stream order) marks rows outside the step's scope with ``+inf``: they
-    are always kept. NaN is never selected; ties keep stream order. ``words`` holds each row's
-    word count on ``keep.words_side`` when ``keep.words`` is set.
-    """
-    import numpy as np
-
-    s = scores
-    n = len(s)
-    selected = np.zeros(n, dtype=bool)
-    fixed = np.isinf(s) & (s > 0)  # out of scope: always kept
-    selected[fixed] = True
-    cand = np.flatnonzero(~fixed & ~np.isnan(s))
-    key = -s[cand] if keep.order == "highest" else s[cand]
-    order = cand[np.argsort(key, kind="stable")]
-    if keep.top is not None:
-        count = int(keep.top * len(cand) + 0.5) if keep.top < 1 else int(keep.top)
-        order = order[:count]
-    if keep.words is not None:
-        w = np.asarray(words, dtype=np.int64)[order]
-        order = order[np.cumsum(w) <= keep.words]
-    selected[order] = True
-    return selected
 
 
 class WeightExec(Executor):
@@ -829,6 +789,7 @@ class WeightExec(Executor):
 
     kind = "weight"
     in_score = False  # weighting scores nothing
+    replicates = True
     comp: Weighter
 
     def apply(self, batch: Batch) -> Batch:
