@@ -491,6 +491,7 @@ class GenerateExec(Executor):
     both sides pass unchanged, and a sentence the generator gives no text for is rejected."""
 
     kind = "generate"
+    makes = REPLACES
     comp: Generator
     step: GenerateStep
 
@@ -506,7 +507,13 @@ class GenerateExec(Executor):
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
-        return [self.score_col, "generated_by", *self.extra]
+        return [self.score_col, "generated_by", "generated_from", *self.extra]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str:
+        """``generated_from``: the id of the monolingual row a generated row replaced (its own
+        id), empty in every other row."""
+        return "generated_from"
 
     def run(self, batch: Batch) -> StepResult:
         """Generate for one batch's monolingual rows."""
@@ -518,6 +525,7 @@ class GenerateExec(Executor):
         if not targets:  # bitext rows: nothing to generate
             batch.setdefault(self.score_col, [None] * n)
             batch.setdefault("generated_by", [""] * n)
+            batch.setdefault("generated_from", [None] * n)
             for k in self.extra:
                 batch.setdefault(k, [None] * n)
             return StepResult(batch, rows_in=n, rows_out=n, seconds=time.perf_counter() - t0)
@@ -530,12 +538,14 @@ class GenerateExec(Executor):
         cands = dict(zip(targets, results))
         old_score = batch.get(self.score_col)
         old_made = batch.get("generated_by")
+        old_from = batch.get("generated_from")
         old_extra = {k: batch.get(k) for k in self.extra}
         idx: list[int] = []
         variant: list[int] = []
         text: list[str] = []
         score: list = []
         made: list[str] = []
+        made_from: list = []
         extra: dict[str, list] = {k: [] for k in self.extra}
         failed: list[int] = []
         loops = total = 0
@@ -547,6 +557,7 @@ class GenerateExec(Executor):
                 text.append(S[i])
                 score.append(old_score[i] if old_score is not None else None)
                 made.append(old_made[i] if old_made is not None else "")
+                made_from.append(old_from[i] if old_from is not None else None)
                 for k, lst in extra.items():
                     prev = old_extra[k]
                     lst.append(prev[i] if prev is not None else None)
@@ -563,6 +574,7 @@ class GenerateExec(Executor):
                 text.append(self.prefix + cand[0])
                 score.append(float(cand[1]))
                 made.append(self.made_by)
+                made_from.append(batch["id"][i])
                 info = cand[2] if len(cand) > 2 else None
                 if info:
                     unknown = set(info) - set(self.extra)
@@ -577,12 +589,14 @@ class GenerateExec(Executor):
         out[self.side] = text
         out[self.score_col] = score
         out["generated_by"] = made
+        out["generated_from"] = made_from
         out.update(extra)
         res = StepResult(out, rows_in=n, rows_out=len(idx))
         if failed:
             rej = take_rows(batch, failed)
             rej[self.score_col] = [None] * len(failed)
             rej["generated_by"] = [self.made_by] * len(failed)
+            rej["generated_from"] = [None] * len(failed)
             for k in self.extra:
                 rej[k] = [None] * len(failed)
             res.rejected.append(Rejected(rej, f"{self.label}: no output", [None] * len(failed)))

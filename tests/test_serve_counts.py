@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bitextforge import Paraphraser
+from bitextforge import Generator, Paraphraser
 
 from conftest import ROOT
 
@@ -59,7 +59,7 @@ def served_counts(run_dir: Path) -> list[dict]:
 
     from bitextforge.serve.app import create_app
 
-    client = TestClient(create_app(load_run(run_dir)))
+    client = TestClient(create_app(load_run(run_dir)), base_url="http://127.0.0.1:8765")
     res = client.get("/api/decide")
     assert res.status_code == 200, res.text
     return res.json()["steps"]
@@ -89,6 +89,36 @@ def two_sentence_rows(pair_files):
     en = EN.read_text(encoding="utf-8").splitlines()
     return pair_files([f"{a} {b}" for a, b in zip(de[::2], de[1::2])] + de[:40],
                       [f"{a} {b}" for a, b in zip(en[::2], en[1::2])] + en[:40])
+
+
+class Echo(Generator):
+    """Test generator: two outputs per sentence (its words reversed, then upper-cased), none for
+    sentences with a digit (rejected)."""
+
+    name = "echo_test.v1"
+
+    def generate(self, sentences):
+        return [[] if any(c.isdigit() for c in s) else
+                [(" ".join(reversed(s.split())), -0.3), (s.upper(), -0.6)] for s in sentences]
+
+
+def test_generation_recipe_counts_are_the_runs(bitextforge_plugin, tmp_path):
+    """Bitext and monolingual text, a filter before the generate step (the monolingual rows reach
+    it with an empty side), generation with two outputs and rejected sentences, filters of every
+    row after it, a paraphrase step and weighting."""
+    bitextforge_plugin(Echo, Suffix, name="echo")
+    out = tmp_path / "run"
+    text = (f"name: gen\ninput:\n  - {{name: bitext, src: '{DE}', tgt: '{EN}', limit: 150}}\n"
+            f"  - {{name: mono, tgt: '{EN}', skip: 150}}\noutput: {{dir: '{out}'}}\n"
+            f"progress: false\nbatch_size: 16\nsteps:\n"
+            "  - filter: length.v1\n    with: {side: tgt}\n    keep: {min: 3, top: 0.9}\n"
+            "  - generate: echo_test.v1\n    side: src\n"
+            "  - filter: length_ratio.v1\n    keep: {max: 2.0}\n"
+            + PARAPHRASE + "  - weight: distributed.v1\n    with: {n: 3}\n")
+    res = run_recipe(parse_recipe(text, "gen.yaml"), progress=False)
+    gen = res.manifest["steps"][1]
+    assert gen["rows_out"] > gen["rows_in"] and gen["counts"]["without_output"] > 0
+    assert_counts_are_the_runs(out, res.manifest)
 
 
 class Suffix(Paraphraser):

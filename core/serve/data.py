@@ -351,6 +351,13 @@ class RunData:
                     src = self.group_first[made]
                 alive[made] = live
                 rejected_at[made[~live]] = rejected_at[src[~live]]
+                # a row the step could make nothing from (a generate step's sentence without
+                # output) was rejected there
+                failed = reach & (self.stored_at == m)
+                if failed.any():
+                    alive &= ~failed
+                    rejected_at[failed] = m
+                    entry["rejected"] = int(failed.sum())
                 entry["rows_out"] = int((alive & self.present(m + 1)).sum())
             elif st.replicates:  # the rows it wrote are known only as the run wrote them
                 entry["rows_out"] = None if changed else st.stored.get("rows_out")
