@@ -35,22 +35,34 @@ def within_bounds(keep: KeepSpec, scores):
     return [s is None or (lo <= s <= hi) for s in scores]
 
 
-def scope_rows(apply_to: str, variant: list[int]) -> list[int] | None:
-    """Positions of the rows a step with ``apply_to`` decides, given each row's ``variant`` (None:
-    every row, so the caller can skip selecting them)."""
-    if apply_to == "all":
+def scope_rows(apply_to: str, variant: list[int], origin: list[str] | None = None,
+               origins: list[str] | None = None) -> list[int] | None:
+    """Positions of the rows a step with ``apply_to`` (and ``origins``: the inputs whose rows
+    it decides, e.g. only the back-translated ones) decides, given each row's ``variant`` and
+    ``origin`` (None: every row, so the caller can skip selecting them)."""
+    if apply_to == "all" and origins is None:
         return None
+    want = set(origins) if origins is not None else None
     want_orig = apply_to == "originals"
-    return [i for i, v in enumerate(variant) if (v == 0) == want_orig]
+    return [i for i, v in enumerate(variant)
+            if (apply_to == "all" or (v == 0) == want_orig)
+            and (want is None or origin[i] in want)]  # type: ignore[index]
 
 
-def in_scope(apply_to: str, variant: np.ndarray) -> np.ndarray:
-    """:func:`scope_rows` as a boolean mask over a NumPy array of variants."""
+def in_scope(apply_to: str, variant: np.ndarray, origin=None,
+             origins: list[str] | None = None) -> np.ndarray:
+    """:func:`scope_rows` as a boolean mask over a NumPy array of variants (and a sequence of
+    origins)."""
     if apply_to == "originals":
-        return variant == 0
-    if apply_to == "paraphrases":
-        return variant != 0
-    return np.ones(len(variant), dtype=bool)
+        mask = variant == 0
+    elif apply_to == "paraphrases":
+        mask = variant != 0
+    else:
+        mask = np.ones(len(variant), dtype=bool)
+    if origins is not None:
+        want = set(origins)
+        mask &= np.fromiter((o in want for o in origin), dtype=bool, count=len(variant))
+    return mask
 
 
 def count_words(src: list[str], tgt: list[str], side: str) -> np.ndarray:

@@ -154,6 +154,10 @@ class FilterStep(StepModel):
                                "config (default: the filter's cache_scores).")
     apply_to: Literal["all", "originals", "paraphrases"] = Field(
         "all", description="Rows the decision applies to; others pass with an empty score.")
+    origins: list[str] | None = Field(None, min_length=1, description="Decide only rows whose "
+                                      "origin is one of these (input names, e.g. the "
+                                      "back-translated monolingual input); others pass with an "
+                                      "empty score.")
     as_: str | None = Field(None, alias="as", description="Score column name (default: the "
                             "component name without its version).")
 

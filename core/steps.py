@@ -667,7 +667,8 @@ class FilterExec(Executor):
         """The scores as :meth:`scores` returns them and, when every row is in scope, the same
         scores as a float NumPy array (None otherwise) for deciding without a loop over rows."""
         n = batch_len(batch)
-        scope = scope_rows(self.step.apply_to, batch["variant"])
+        scope = scope_rows(self.step.apply_to, batch["variant"], batch["origin"],
+                           self.step.origins)
         if scope is None:
             raw = self._score(batch) if n else []
             if len(raw) != n:

@@ -238,3 +238,21 @@ def test_edunov_noise_deletes_fills_and_swaps_within_the_window():
     order = sorted(kept, key=lambda w: int(w[1:]))
     assert all(abs(pos[w] - pos[order[i]]) <= 3 + abs(pos[w] - i) for i, w in enumerate(order))
     assert add_noise("hello", Noise(delete=0.99, filler=0.0), random.Random(3)) == "hello"
+
+
+def test_filters_can_decide_only_some_origins(files, reg):
+    """A filter with `origins:` scores and decides the back-translated rows only; the bitext
+    passes with an empty score."""
+    steps = BT + ("  - filter: length.v1\n    with: {side: tgt}\n    keep: {min: 3}\n"
+                  "    origins: [mono]\n")
+    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
+  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    run_recipe(r)
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    assert [r["tgt"] for r in rows if r["origin"] == "bitext"] == ["one", "two", "three"]
+    assert all(r["length"] == "" for r in rows if r["origin"] == "bitext")
+    assert [r["tgt"] for r in rows if r["origin"] == "mono"] == ["a dog runs"]
+    rejected = {r["tgt"]: r["rejected_by"] for r in read_tsv(files / "out" / "rejected.tsv")}
+    assert rejected == {"fail here": "steps[0]:upper_test.v1: no output",
+                        "the cat": "steps[1]:length.v1", "loop me": "steps[1]:length.v1",
+                        "birds fly": "steps[1]:length.v1"}

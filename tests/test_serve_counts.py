@@ -113,7 +113,7 @@ def test_generation_recipe_counts_are_the_runs(bitextforge_plugin, tmp_path):
             f"progress: false\nbatch_size: 16\nsteps:\n"
             "  - filter: length.v1\n    with: {side: tgt}\n    keep: {min: 3, top: 0.9}\n"
             "  - generate: echo_test.v1\n    side: src\n"
-            "  - filter: length_ratio.v1\n    keep: {max: 2.0}\n"
+            "  - filter: length_ratio.v1\n    keep: {max: 2.0}\n    origins: [mono]\n"
             + PARAPHRASE + "  - weight: distributed.v1\n    with: {n: 3}\n")
     res = run_recipe(parse_recipe(text, "gen.yaml"), progress=False)
     gen = res.manifest["steps"][1]

@@ -57,6 +57,7 @@ class StepInfo:
     column: str | None = None
     keep: KeepSpec | None = None
     apply_to: str = "all"
+    origins: list[str] | None = None
     side: str | None = None
     editable: bool = False
     stateful: bool = False  # the score depends on earlier rows (dedupe.v1)
@@ -111,6 +112,7 @@ class RunData:
         self.warnings: list[str] = []
         self._load(tables)
         self._words: dict[str, np.ndarray] = {}
+        self._origin: np.ndarray | None = None  # each row's origin, read when a step asks
         self._lower: dict[str, tuple[str, np.ndarray]] = {}
         self._made: dict[int, np.ndarray] = {}
         self._plots: dict[str, list[dict[str, Any]]] | None = None
@@ -275,7 +277,11 @@ class RunData:
 
     def scope(self, st: StepInfo) -> np.ndarray:
         """Rows a filter step decides (``apply_to``)."""
-        return in_scope(st.apply_to, self.variant)
+        if st.origins is None:
+            return in_scope(st.apply_to, self.variant)
+        if self._origin is None:
+            self._origin = np.array(self.text["origin"].to_pylist(), dtype=object)[self.file_row]
+        return in_scope(st.apply_to, self.variant, self._origin, st.origins)
 
     def present(self, index: int) -> np.ndarray:
         """Rows that exist when step ``index`` runs: those made before it, and the stand-ins of
@@ -680,6 +686,7 @@ def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
         ex = kind.executor
         st = StepInfo(i, step.key, step.component, step.score_column(),
                       getattr(step, "keep", None), getattr(step, "apply_to", "all"),
+                      origins=getattr(step, "origins", None),
                       side=getattr(step, "side", None), decides=ex.decides, makes=ex.makes,
                       mark=ex.made_mark(step), replicates=ex.replicates)
         if ex.decides:
