@@ -144,9 +144,11 @@ class OutputSpec(BaseModel):
 
     model_config = _Strict
     dir: str = Field(description="Run directory (created; files inside are replaced atomically).")
-    formats: list[Literal["plain", "tsv", "jsonl"]] = Field(
+    formats: list[Literal["plain", "tsv", "jsonl", "opustrainer"]] = Field(
         default_factory=lambda: ["plain", "tsv"],
-        description="plain: corpus.src/corpus.tgt; tsv: corpus.tsv with every column; jsonl.")
+        description="plain: corpus.src/corpus.tgt; tsv: corpus.tsv with every column; jsonl; "
+        "opustrainer: opustrainer/config.yml with one dataset per origin, mixed in the "
+        "proportions of the output (needs tsv).")
     write_rejected: bool = Field(True, description="Write rejected.tsv: each rejected row with "
                                  "the step and score that rejected it.")
     shard_size: int | None = Field(100_000, ge=1, description="Input rows per shard: each finished "
@@ -555,6 +557,10 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
     recipe.source = source
     _check_columns(recipe, source)
     _check_inputs(recipe, source)
+    if recipe.output is not None and "opustrainer" in recipe.output.formats \
+            and "tsv" not in recipe.output.formats:
+        raise RecipeError(f"{source}: output.formats: opustrainer is made from corpus.tsv; add "
+                          f"tsv to the formats")
     return recipe
 
 

@@ -256,3 +256,29 @@ def test_filters_can_decide_only_some_origins(files, reg):
     assert rejected == {"fail here": "steps[0]:upper_test.v1: no output",
                         "the cat": "steps[1]:length.v1", "loop me": "steps[1]:length.v1",
                         "birds fly": "steps[1]:length.v1"}
+
+
+def test_opustrainer_configuration_loads_with_opustrainer(files, reg):
+    """formats: [.., opustrainer] writes one dataset per origin and a mixing stage with the
+    output's proportions; OpusTrainer's own loader reads it, and its datasets hold the corpus."""
+    trainer = pytest.importorskip("opustrainer.trainer")
+    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en, repeat: 2}}
+  - {{name: mono, tgt: {files}/m.en}}""", BT, reg=reg)
+    r.output.formats = ["plain", "tsv", "opustrainer"]
+    res = run_recipe(r)
+    folder = files / "out" / "opustrainer"
+    config = yaml.safe_load((folder / "config.yml").read_text())
+    curriculum = trainer.CurriculumV1Loader().load(config, basepath=str(folder))
+    mix = {ds.name: w for ds, w in curriculum.stages["mix"].datasets}
+    assert mix == pytest.approx({"bitext": 6 / 10, "mono": 4 / 10})  # 6 real, 4 generated rows
+    assert curriculum.stages["mix"].until_dataset == "bitext"
+    assert (folder / "bitext.tsv").read_text().splitlines()[:2] == ["eins\tone", "zwei\ttwo"]
+    assert (folder / "mono.tsv").read_text().splitlines()[0] == "A DOG RUNS\ta dog runs"
+    assert res.manifest["output"]["opustrainer"]["datasets"]["mono"]["rows"] == 4
+
+
+def test_opustrainer_needs_tsv(files, reg):
+    with pytest.raises(RecipeError, match="output.formats: opustrainer is made from corpus.tsv"):
+        parse_recipe(f"name: t\ninput: {{src: {files}/b.de, tgt: {files}/b.en}}\n"
+                     f"output: {{dir: {files}/o, formats: [plain, opustrainer]}}\nsteps: []\n",
+                     "t.yaml", registry=reg)
