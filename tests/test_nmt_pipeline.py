@@ -145,6 +145,30 @@ def test_training_warnings_below_warm_up_and_near_uniform():
     assert "4000-update warm-up" in training_warnings(inv, 3000, 4.0, 8000)[0]
 
 
+def test_budget_that_cannot_pass_the_warm_up_is_warned_before_training(tiny, tmp_path):
+    """max_steps below the warm-up is said before the first update (the warning comes before
+    the training's first line), and a time budget too short for the warm-up at the measured
+    speed is said once the speed is known."""
+    from bitextforge.plugins.nmt.train import TrainOptions, budget_warning, train
+
+    d = tiny["data"]
+    opts = TrainOptions(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                        tgt_lang="en", output=str(tmp_path / "m"), max_steps=3, vocab_size=400,
+                        d_model=32, layers=1, heads=2, ffn_dim=64, batch_tokens=600, threads=1,
+                        max_len=24)
+    lines: list[str] = []
+    train(opts, log=lines.append)
+    warned = [i for i, ln in enumerate(lines) if "max_steps 3 is below the 300-update warm-up"
+              in ln]
+    first_step = next(i for i, ln in enumerate(lines) if "MarianMTModel with" in ln)
+    assert warned and warned[0] < first_step
+    assert budget_warning(opts.model_copy(update={"max_steps": 300})) is None
+    timed = opts.model_copy(update={"max_steps": 0, "minutes": 0.5})
+    assert "give about 150 updates, fewer than the 300-update warm-up" in \
+        budget_warning(timed, 5.0)
+    assert budget_warning(timed, 20.0) is None  # 600 updates in half a minute
+
+
 def test_training_logs_progress_by_time(tiny, tmp_path, monkeypatch):
     """Besides every 100 updates, a line at least every LOG_SECONDS (here: every update)."""
     from bitextforge.plugins.nmt import train as train_mod

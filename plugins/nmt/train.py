@@ -217,7 +217,7 @@ def training_warnings(opts: TrainOptions, steps: int, loss: float | None,
     out = []
     # under the budget schedule the time share of the warm-up is always reached by the end; the
     # minimum number of warm-up updates is what a short run misses
-    warm = opts.warmup if opts.schedule == "inverse-sqrt" else opts.min_warmup_steps
+    warm = warmup_steps(opts)
     if steps < warm:
         out.append(f"training stopped after {steps} updates, before its {warm}-update warm-up "
                    f"ended (the learning rate never reached its peak); train longer (minutes, "
@@ -228,6 +228,30 @@ def training_warnings(opts: TrainOptions, steps: int, loss: float | None,
                    f"{vocab:,}-token vocabulary ({uniform:.2f}): the model has learnt little and "
                    f"its translations will be degenerate")
     return out
+
+
+def warmup_steps(opts: TrainOptions) -> int:
+    """The updates the learning rate takes to reach its peak (at least; the budget schedule's
+    time share may take longer)."""
+    return opts.warmup if opts.schedule == "inverse-sqrt" else opts.min_warmup_steps
+
+
+def budget_warning(opts: TrainOptions, updates_per_second: float | None = None) -> str | None:
+    """Why the budget cannot pass the warm-up, said before training (``max_steps`` below the
+    warm-up) or once the speed is known (``minutes`` at ``updates_per_second`` reach fewer
+    updates than the warm-up); None when it can."""
+    warm = warmup_steps(opts)
+    if opts.max_steps and opts.max_steps < warm:
+        return (f"max_steps {opts.max_steps} is below the {warm}-update warm-up: the learning rate "
+                f"never reaches its peak and the model stays near a language model of the target "
+                f"(raise max_steps or lower min_warmup_steps / warmup)")
+    if updates_per_second:
+        reach = int(opts.minutes * 60 * updates_per_second)
+        if reach < warm and not (opts.max_steps and opts.max_steps < reach):
+            return (f"at {updates_per_second:.1f} updates/s, {opts.minutes:g} minutes give about "
+                    f"{reach:,} updates, fewer than the {warm}-update warm-up (raise minutes or "
+                    f"lower min_warmup_steps / warmup)")
+    return None
 
 
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
@@ -477,6 +501,9 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
             raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
         check_spm_ids(opts.spm)
     init = check_init_model(opts) if opts.init_model else None
+    early = budget_warning(opts)
+    if early:
+        log(f"train-nmt: warning: {early}")
     import sentencepiece as spm
     import torch
 
@@ -639,6 +666,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
             run_loss += loss.item()
             run_n += 1
             elapsed = time.perf_counter() - t_train
+            if step == 50 and not early:  # the speed is known: can the time budget warm up?
+                late = budget_warning(opts, step / max(elapsed, 1e-9))
+                if late:
+                    log(f"train-nmt: warning: {late}")
             # every 100 updates, and at least every half minute: a slow machine may take
             # minutes over the first hundred
             if step % 100 == 0 or elapsed - last_log >= LOG_SECONDS:
