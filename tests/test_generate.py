@@ -17,6 +17,7 @@ from bitextforge.run import run_recipe
 from bitextforge.steps import repetition_loop
 
 from conftest import read_lines, read_tsv, shared
+from test_resume import _kill_session, cli, plugin_env  # noqa: F401 - plugin_env is a fixture
 
 
 class UpperGenerator(Generator):
@@ -282,3 +283,61 @@ def test_opustrainer_needs_tsv(files, reg):
         parse_recipe(f"name: t\ninput: {{src: {files}/b.de, tgt: {files}/b.en}}\n"
                      f"output: {{dir: {files}/o, formats: [plain, opustrainer]}}\nsteps: []\n",
                      "t.yaml", registry=reg)
+
+
+def test_killed_generation_run_resumes_to_the_same_bytes(tmp_path, reverse_model, plugin_env):
+    """Bitext plus monolingual text, sampled back-translation with translate.v1 and a slow
+    filter after it, sharded: killed with SIGKILL after a few shards, the resumed run writes the
+    same bytes as an uninterrupted one (sampling is seeded per batch, and shards hold whole
+    batches)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    de = read_lines(shared("multi30k", "train.de.gz"), 600)
+    en = read_lines(shared("multi30k", "train.en.gz"), 3000)
+    (tmp_path / "b.de").write_text("\n".join(de) + "\n", encoding="utf-8")
+    (tmp_path / "b.en").write_text("\n".join(en[:600]) + "\n", encoding="utf-8")
+    (tmp_path / "m.en").write_text("\n".join(en[600:]) + "\n", encoding="utf-8")
+    recipe_file = tmp_path / "bt.yaml"
+    recipe_file.write_text(f"""name: bt-resume
+input:
+  - {{name: bitext, src: '{tmp_path}/b.de', tgt: '{tmp_path}/b.en'}}
+  - {{name: mono, tgt: '{tmp_path}/m.en'}}
+output: {{dir: unused, shard_size: 300}}
+batch_size: 150
+progress: false
+steps:
+  - generate: translate.v1
+    side: src
+    tag: <BT>
+    with: {{model: '{reverse_model}/model', sampling: true, top_k: 10, k: 2, max_length: 24,
+            threads: 1}}
+  - filter: slow_length_test.v1
+    keep: {{min: 10}}
+""")
+    full, part = tmp_path / "full", tmp_path / "part"
+    res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", full), env=plugin_env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    proc = subprocess.Popen(cli(plugin_env, "run", recipe_file, "-o", part), env=plugin_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        done = list((part / ".shards").glob("*/DONE")) if (part / ".shards").exists() else []
+        if len(done) >= 3 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _kill_session(proc.pid)
+    assert 3 <= len(list((part / ".shards").glob("*/DONE"))) < 10
+    res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", part), env=plugin_env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for name in ("corpus.src", "corpus.tgt", "corpus.tsv", "rejected.tsv"):
+        assert (part / name).read_bytes() == (full / name).read_bytes(), name
+    assert "<BT> " in (full / "corpus.src").read_text()

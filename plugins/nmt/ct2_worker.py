@@ -84,7 +84,6 @@ class LocalTranslator:
         else:
             self.workers = []
             self.translator = ctranslate2.Translator(inter_threads=inter_threads, **self._load)
-        self._sampler = self.translator if inter_threads == 1 or vocab_map else None
 
     def _one(self, translator, src, kw):
         """One batch, synchronously; reset the output layer first when the job uses the map."""
@@ -100,8 +99,13 @@ class LocalTranslator:
         ``inter_threads`` workers decode several batches in parallel; with a seed (sampling) the
         jobs run one after another on a translator with a single worker, so the draws repeat
         run to run: CTranslate2 seeds each worker thread's generator once, when that thread first
-        samples, and which of several workers takes a batch is up to its scheduler. Jobs that
-        use a vocabulary map run on single-thread workers of their own (:meth:`_on_workers`)."""
+        samples, and which of several workers takes a batch is up to its scheduler. That
+        translator is loaded afresh for every call: a worker thread's generator would otherwise
+        carry on from the calls before, and a run resumed after its last finished shard would
+        draw other samples than the run it continues (loading costs milliseconds for the small
+        models here, about a second for a large one, once per call of a whole recipe batch).
+        Jobs that use a vocabulary map run on single-thread workers of their own
+        (:meth:`_on_workers`)."""
         import ctranslate2
 
         def plain(results):
@@ -109,9 +113,8 @@ class LocalTranslator:
 
         if seed is not None:
             ctranslate2.set_random_seed(seed)
-            if self._sampler is None:
-                self._sampler = ctranslate2.Translator(inter_threads=1, **self._load)
-            return [plain(self._one(self._sampler, src, kw)) for src, kw in jobs]
+            sampler = ctranslate2.Translator(inter_threads=1, **self._load)
+            return [plain(self._one(sampler, src, kw)) for src, kw in jobs]
         if self.vocab_map:
             return self._on_workers(jobs, plain)
         pending = [self.translator.translate_batch(src, asynchronous=True, **kw)
@@ -147,7 +150,7 @@ class LocalTranslator:
 
     def close(self) -> None:
         """Unload the model."""
-        self.translator = self._sampler = None
+        self.translator = None
         self.workers = []
 
 
