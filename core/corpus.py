@@ -484,6 +484,26 @@ class MultiReader:
                     out.append(c)
         return out
 
+    def expected_rows(self) -> int | None:
+        """The rows the inputs will give, counted from their files (one quick pass each), for
+        a progress bar with an ETA; None when a file cannot be counted."""
+        from .checks import count_lines
+
+        total = paired = 0
+        for spec in self.specs:
+            files = spec.files()
+            lines = count_lines(files[0]) if files else None
+            if lines is None:
+                return None
+            n = max(0, lines - (1 if spec.format == "tsv" and spec.header else 0) - spec.skip)
+            caps = [x for x in (spec.limit, None if spec.max_ratio is None
+                                else int(spec.max_ratio * paired)) if x is not None]
+            n = min([n, *caps]) * spec.repeat
+            total += n
+            if not spec.one_sided:
+                paired += n
+        return total
+
     def batches(self) -> Iterator[Batch]:
         """Every input's batches, in recipe order."""
         extra = self.extra_columns()

@@ -35,7 +35,10 @@ class Source:
 
     def batches(self) -> Iterator[Batch]:
         """Every batch of the input."""
-        total = None if isinstance(self.spec, list) else self.spec.limit
+        if isinstance(self.spec, list):  # several inputs: counted first, for the bar's ETA
+            total = self.reader.expected_rows() if self.progress else None
+        else:
+            total = self.spec.limit
         return with_progress(self.reader.batches(), self.progress, total)
 
     def shards(self, shard_rows: int) -> Iterator[Iterator[Batch]]:

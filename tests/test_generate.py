@@ -341,3 +341,17 @@ steps:
     for name in ("corpus.src", "corpus.tgt", "corpus.tsv", "rejected.tsv"):
         assert (part / name).read_bytes() == (full / name).read_bytes(), name
     assert "<BT> " in (full / "corpus.src").read_text()
+
+
+def test_several_inputs_count_their_rows_ahead_for_the_progress_bar(files):
+    """The ETA of a run over several inputs: rows expected from the files (header, skip, limit,
+    max_ratio and repeat applied) equal the rows read."""
+    from bitextforge.corpus import MultiReader
+    from bitextforge.recipe import InputSpec
+
+    specs = [InputSpec(name="b", src=str(files / "b.de"), tgt=str(files / "b.en"), repeat=3),
+             InputSpec(name="m", tgt=str(files / "m.en"), skip=1, max_ratio=0.5),
+             InputSpec(name="w", path=str(files / "m.tsv"), side="tgt", header=True)]
+    reader = MultiReader(specs, 2)
+    rows = sum(len(b["id"]) for b in reader.batches())
+    assert reader.expected_rows() == rows == 9 + 4 + 1
