@@ -14,14 +14,13 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import check_recipe_files
 from .corpus import AtomicFile, TsvWriter
+from .driver import Driver, preamble
 from .errors import BitextforgeError
-from .plan import Plan, seed_everything
-from .prepare import run_prepare
+from .plan import Plan
 from .recipe import load_recipe
 from .registry import get_registry
-from .source import Source
+from .runners import score as score_runner
 from .steps import NAN
 
 
@@ -107,40 +106,71 @@ def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
         raise BitextforgeError(f"{recipe_path}: input: required field missing (score reads a "
                                f"corpus; this recipe only trains models)")
     registry = get_registry()
-    check_recipe_files(recipe, registry)
-    seed_everything(recipe.seed)
-    if recipe.prepare:
-        run_prepare(recipe, registry)
-    source = Source(recipe.input, recipe.batch_size, progress=recipe.progress and not quiet)
-    try:
-        with Plan(recipe, registry, source.extra_columns()) as plan:
-            execs = [ex for ex in plan.executors if ex.in_score]
-            # scores go to a temporary TSV first; rejected_by is known only when every row is
-            # scored
-            writer = TsvWriter(output, plan.columns)
-            final = None
-            decisions = _Decisions(execs)
-            try:
-                for batch in source.batches():
-                    for ex in execs:
-                        batch = ex.score_only(batch)
-                    decisions.add(batch)
-                    writer.write(batch)
-                writer.finish()
-                writer.file.fh.close()
-                labels = decisions.replay(writer.rows)
-                final = AtomicFile(output)
-                with open(writer.file.tmp, encoding="utf-8") as fh:
-                    final.write(fh.readline().rstrip("\n") + "\trejected_by\n")
-                    final.write("".join(line[:-1] + "\t" + label + "\n"
-                                        for line, label in zip(fh, labels)))
-                path = final.commit()
-            except BaseException:
-                if final is not None:
-                    final.discard()
-                raise
-            finally:
-                writer.file.discard()
-    except OSError as exc:
-        raise BitextforgeError(f"{output}: {exc.strerror or exc}") from exc
-    return ScoreResult(writer.rows, path, [ex.stats.to_dict() for ex in execs])
+    progress = recipe.progress and not quiet
+    with preamble(recipe, registry, progress) as run:
+        try:
+            with Plan(recipe, registry, run.source.extra_columns()) as plan:
+                execs = [ex for ex in plan.executors if ex.in_score]
+                sink = ScoreSink(Path(output), plan.columns, execs)
+                written = Driver(recipe, run.source, score_runner, sink, execs).run()
+        except OSError as exc:
+            raise BitextforgeError(f"{output}: {exc.strerror or exc}") from exc
+    return ScoreResult(written.rows, Path(output), [ex.stats.to_dict() for ex in execs])
+
+
+class ScoreSink:
+    """Where ``bitextforge score`` writes: :meth:`open` gives the writer of the score TSV."""
+
+    def __init__(self, path: Path, columns: list[str], execs: list):
+        """The TSV ``path`` with ``columns`` and the decisions of the filter steps in ``execs``."""
+        self.dir = path
+        self.columns = columns
+        self.execs = execs
+
+    def open(self) -> "_ScoreTsv":
+        """The writer of the score TSV."""
+        return _ScoreTsv(self.dir, self.columns, self.execs)
+
+
+class _ScoreTsv:
+    """Scored rows go to a temporary TSV first; ``rejected_by`` is known only when every row is
+    scored, so :meth:`commit` replays the decisions and writes the final TSV with it."""
+
+    rejected_rows = 0  # score removes nothing
+
+    def __init__(self, path: Path, columns: list[str], execs: list):
+        self.path = path
+        self.writer = TsvWriter(path, columns)
+        self.decisions = _Decisions(execs)
+        self.final: AtomicFile | None = None
+
+    @property
+    def rows(self) -> int:
+        """Rows written so far."""
+        return self.writer.rows
+
+    def put(self, packet) -> None:
+        """Record and write one scored batch."""
+        self.decisions.add(packet.batch)
+        self.writer.write(packet.batch)
+
+    def commit(self) -> list[str]:
+        """Write the final TSV, ``rejected_by`` last, under its name; return it."""
+        writer = self.writer
+        writer.finish()
+        writer.file.fh.close()
+        labels = self.decisions.replay(writer.rows)
+        self.final = AtomicFile(self.path)
+        with open(writer.file.tmp, encoding="utf-8") as fh:
+            self.final.write(fh.readline().rstrip("\n") + "\trejected_by\n")
+            self.final.write("".join(line[:-1] + "\t" + label + "\n"
+                                     for line, label in zip(fh, labels)))
+        path = self.final.commit()
+        writer.file.discard()
+        return [path.name]
+
+    def discard(self) -> None:
+        """Remove both temporary files."""
+        if self.final is not None:
+            self.final.discard()
+        self.writer.file.discard()

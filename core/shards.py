@@ -132,6 +132,10 @@ class ShardStore:
         shutil.rmtree(self.dir)
         return written
 
+    def remove(self) -> None:
+        """Remove the shard folder (nothing in it is worth resuming)."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
 
 def split_shards(batches: Iterator[Batch], batches_per_shard: int) -> Iterator[Iterator[Batch]]:
     """Group a stream of batches into consecutive shards of ``batches_per_shard`` batches."""

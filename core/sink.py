@@ -1,31 +1,25 @@
-"""The sink stage of a run: writes what the runner yields into the run directory, atomically.
+"""The sink stage of a run: writes the packets it is given into the run directory, atomically,
+and claims that directory for the run.
 
 A run writes ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column),
 ``corpus.jsonl``, ``corpus.weights`` (Marian ``--data-weighting`` file, only when weights are not
 all 1) and ``rejected.tsv`` (each rejected row with the step and score that rejected it). Every
-file is written under a temporary name and renamed only when the run succeeds. A run with
-``output.shard_size`` is written shard by shard through :class:`~bitextforge.shards.ShardStore`,
-so a killed run resumes after its last finished shard.
+file is written under a temporary name and renamed only when the run (or shard) succeeds. The
+sink only writes: the driver (:mod:`~bitextforge.driver`) runs the runner, shard by shard, and
+feeds it the packets; :class:`RunDir` claims the directory for the whole run.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from .corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
 from .errors import BitextforgeError
-from .plan import Plan
 from .runners.stream import Packet
-from .shards import ShardStore, input_fingerprint
-from .source import Source
 from .steps import Rejected
-
 
 @dataclass
 class Written:
@@ -100,13 +94,12 @@ class Outputs:
             batch["rejected_score"] = rej.scores
             self.rejected.write(batch)
 
-    def drain(self, stream: Iterator[Packet]) -> None:
-        """Write every packet of a runner: its rejected rows, then its kept rows."""
-        for p in stream:
-            for rej in p.rejected:
-                self.reject(rej)
-            if p.batch is not None:
-                self.write(p.batch)
+    def put(self, packet: Packet) -> None:
+        """Write one packet of a runner: its rejected rows, then its kept rows."""
+        for rej in packet.rejected:
+            self.reject(rej)
+        if packet.batch is not None:
+            self.write(packet.batch)
 
     def commit(self) -> list[str]:
         """Move every file to its final name; return the names."""
@@ -149,93 +142,42 @@ def check_writable(out_dir: Path) -> None:
 
 
 class Sink:
-    """Writes a run into its directory, in one pass or shard by shard."""
+    """The files of a run: opens the outputs of the whole run or of one shard, in the formats
+    the recipe asks for."""
 
-    def __init__(self, out_dir: Path, recipe, restart: bool = False, created: bool = False):
-        """Write ``recipe``'s outputs into ``out_dir``; ``restart`` discards an unfinished run of
-        a different recipe there instead of refusing; ``created``: this run created ``out_dir``."""
+    def __init__(self, out_dir: Path, recipe, columns: list[str]):
+        """Write ``recipe``'s outputs, with ``columns``, into ``out_dir``."""
         self.dir = out_dir
-        self.recipe = recipe
-        self.restart = restart
-        self.created = created
-        self.store: ShardStore | None = None
-        out = recipe.output
-        self.formats = list(out.formats)
+        self.columns = columns
+        self.write_rejected = recipe.output.write_rejected
+        self.formats = list(recipe.output.formats)
         if recipe.evaluate and "tsv" not in self.formats:
             self.formats.append("tsv")  # evaluators read the corpus back from corpus.tsv
 
-    @contextmanager
-    def cleanup_on_error(self):
-        """After an error before the first shard was finished there is nothing to resume: remove
-        the shard folder (and the output directory this run created, when empty), so the
-        corrected rerun starts cleanly instead of being refused as a different run."""
-        try:
-            yield
-        except BaseException:
-            store = self.store
-            if store is not None and store.dir.exists() and store.finished() == 0:
-                shutil.rmtree(store.dir, ignore_errors=True)
-            if self.created and self.dir.is_dir() and not any(self.dir.iterdir()):
-                self.dir.rmdir()
-            raise
-
-    def _outputs(self, where: Path, plan: Plan, keep_weights: bool = False) -> Outputs:
-        return Outputs(where, self.formats, plan.columns, self.recipe.output.write_rejected,
+    def open(self, where: Path | None = None, keep_weights: bool = False) -> Outputs:
+        """The output files in ``where`` (a shard's folder; the run directory by default)."""
+        return Outputs(where or self.dir, self.formats, self.columns, self.write_rejected,
                        keep_weights)
 
-    def write(self, source: Source, runner, plan: Plan) -> Written:
-        """Run ``plan`` over ``source`` with ``runner`` and write the results."""
-        try:
-            if self.recipe.output.shard_size and not plan.needs_all_rows:
-                return self._sharded(source, runner, plan)
-            return self._one_pass(source, runner, plan)
-        except OSError as exc:
-            if isinstance(exc, BitextforgeError):
-                raise
-            raise BitextforgeError(f"{self.dir}: writing output failed: "
-                                   f"{exc.strerror or exc}") from exc
 
-    def _one_pass(self, source: Source, runner, plan: Plan) -> Written:
-        outputs = self._outputs(self.dir, plan)
-        try:
-            outputs.drain(runner.run(source.batches(), plan.executors, self.recipe))
-            files = outputs.commit()
-        except BaseException:
-            outputs.discard()
-            raise
-        return Written(files, outputs.rows, outputs.rejected_rows, False)
+class RunDir:
+    """The output directory of a run, claimed for as long as the run lasts (a context manager):
+    entering creates it (checked writable); after an error it is removed again when this run
+    created it and left nothing in it, so the corrected rerun starts cleanly."""
 
-    def _sharded(self, source: Source, runner, plan: Plan) -> Written:
-        store = self.store = ShardStore(self.dir, input_fingerprint(self.recipe), self.restart)
-        done = store.finished()
-        if done:
-            state = store.state(done - 1)
-            plan.restore(state)
-            source.stats.replaced_invalid_utf8 = state["replaced_invalid_utf8"]
-        for k, shard in enumerate(source.shards(self.recipe.output.shard_size)):
-            if k < done:
-                for _ in shard:  # already processed: read past its lines
-                    pass
-                continue
-            outputs = self._outputs(store.begin(k), plan, keep_weights=True)
+    def __init__(self, path: Path):
+        """Claim ``path``."""
+        self.path = path
+        self.created = False
+
+    def __enter__(self) -> "RunDir":
+        self.created = not self.path.exists()
+        check_writable(self.path)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None and self.created:
             try:
-                outputs.drain(runner.run(shard, plan.executors, self.recipe))
-                outputs.commit()
-            except BaseException:
-                outputs.discard()
-                raise
-            store.finish(k, {"shard": k, "rows": outputs.rows,
-                             "rejected_rows": outputs.rejected_rows, "all_one": outputs.all_one,
-                             "files": [f.path.name for f in outputs.files],
-                             "replaced_invalid_utf8": source.stats.replaced_invalid_utf8,
-                             **plan.state()})
-        n = store.finished()
-        states = [store.state(k) for k in range(n)]
-        if n:
-            names = sorted(states[0]["files"])
-            files = store.merge(self.dir, n, names, not all(st["all_one"] for st in states))
-        else:  # empty input: no shard was started; write the header-only files
-            files = self._outputs(self.dir, plan).commit()
-            shutil.rmtree(store.dir)
-        return Written(files, sum(st["rows"] for st in states),
-                       sum(st["rejected_rows"] for st in states), True)
+                self.path.rmdir()  # only when empty: nothing of this run is left to resume
+            except OSError:
+                pass
