@@ -37,15 +37,17 @@ class RunResult:
 
 
 def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool | None = None,
-               output_dir: str | None = None, restart: bool = False) -> RunResult:
+               output_dir: str | None = None, restart: bool = False,
+               force: bool = False) -> RunResult:
     """Run ``recipe`` and return what it produced.
 
     A run into a directory that holds an unfinished run of the same recipe and inputs resumes after
     its last finished shard; ``restart`` discards an unfinished run of a different recipe.
+    ``force`` writes into a directory that holds files but no bitextforge run (refused otherwise).
     """
     registry = registry or get_registry()
     out_dir = Path(output_dir or recipe.output.dir) if recipe.input is not None else None
-    claim = RunDir(out_dir) if out_dir is not None else None
+    claim = RunDir(out_dir, force) if out_dir is not None else None
     progress = recipe.progress if progress is None else progress
     with preamble(recipe, registry, progress, claim) as run:
         if run.source is None:  # a recipe that only trains models

@@ -94,12 +94,13 @@ class _Decisions:
 
 
 def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = None,
-                 quiet: bool = False) -> ScoreResult:
-    """Score the recipe's input with its filters (after its paraphrase steps) into ``output``."""
-    return score_parsed(load_recipe(recipe_path, overrides), output, quiet)
+                 quiet: bool = False, force: bool = False) -> ScoreResult:
+    """Score the recipe's input with its filters (after its paraphrase steps) into ``output``;
+    ``force`` overwrites a file there that is not a score TSV."""
+    return score_parsed(load_recipe(recipe_path, overrides), output, quiet, force)
 
 
-def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
+def score_parsed(recipe, output: str, quiet: bool = False, force: bool = False) -> ScoreResult:
     """:func:`score_recipe` for a recipe already validated (trainers that score data use it)."""
     recipe_path = recipe.source
     if recipe.input is None:
@@ -107,7 +108,7 @@ def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
                                f"corpus; this recipe only trains models)")
     registry = get_registry()
     progress = recipe.progress and not quiet
-    with preamble(recipe, registry, progress) as run:
+    with preamble(recipe, registry, progress, ScoreFile(Path(output), force)) as run:
         try:
             with Plan(recipe, registry, run.source.extra_columns()) as plan:
                 execs = [ex for ex in plan.executors if ex.in_score]
@@ -116,6 +117,39 @@ def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
         except OSError as exc:
             raise BitextforgeError(f"{output}: {exc.strerror or exc}") from exc
     return ScoreResult(written.rows, Path(output), [ex.stats.to_dict() for ex in execs])
+
+
+class ScoreFile:
+    """The output of ``bitextforge score``, claimed before any training (a context manager): an
+    existing file that is not a score TSV is refused unless ``force``, so a typo in ``-o``
+    cannot overwrite a corpus."""
+
+    def __init__(self, path: Path, force: bool = False):
+        """Claim ``path``; ``force`` overwrites whatever file is there."""
+        self.path = path
+        self.force = force
+
+    def __enter__(self) -> "ScoreFile":
+        if self.path.is_dir():
+            raise BitextforgeError(f"{self.path}: is a directory; score writes one TSV file")
+        if self.path.exists() and not self.force and not _is_score_tsv(self.path):
+            raise BitextforgeError(f"{self.path}: exists and is not a TSV written by bitextforge "
+                                   f"score; choose another file, or rerun with --force to "
+                                   f"overwrite it")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def _is_score_tsv(path: Path) -> bool:
+    """Whether ``path`` starts with the header of a score TSV (src and tgt, rejected_by last)."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.readline(1 << 20).rstrip(b"\r\n").split(b"\t")
+    except OSError:
+        return False
+    return header[-1] == b"rejected_by" and b"src" in header and b"tgt" in header
 
 
 class ScoreSink:

@@ -6,11 +6,16 @@ A run writes ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column
 all 1) and ``rejected.tsv`` (each rejected row with the step and score that rejected it). Every
 file is written under a temporary name and renamed only when the run (or shard) succeeds. The
 sink only writes: the driver (:mod:`~bitextforge.driver`) runs the runner, shard by shard, and
-feeds it the packets; :class:`RunDir` claims the directory for the whole run.
+feeds it the packets.
+
+:class:`RunDir` claims the directory for the whole run: a directory that holds files but no
+bitextforge run is refused (unless forced), and a second run into it is refused while the first
+holds its lock.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from dataclasses import dataclass
@@ -19,7 +24,14 @@ from pathlib import Path
 from .corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
 from .errors import BitextforgeError
 from .runners.stream import Packet
+from .shards import SHARD_DIR
 from .steps import Rejected
+
+#: the lock file a run holds (``fcntl.flock``) in its output directory while it runs
+LOCK_FILE = ".bitextforge.lock"
+#: files a finished or unfinished run leaves in its directory; any of them marks a bitextforge run
+RUN_MARKERS = ("manifest.json", SHARD_DIR, LOCK_FILE)
+
 
 @dataclass
 class Written:
@@ -161,23 +173,85 @@ class Sink:
 
 
 class RunDir:
-    """The output directory of a run, claimed for as long as the run lasts (a context manager):
-    entering creates it (checked writable); after an error it is removed again when this run
-    created it and left nothing in it, so the corrected rerun starts cleanly."""
+    """The output directory of a run, claimed for as long as the run lasts (a context manager).
 
-    def __init__(self, path: Path):
-        """Claim ``path``."""
+    Entering it refuses a directory that holds files but no bitextforge run (unless ``force``),
+    creates the directory and takes the lock (a second run into it is refused while the first
+    runs). Leaving it releases the lock; after an error it removes the directory again when this
+    run created it and left nothing in it.
+    """
+
+    def __init__(self, path: Path, force: bool = False):
+        """Claim ``path``; ``force`` writes into a directory that holds files of something else."""
         self.path = path
+        self.force = force
         self.created = False
+        self._fd: int | None = None
 
     def __enter__(self) -> "RunDir":
         self.created = not self.path.exists()
+        if not self.created and not self.force:
+            refuse_foreign(self.path)
         check_writable(self.path)
+        self._lock()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        lock = self.path / LOCK_FILE
+        try:
+            # removed while still held: a run that opened it meanwhile finds it replaced (_lock)
+            lock.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
         if exc_type is not None and self.created:
             try:
                 self.path.rmdir()  # only when empty: nothing of this run is left to resume
             except OSError:
                 pass
+
+    def _lock(self) -> None:
+        lock = self.path / LOCK_FILE
+        for _ in range(10):
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip()
+                os.close(fd)
+                pid = f" (pid {holder})" if holder.isdigit() else ""
+                raise BitextforgeError(
+                    f"{self.path}: another bitextforge run is writing into this directory{pid}; "
+                    f"wait for it to finish or choose another output directory") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._fd = fd
+                return
+            # the run that held it finished and removed it after this one opened it: take the
+            # new one
+            os.close(fd)
+        raise BitextforgeError(f"{self.path}: could not lock the output directory (other runs keep "
+                               f"starting in it); choose another output directory")
+
+
+def refuse_foreign(path: Path) -> None:
+    """Refuse an existing directory that holds files but no bitextforge run: a run overwrites its
+    corpus files, which may be someone else's (``output.dir: ..``)."""
+    if not path.is_dir():
+        return  # a file: check_writable says why it cannot be the output directory
+    try:
+        names = sorted(p.name for p in path.iterdir())
+    except OSError as exc:
+        raise BitextforgeError(f"{path}: output directory is not readable ({exc.strerror})") from None
+    if not names or any(m in names for m in RUN_MARKERS):
+        return
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    raise BitextforgeError(f"{path}: output directory is not empty and holds no bitextforge run "
+                           f"({shown}); choose a new or empty directory, or rerun with --force "
+                           f"to write into it anyway")
+
