@@ -109,6 +109,13 @@ class Driver:
             raise BitextforgeError(f"{self.sink.dir}: writing output failed: "
                                    f"{exc.strerror or exc}") from exc
 
+    def finish(self) -> None:
+        """The run's reports are written: remove its shards (kept until now so a kill before the
+        manifest never costs a row)."""
+        if self.store is not None:
+            self.store.remove()
+            self.store = None
+
     def _packets(self, batches) -> Iterator[Packet]:
         return self.runner.run(batches, self.executors, self.recipe)
 
@@ -138,7 +145,7 @@ class Driver:
             if store.finished() == 0:
                 # nothing to resume: the corrected rerun starts cleanly instead of being refused
                 # as a different run
-                store.remove()
+                self.finish()
             raise
         n = store.finished()
         states = [store.state(k) for k in range(n)]
@@ -147,7 +154,7 @@ class Driver:
                                 not all(st["all_one"] for st in states))
         else:  # empty input: no shard was started; write the header-only files
             files = self.sink.open().commit()
-            store.remove()
+            self.finish()  # nothing to resume
         return Written(files, sum(st["rows"] for st in states),
                        sum(st["rejected_rows"] for st in states), True)
 

@@ -61,5 +61,6 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
             written = driver.run()
         manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written,
                                           run.prepared, run.started)
+        driver.finish()
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,
                      manifest["signature"], manifest, reports)

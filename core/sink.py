@@ -9,8 +9,8 @@ sink only writes: the driver (:mod:`~bitextforge.driver`) runs the runner, shard
 feeds it the packets.
 
 :class:`RunDir` claims the directory for the whole run: a directory that holds files but no
-bitextforge run is refused (unless forced), and a second run into it is refused while the first
-holds its lock.
+bitextforge run is refused (unless forced), a second run into it is refused while the first holds
+its lock, and the temporary files a killed run left behind are removed.
 """
 
 from __future__ import annotations
@@ -18,19 +18,25 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
 from .errors import BitextforgeError
 from .runners.stream import Packet
-from .shards import SHARD_DIR
+from .shards import MERGED_DIR, SHARD_DIR
 from .steps import Rejected
 
 #: the lock file a run holds (``fcntl.flock``) in its output directory while it runs
 LOCK_FILE = ".bitextforge.lock"
 #: files a finished or unfinished run leaves in its directory; any of them marks a bitextforge run
-RUN_MARKERS = ("manifest.json", SHARD_DIR, LOCK_FILE)
+RUN_MARKERS = ("manifest.json", SHARD_DIR, MERGED_DIR, LOCK_FILE)
+#: the top-level files a run writes under a temporary name (``.NAME.XXXXXXXX.tmp``, see
+#: :class:`~bitextforge.corpus.AtomicFile`): a killed run leaves them behind, the next run removes
+#: them
+RUN_FILES = ("corpus.src", "corpus.tgt", "corpus.tsv", "corpus.jsonl", "corpus.weights",
+             "rejected.tsv", "recipe.filled.yaml", "signature.txt", "manifest.json", "report.html")
 
 
 @dataclass
@@ -176,9 +182,9 @@ class RunDir:
     """The output directory of a run, claimed for as long as the run lasts (a context manager).
 
     Entering it refuses a directory that holds files but no bitextforge run (unless ``force``),
-    creates the directory and takes the lock (a second run into it is refused while the first
-    runs). Leaving it releases the lock; after an error it removes the directory again when this
-    run created it and left nothing in it.
+    creates the directory, takes the lock (a second run into it is refused while the first runs)
+    and removes the temporary files a killed run left behind. Leaving it releases the lock; after
+    an error it removes the directory again when this run created it and left nothing in it.
     """
 
     def __init__(self, path: Path, force: bool = False):
@@ -194,6 +200,11 @@ class RunDir:
             refuse_foreign(self.path)
         check_writable(self.path)
         self._lock()
+        try:
+            remove_stale_temporaries(self.path)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -255,3 +266,10 @@ def refuse_foreign(path: Path) -> None:
                            f"({shown}); choose a new or empty directory, or rerun with --force "
                            f"to write into it anyway")
 
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary files of :data:`RUN_FILES` that a killed run left in ``path`` (the
+    caller holds the directory's lock, so no other run is writing them)."""
+    for name in RUN_FILES:
+        for tmp in path.glob(f".{name}.*.tmp"):
+            tmp.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 """The output directory of a run (issue #32, "Trust every number"): two runs into one directory,
-and a directory that holds someone else's files. The run's outputs must be exactly an
-uninterrupted run's, or the run refused with one line that names the directory and nothing in it
-touched."""
+a directory that holds someone else's files, and kills during and just after the final merge of
+the shards. The run's outputs must be exactly an uninterrupted run's, or the run refused with one
+line that names the directory and nothing in it touched."""
 
 import fcntl
 import json
@@ -12,12 +12,14 @@ import threading
 
 import pytest
 
+import bitextforge.runners.local as local_runner
 from bitextforge import BitextforgeError, Filter
-from bitextforge.recipe import parse_recipe
+from bitextforge.recipe import load_recipe, parse_recipe
 from bitextforge.run import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN
 
+FINAL = ("corpus.src", "corpus.tgt", "corpus.tsv", "corpus.weights", "rejected.tsv")
 LOCK = ".bitextforge.lock"
 
 
@@ -149,3 +151,77 @@ def test_score_refuses_to_overwrite_a_file_it_did_not_write(pair_files, tmp_path
     assert corpus.read_text().splitlines()[0].endswith("\trejected_by")
     res = cli("score", r, "-q", "-o", corpus)  # its own output: overwritten without --force
     assert res.returncode == 0, res.stderr
+
+
+# a run killed with SIGKILL at a chosen point: during the merge of the shards (when the second
+# final file is renamed into place) or just after it (when the reports are about to be written)
+KILLED_RUN = '''
+import os, signal, sys
+from pathlib import Path
+
+import bitextforge.run as run
+from bitextforge.recipe import load_recipe
+
+recipe, out, point = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if point == "merge":
+    real_replace = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst) == out / "corpus.tgt":
+            die()
+        return real_replace(src, dst, *args, **kwargs)
+
+    os.replace = replace
+else:
+    run.write_reports = die
+run.run_recipe(load_recipe(recipe), output_dir=str(out))
+'''
+
+SHARDED_STEPS = """\
+  - filter: dedupe.v1
+  - filter: length_ratio.v1
+    keep: {max: 2.5}
+  - weight: distributed.v1
+    with: {n: 2}
+"""
+
+
+@pytest.mark.parametrize("point", ["merge", "reports"])
+def test_a_kill_during_or_after_the_merge_is_resumed_without_processing_rows_again(
+        pair_files, tmp_path, monkeypatch, point):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    r = tmp_path / "r.yaml"
+    # batch_size 2, shard_size 2: four shards to merge
+    r.write_text(recipe_text(s, t, "unused", SHARDED_STEPS, extra=", shard_size: 2"))
+    full, part = tmp_path / "full", tmp_path / "part"
+    expected = run_recipe(load_recipe(str(r)), output_dir=str(full))
+
+    killed = subprocess.run([sys.executable, "-c", KILLED_RUN, r, part, point],
+                            capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    assert not (part / "manifest.json").exists()
+    if point == "merge":
+        assert any(p.name.endswith(".tmp") for p in part.iterdir())
+
+    def no_rows_again(*args, **kwargs):
+        raise AssertionError("the rerun processed rows again")
+
+    monkeypatch.setattr(local_runner, "run", no_rows_again)
+    res = run_recipe(load_recipe(str(r)), output_dir=str(part))
+    for name in FINAL:
+        assert (part / name).exists() == (full / name).exists(), name
+        if (full / name).exists():
+            assert (part / name).read_bytes() == (full / name).read_bytes(), name
+    assert (res.rows_in, res.rows_out, res.rejected) == \
+        (expected.rows_in, expected.rows_out, expected.rejected)
+    counts = lambda m: [(st["component"], st["rows_in"], st["rows_out"]) for st in m["steps"]]
+    assert counts(res.manifest) == counts(expected.manifest)
+    assert res.manifest["output"]["files"] == expected.manifest["output"]["files"]
+    # nothing of the killed run is left: no temporary file, no shards, no lock
+    assert sorted(p.name for p in part.iterdir()) == sorted(p.name for p in full.iterdir())
