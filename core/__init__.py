@@ -9,14 +9,14 @@ embeddings) and Corbeil & Abdi Ghavidel (BET).
 
 __version__ = "0.1.0"
 
-from .components import (ComponentConfig, Evaluator, Filter, Paraphraser, Report,  # noqa: E402
-                         Splitter, Trainer, Weighter)
+from .components import (Cleaner, ComponentConfig, Evaluator, Filter, Generator,  # noqa: E402
+                         Paraphraser, Report, Splitter, Trainer, Weighter)
 from .errors import (BitextforgeError, ComponentError, InputError, RecipeError,  # noqa: E402
                      RegistryError)
 from .hookspecs import hookimpl  # noqa: E402
 
 __all__ = [
-    "__version__", "hookimpl", "Splitter", "Paraphraser", "Filter", "Weighter", "Evaluator", "Trainer", "Report",
+    "__version__", "hookimpl", "Splitter", "Paraphraser", "Generator", "Cleaner", "Filter", "Weighter", "Evaluator", "Trainer", "Report",
     "ComponentConfig", "BitextforgeError", "RecipeError", "InputError", "RegistryError",
     "ComponentError",
 ]

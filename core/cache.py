@@ -1,12 +1,27 @@
-"""Score cache: a filter's scores keyed by the content of the row and the component's name and
-configuration, so rerunning a recipe with a changed threshold does not recompute model scores.
+"""Score cache: a filter's scores keyed by the content of the row, the component's name and
+configuration, and the content of every file the component reads, so rerunning a recipe with a
+changed threshold does not recompute model scores, and a retrained model never returns old ones.
 
-One SQLite file per (component, config) under ``$BITEXTFORGE_CACHE/scores`` (default
-``~/.cache/bitextforge/scores``; converted models live beside it). A row's key hashes every text and value column it carries except
-bookkeeping (``id``, ``variant``, ``origin``, ``weight``) and the step's own score column, so a
-filter that reads a paraphraser's extra column (``nll``) is keyed on it too. Only pure filters may
-be cached: a filter whose score depends on earlier rows (``dedupe.v1``) sets ``cache_scores = False``
-and a step asking to cache it is refused.
+One SQLite file per (component, config, files) under ``$BITEXTFORGE_CACHE/scores`` (default
+``~/.cache/bitextforge/scores``; converted models live beside it), named
+``<component>-<digest>.sqlite``. The digest is the SHA-256 of
+
+- the component's name,
+- its configuration with every default written out (JSON, sorted keys): a changed ``with:``
+  option is another file, so every row is computed again,
+- the identity of each path the component declares with
+  :meth:`bitextforge.Component.input_paths`, by its ``with:`` key: a file's SHA-256, a
+  directory's hash over every file inside (see :mod:`bitextforge.identity`, which remembers file
+  hashes so a big model is not read again while its size, times and inode are unchanged). A model,
+  table or dictionary replaced at the same path is therefore another file too. Paths a component
+  reads without declaring them (and hub ids) enter by name only, through the configuration.
+
+Within the file, a row's key hashes every text and value column it carries except bookkeeping
+(``id``, ``variant``, ``origin``, ``weight``) and the step's own score column, so a filter that
+reads a paraphraser's extra column (``nll``) is keyed on it too, and a changed row is computed
+again while unchanged rows are looked up. Only pure filters may be cached: a filter whose score
+depends on earlier rows (``dedupe.v1``) sets ``cache_scores = False`` and a step asking to cache it
+is refused.
 """
 
 from __future__ import annotations
@@ -18,6 +33,7 @@ import sqlite3
 from pathlib import Path
 
 from .corpus import Batch, batch_len, take_rows
+from .identity import component_identity
 
 BOOKKEEPING = {"id", "variant", "origin", "weight"}
 
@@ -30,13 +46,20 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bitextforge" / "scores"
 
 
+def cache_key(component) -> str:
+    """SHA-256 (hex) of a built component's name, configuration and declared input files'
+    content identity: what one cache file holds scores of."""
+    cfg = json.dumps(component.config.model_dump(mode="json"), sort_keys=True)
+    files = json.dumps(component_identity(component), sort_keys=True)
+    return hashlib.sha256(f"{component.name}\n{cfg}\n{files}".encode()).hexdigest()
+
+
 class ScoreCache:
     """Cached scores of one filter component with one configuration."""
 
     def __init__(self, component, own_column: str, directory: Path | None = None):
-        """Open (or create) the cache file of ``component``'s name and config."""
-        cfg = json.dumps(component.config.model_dump(mode="json"), sort_keys=True)
-        digest = hashlib.sha256(f"{component.name}\n{cfg}".encode()).hexdigest()[:16]
+        """Open (or create) the cache file of ``component``'s name, config and input files."""
+        digest = cache_key(component)[:16]
         d = directory or cache_dir()
         d.mkdir(parents=True, exist_ok=True)
         self.path = d / f"{component.name}-{digest}.sqlite"

@@ -51,24 +51,29 @@ def _missing(source: str, key: str, path: str, what: str = "no such file or dire
 
 def input_problems(recipe) -> list[str]:
     """Problems with the recipe's ``input`` files: missing files, unequal plain line counts."""
-    spec = recipe.input
-    if spec is None:
-        return []
+    from .recipe import input_specs
+
     source = recipe.source
-    keys = ["src", "tgt"] if spec.format == "plain" else ["path"]
+    several = isinstance(recipe.input, list)
     problems = []
-    for key in keys:
-        path = getattr(spec, key)
-        p = Path(path)
-        if not p.exists():
-            problems.append(_missing(source, f"input.{key}", path, "no such file"))
-        elif p.is_dir():
-            problems.append(f"{source}: input.{key}: {path}: is a directory, expected a file")
-    if spec.format == "plain" and not problems and spec.limit is None:
-        ns, nt = count_lines(spec.src), count_lines(spec.tgt)
-        if ns is not None and nt is not None and ns != nt:
-            problems.append(f"{source}: input: line counts differ: {spec.src} has {ns} lines, "
-                            f"{spec.tgt} has {nt}")
+    for i, spec in enumerate(input_specs(recipe)):
+        where = f"input[{i}]" if several else "input"
+        keys = [k for k in ("src", "tgt", "path") if getattr(spec, k)]
+        found = []
+        for key in keys:
+            path = getattr(spec, key)
+            p = Path(path)
+            if not p.exists():
+                found.append(_missing(source, f"{where}.{key}", path, "no such file"))
+            elif p.is_dir():
+                found.append(f"{source}: {where}.{key}: {path}: is a directory, expected a file")
+        problems += found
+        if (spec.format == "plain" and not spec.one_sided and not found and spec.limit is None
+                and not spec.skip):
+            ns, nt = count_lines(spec.src), count_lines(spec.tgt)
+            if ns is not None and nt is not None and ns != nt:
+                problems.append(f"{source}: {where}: line counts differ: {spec.src} has {ns} "
+                                f"lines, {spec.tgt} has {nt}")
     return problems
 
 

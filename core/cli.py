@@ -2,7 +2,9 @@
 train, and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
-anything else is a bug and keeps its traceback.
+anything else is a bug and keeps its traceback. Plugins cannot break the built-in commands: they
+are imported only when a command needs them, and a broken plugin command is one line (see
+:func:`build_parser`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import traceback
 
 from . import __version__
 from .commands import add_train_command, plugin_commands
-from .errors import BitextforgeError, StepError
-from .registry import get_registry
+from .errors import BitextforgeError, RegistryError, StepError
+from .registry import describe_failure, get_registry
 
 
 def _cmd_run(args) -> int:
@@ -182,8 +184,68 @@ def _cmd_doctor(args) -> int:
     return 1 if problems else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for the docs and tests)."""
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser for the command line ``argv``, or with every command set up when
+    ``argv`` is None (exposed for the docs and tests).
+
+    Plugins are imported only when ``argv`` needs their commands (``--help``, a plugin command,
+    a misspelt one): ``--version`` and the built-in commands start without them. Plugin commands
+    are listed by name and help, and only the one ``argv`` calls is set up (its ``setup`` adds
+    its arguments), so a broken setup breaks that command alone, with one line. A plugin command
+    named like a built-in is refused with one line, and the built-in kept.
+    """
+    p, sub = _builtin_parser()
+    word = _plugin_command_word(argv, sub.choices) if argv is not None else None
+    if argv is not None and word is None:
+        return p
+    registry = get_registry()
+    for cmd in plugin_commands(registry):
+        if cmd.name in sub.choices:
+            print(f"bitextforge: error: {registry.plugin_label(cmd.plugin)}: command "
+                  f"{cmd.name!r} is a built-in command; the plugin's command is skipped",
+                  file=sys.stderr)
+            continue
+        sp = sub.add_parser(cmd.name, help=cmd.help)
+        if argv is None or cmd.name == word:
+            sp.set_defaults(func=_set_up(cmd, sp, registry))
+    return p
+
+
+def _plugin_command_word(argv: list[str], builtins) -> str | None:
+    """What a command line needs of the plugins' commands: None when the built-in parser
+    suffices (``--version``, a built-in command); the command word when it is no built-in (a
+    plugin command to set up, or a misspelt one); ``""`` for a help or usage message, which
+    lists every command."""
+    for arg in argv:
+        if arg == "--version":
+            return None
+        if arg in ("-h", "--help"):
+            return ""
+        if not arg.startswith("-"):  # the options before a command take no values
+            return None if arg in builtins else arg
+    return ""
+
+
+def _set_up(cmd, parser: argparse.ArgumentParser, registry):
+    """Run a plugin command's setup on its parser and return its handler; a setup that raises
+    (or returns no handler) is one line naming the plugin and the command."""
+    try:
+        handler = cmd.setup(parser)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - foreign code, even a sys.exit in it
+        why = describe_failure(exc)
+    else:
+        if callable(handler):
+            return handler
+        why = f"setup returned {handler!r}, not a handler"
+    raise RegistryError(f"{registry.plugin_label(cmd.plugin)}: command {cmd.name!r} failed to "
+                        f"set up: {why}; command skipped")
+
+
+def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The parser of the built-in commands and its subcommand action (which plugin commands
+    join)."""
     p = argparse.ArgumentParser(prog="bitextforge", description="Paraphrase, filter, weight and "
                                 "evaluate parallel corpora with recipes.")
     p.add_argument("--version", action="version", version=f"bitextforge {__version__}")
@@ -242,8 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=_cmd_serve)
 
     pl = sub.add_parser("plugins", help="list registered components with a one-line summary")
-    pl.add_argument("kind", nargs="?", help="only this kind: paraphraser, filter, weighter, "
-                    "evaluator or trainer (plural accepted)")
+    pl.add_argument("kind", nargs="?", help="only this kind: splitter, paraphraser, cleaner, "
+                    "filter, weighter, evaluator or trainer (plural accepted)")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=_cmd_plugins)
 
@@ -257,10 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     doc = sub.add_parser("doctor", help="check external tools and models components need")
     doc.set_defaults(func=_cmd_doctor)
     add_train_command(sub)
-    for cmd in plugin_commands(get_registry()):
-        sp = sub.add_parser(cmd.name, help=cmd.help)
-        sp.set_defaults(func=cmd.setup(sp))
-    return p
+    return p, sub
 
 
 class Terminated(KeyboardInterrupt):
@@ -279,17 +338,15 @@ def main(argv: list[str] | None = None) -> int:
     # a blink), which breaks into the run's own progress line; HF_HUB_DISABLE_PROGRESS_BARS=0
     # brings their bars back (downloads of hub models, where the network allows).
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        parser = build_parser()
-    except BitextforgeError as exc:  # a plugin's commands could not be added
-        print(f"bitextforge: error: {exc}", file=sys.stderr)
-        return exc.exit_code
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # accepted anywhere on the line, before or after the command
-    args = parser.parse_args([a for a in argv if a != "--debug"])
+    argv = [a for a in argv if a != "--debug"]
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
+        # inside the handlers: loading plugins (for a plugin command or --help) can be
+        # interrupted, and a plugin command that cannot be set up is one line
+        args = build_parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
     except BitextforgeError as exc:
         lines = str(exc).splitlines() or [type(exc).__name__]

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import BitextforgeError, InputError, RecipeError
+from .errors import BitextforgeError, InputError, RecipeError, RegistryError
 
 Setup = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
 
@@ -32,24 +32,36 @@ class Command:
     plugin: str
 
 
+def collect_commands(pm, plugin: str) -> list[Command]:
+    """The commands plugin ``plugin`` declares through its ``register_commands`` hook, read once
+    when it is registered; their setups run only when the CLI needs a command's arguments. A
+    ``register`` call with a name that cannot be a command or a setup that cannot be called is
+    refused (a :class:`RegistryError` naming it)."""
+    found: list[Command] = []
+
+    def register(name: str, help: str, setup: Setup) -> None:
+        if not isinstance(name, str) or not name or name.startswith("-"):
+            raise RegistryError(f"command name {name!r} is not a word")
+        if not callable(setup):
+            raise RegistryError(f"command {name!r}: setup {setup!r} is not callable")
+        found.append(Command(name, help, setup, plugin))
+
+    for impl in pm.hook.register_commands.get_hookimpls():
+        if impl.plugin_name == plugin:
+            impl.function(register=register)
+    return found
+
+
 def plugin_commands(registry) -> list[Command]:
-    """Every command the loaded plugins register, refusing two with one name."""
+    """Every command the loaded plugins register, refusing two with one name. (A name that a
+    built-in command has is the CLI's to refuse: only its parser knows every built-in.)"""
     seen: dict[str, Command] = {}
-    for impl in registry.pm.hook.register_commands.get_hookimpls():
-        plugin = registry.pm.get_name(impl.plugin) or repr(impl.plugin)
-
-        def register(name: str, help: str, setup: Setup, _plugin: str = plugin) -> None:
-            if name in seen or name in CORE_COMMANDS:
-                other = seen[name].plugin if name in seen else "bitextforge"
-                raise BitextforgeError(f"command {name!r} is registered twice: by plugin "
-                                       f"{other} and by plugin {_plugin}")
-            seen[name] = Command(name, help, setup, _plugin)
-
-        impl.function(register=register)
+    for cmd in registry.commands():
+        if cmd.name in seen:
+            raise BitextforgeError(f"command {cmd.name!r} is registered twice: by plugin "
+                                   f"{seen[cmd.name].plugin} and by plugin {cmd.plugin}")
+        seen[cmd.name] = cmd
     return list(seen.values())
-
-
-CORE_COMMANDS = {"run", "validate", "score", "plugins", "describe", "reference", "doctor", "train"}
 
 
 # ------------------------------------------------------------------------- flags from a Config

@@ -1,5 +1,5 @@
-"""Base classes of the component kinds: Splitter, Paraphraser, Filter, Weighter, Evaluator, and
-Trainer (which builds the models the others load, in a recipe's ``prepare:`` list).
+"""Base classes of the component kinds: Splitter, Paraphraser, Cleaner, Filter, Weighter,
+Evaluator, and Trainer (which builds the models the others load, in a recipe's ``prepare:`` list).
 
 Every component has a stable versioned ``name`` (``"length_ratio.v1"``) independent of its class
 name, and a nested pydantic ``Config`` (``extra="forbid"``, every field described) that subclasses
@@ -8,8 +8,8 @@ builds the component as ``cls(config)``; the component reads ``self.config``.
 
 Everything the framework asks of a component is declared here, on the base classes: the lifecycle
 (``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``releases_gil``,
-``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a Filter's ``cache_scores``
-and ``default_keep``. Nothing is looked up by ``getattr``.
+``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a Cleaner's ``pure``, a
+Filter's ``cache_scores``, ``default_keep`` and ``explains``. Nothing is looked up by ``getattr``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,11 @@ class Component:
         """Files and directories this component will read with ``config``, by their key in its
         ``with:`` mapping (``{"model": "models/lm.bin", "tests[0][0]": "test.de"}``). The framework
         checks them all before any work starts (``bitextforge validate`` too) and lists every
-        missing one at once; a path that an earlier ``prepare:`` entry writes is fine. Leave out
-        values that may name something else (a hub id, a column). Empty by default."""
+        missing one at once; a path that an earlier ``prepare:`` entry writes is fine. The content
+        of each (of every file inside a directory; :mod:`bitextforge.identity`) also enters a
+        filter's score cache key and the resume check of sharded runs, so declare every file the
+        results depend on. Leave out values that may name something else (a hub id, a column).
+        Empty by default."""
         return {}
 
     def close(self) -> None:
@@ -123,6 +126,35 @@ class Paraphraser(Component):
         raise NotImplementedError
 
 
+class Generator(Component):
+    """Writes the missing side of monolingual rows (a recipe's ``generate:`` step): translation
+    of target-language text back into the source language (back-translation, Sennrich et al.
+    2016) or of source text forward (self-training).
+
+    The framework calls :meth:`generate` with the texts of the side a row has, for the rows whose
+    other side is empty, and turns each candidate into a row: the first keeps the row's id as
+    variant 0, further candidates of the same sentence follow as variants 1.. of that id. A
+    sentence without a candidate is rejected with the step's name, never dropped silently.
+    """
+
+    kind: ClassVar[str] = "generator"
+    #: extra per-candidate columns a candidate's info dict may carry (as for a Paraphraser)
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+
+    class Config(ComponentConfig):
+        """Generators take no common options."""
+
+    def generate(self, sentences: list[str]) -> list[list[tuple]]:
+        """Return, for each sentence, its generated texts best first as ``(text, score)`` tuples
+        (a third element may be a dict of ``extra_columns`` values)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line saying how the rows were made (model, decoding), written to each generated
+        row's ``generated_by`` column."""
+        return self.name
+
+
 class Splitter(Component):
     """Replaces each sentence pair by the pairs it splits into (a recipe's ``split:`` step).
 
@@ -141,6 +173,28 @@ class Splitter(Component):
         raise NotImplementedError
 
 
+class Cleaner(Component):
+    """Changes the text of one side (a recipe's ``clean:`` step): repairs mojibake, decodes HTML,
+    normalises punctuation or Unicode, unwraps quotes.
+
+    The framework calls :meth:`clean` once per side the step cleans and records every row whose
+    text changed (counts in the manifest, before and after in ``cleaned.tsv``).
+    """
+
+    kind: ClassVar[str] = "cleaner"
+    #: the cleaned text depends on the text and the config alone: the framework cleans each
+    #: distinct text of a batch once and remembers recent results across batches
+    pure: ClassVar[bool] = True
+
+    class Config(ComponentConfig):
+        """Cleaners take no common options."""
+
+    def clean(self, texts: list[str], side: str) -> list[str]:
+        """Return the cleaned text of every text of column ``side`` (``"src"`` or ``"tgt"``, so a
+        cleaner with per-language rules knows which language it reads), in order."""
+        raise NotImplementedError
+
+
 class Filter(Component):
     """Scores sentence pairs; the recipe's ``keep:`` decides which rows survive.
 
@@ -150,12 +204,20 @@ class Filter(Component):
 
     kind: ClassVar[str] = "filter"
     default_keep: ClassVar[dict[str, Any] | None] = None
-    #: cache scores by row content and config by default (worth it for expensive, pure filters);
+    #: cache scores by row content, config and the content of the files :meth:`input_paths`
+    #: declares, by default (worth it for expensive, pure filters; every built-in leaves it off);
     #: a recipe step's ``cache:`` overrides it
     cache_scores: ClassVar[bool] = False
+    #: :meth:`reason` names why a score rejects its row (a composite of rules: the rule that
+    #: fired); the name is added to the row's ``rejected_by`` and counted per step
+    explains: ClassVar[bool] = False
 
     class Config(ComponentConfig):
         """Filters take no common options."""
+
+    def reason(self, score: float) -> str:
+        """Why ``score`` rejected its row, in a word (only asked when :attr:`explains`)."""
+        raise NotImplementedError
 
     def score(self, batch: Mapping[str, Sequence[Any]]) -> Sequence[float]:
         """Return one float per row of ``batch`` (``batch["src"]``, ``batch["tgt"]`` are str lists)."""
@@ -239,6 +301,8 @@ class Trainer(Component):
 KINDS: dict[str, type[Component]] = {
     "splitter": Splitter,
     "paraphraser": Paraphraser,
+    "cleaner": Cleaner,
+    "generator": Generator,
     "filter": Filter,
     "weighter": Weighter,
     "evaluator": Evaluator,

@@ -17,6 +17,7 @@ import gzip
 import io
 import json
 import os
+import random
 import tempfile
 from itertools import chain, islice
 from operator import itemgetter
@@ -229,13 +230,24 @@ def take_rows(batch: Batch, idx: list[int]) -> Batch:
 
 
 class Reader:
-    """Streams an input as batches of ``batch_size`` rows; built from the recipe's ``input``."""
+    """Streams one input as batches of ``batch_size`` rows; built from an entry of the recipe's
+    ``input`` (paired or monolingual; ``skip``, ``limit``, ``sample``, ``repeat``, ``weight``)."""
 
-    def __init__(self, spec, batch_size: int):
-        """``spec`` is a :class:`bitextforge.recipe.InputSpec`."""
+    def __init__(self, spec, batch_size: int, start: int = 0, cap: int | None = None,
+                 seed: int = 0):
+        """``spec`` is a :class:`bitextforge.recipe.InputSpec`; ids start at ``start``; ``cap``
+        bounds the rows read (a ``max_ratio`` worked out by :class:`MultiReader`); ``seed``
+        draws a ``sample: random``."""
         self.spec = spec
         self.batch_size = batch_size
+        self.start = start
+        self.seed = seed
         self.stats = ReadStats()
+        limits = [x for x in (spec.limit, cap) if x is not None]
+        #: the most rows one pass reads (after skip), or None
+        self.take = min(limits) if limits else None
+        #: the line numbers (after skip) of a random sample, drawn when reading starts
+        self.chosen: set[int] | None = None
 
     def extra_columns(self) -> list[str]:
         """Columns beyond src/tgt that the input carries (TSV/JSONL extra fields)."""
@@ -243,7 +255,9 @@ class Reader:
         if spec.format == "tsv":
             cols = self._tsv_columns()
             return [c for c in cols if c not in ("src", "tgt")]
-        return list(spec.extra_fields or [])
+        if spec.format == "jsonl":
+            return list(spec.extra_fields or [])
+        return []
 
     def _tsv_columns(self) -> list[str]:
         spec = self.spec
@@ -254,35 +268,79 @@ class Reader:
         raise InputError(f"{spec.path}: empty file, cannot read a header")
 
     def rows(self) -> Iterator[tuple]:
-        """Yield ``(src, tgt, extras...)`` tuples in input order."""
-        spec = self.spec
-        limit = spec.limit
-        n = 0
-        if spec.format == "plain":
-            gen = self._plain_rows()
-        elif spec.format == "tsv":
-            gen = self._tsv_rows()
-        else:
-            gen = self._jsonl_rows()
-        for row in gen:
-            if limit is not None and n >= limit:
-                return
-            n += 1
-            yield row
+        """Yield ``(src, tgt, extras...)`` tuples of one pass in input order (``skip``, ``limit``
+        and a sample applied)."""
+        for block in self._blocks():
+            yield from zip(*block)
 
-    def _plain_rows(self) -> Iterator[tuple]:
-        for src, tgt in self._plain_columns(self.batch_size):
-            yield from zip(src, tgt)
+    def _raw_blocks(self) -> Iterator[tuple[list, ...]]:
+        """Column blocks ``(src, tgt, extras...)`` of the whole file, before skip and limit."""
+        spec = self.spec
+        size = self.batch_size
+        if spec.format == "plain" and spec.one_sided:
+            path = getattr(spec, spec.side)
+            self.stats.files = [str(path)]
+            for lines in _resize(iter_line_blocks(path, spec.on_invalid_utf8, self.stats), size):
+                empty = [""] * len(lines)
+                yield (lines, empty) if spec.side == "src" else (empty, lines)
+            return
+        if spec.format == "plain":
+            yield from self._plain_columns(size)
+            return
+        gen = self._tsv_rows() if spec.format == "tsv" else self._jsonl_rows()
+        while True:
+            rows = list(islice(gen, size))
+            if not rows:
+                return
+            yield tuple(map(list, zip(*rows)))
+
+    def _blocks(self) -> Iterator[tuple[list, ...]]:
+        """The blocks of one pass: ``skip`` rows dropped, then the first ``take`` rows or a
+        sample of them."""
+        spec = self.spec
+        skip, take = spec.skip, self.take
+        if spec.sample == "random" and take is not None:
+            if self.chosen is None:
+                total = sum(len(b[0]) for b in self._raw_blocks()) - skip
+                rng = random.Random(self.seed)
+                self.chosen = set(rng.sample(range(max(0, total)), min(take, max(0, total))))
+            chosen, take = self.chosen, None
+        else:
+            chosen = None
+        pos = -skip  # the row number after skip of the next row read
+        n = 0
+        for block in self._raw_blocks():
+            size = len(block[0])
+            lo, hi = max(0, -pos), size
+            pos += size
+            if lo >= hi:
+                continue
+            if take is not None:
+                hi = min(hi, lo + take - n)
+            if chosen is not None:
+                first = pos - size
+                keep = [i for i in range(lo, hi) if first + i in chosen]
+                if len(keep) < hi - lo:
+                    block = tuple([col[i] for i in keep] for col in block)
+                    lo, hi = 0, len(keep)
+            if lo or hi < size:
+                block = tuple(col[lo:hi] for col in block)
+            if block[0]:
+                n += len(block[0])
+                yield block
+            if take is not None and n >= take:
+                return
 
     def _plain_columns(self, size: int) -> Iterator[tuple[list[str], list[str]]]:
-        """Paired lists of up to ``size`` lines of both files (``input.limit`` applied); the
-        fast path of plain input, which never builds a tuple per row."""
+        """Paired lists of up to ``size`` lines of both files; the fast path of plain input,
+        which never builds a tuple per row. Line counts must agree unless ``limit`` stops
+        reading first."""
         spec = self.spec
         self.stats.files = [str(spec.src), str(spec.tgt)]
         a = chain.from_iterable(iter_line_blocks(spec.src, spec.on_invalid_utf8, self.stats))
         b = chain.from_iterable(iter_line_blocks(spec.tgt, spec.on_invalid_utf8, self.stats))
         n = 0
-        limit = spec.limit
+        limit = None if spec.sample == "random" or self.take is None else spec.skip + self.take
         while True:
             want = size if limit is None else min(size, limit - n)
             if want <= 0:
@@ -310,11 +368,14 @@ class Reader:
         spec = self.spec
         self.stats.files = [str(spec.path)]
         cols = self._tsv_columns()
-        for needed in ("src", "tgt"):
+        for needed in ((spec.side,) if spec.one_sided else ("src", "tgt")):
             if needed not in cols:
                 raise InputError(f"{spec.path}: TSV columns {cols} have no {needed!r} column "
                                  f"(name them with input.columns)")
-        si, ti = cols.index("src"), cols.index("tgt")
+        si = cols.index("src") if "src" in cols else None
+        ti = cols.index("tgt") if "tgt" in cols else None
+        if spec.one_sided:  # the other side is empty until a generate step fills it
+            si, ti = (si, None) if spec.side == "src" else (None, ti)
         others = [i for i, c in enumerate(cols) if c not in ("src", "tgt")]
         lines = iter_lines(spec.path, spec.on_invalid_utf8, self.stats)
         lineno = 0
@@ -337,12 +398,14 @@ class Reader:
                         f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
                         f"{len(cols)} ({', '.join(cols)}); a tab inside a field? "
                         f"(input.extra_fields_policy: drop-extra keeps the first {len(cols)})")
-            yield (fields[si], fields[ti], *(fields[i] for i in others))
+            yield ("" if si is None else fields[si], "" if ti is None else fields[ti],
+                   *(fields[i] for i in others))
 
     def _jsonl_rows(self) -> Iterator[tuple]:
         spec = self.spec
         self.stats.files = [str(spec.path)]
         extras = list(spec.extra_fields or [])
+        keys = (spec.side,) if spec.one_sided else ("src", "tgt")
         for lineno, line in enumerate(iter_lines(spec.path, spec.on_invalid_utf8, self.stats), 1):
             try:
                 obj = json.loads(line)
@@ -351,53 +414,96 @@ class Reader:
             if not isinstance(obj, dict):
                 raise InputError(f"{spec.path}:{lineno}: expected a JSON object per line")
             try:
-                s, t = obj["src"], obj["tgt"]
+                vals = {k: obj[k] for k in keys}
             except KeyError as exc:
                 raise InputError(f"{spec.path}:{lineno}: missing key {exc.args[0]!r}") from None
-            if not isinstance(s, str) or not isinstance(t, str):
-                raise InputError(f"{spec.path}:{lineno}: 'src' and 'tgt' must be strings")
-            yield (s, t, *(obj.get(k) for k in extras))
+            if not all(isinstance(v, str) for v in vals.values()):
+                raise InputError(f"{spec.path}:{lineno}: {' and '.join(map(repr, keys))} must "
+                                 f"be strings")
+            yield (vals.get("src", ""), vals.get("tgt", ""), *(obj.get(k) for k in extras))
 
     def batches(self) -> Iterator[Batch]:
-        """Yield batches with the base columns plus the input's extra columns."""
-        size = self.batch_size
-        start = 0
-        if self.spec.format == "plain":
-            for src, tgt in self._plain_columns(size):
-                n = len(src)
-                yield {"id": list(range(start, start + n)), "variant": [0] * n,
-                       "origin": ["input"] * n, "src": src, "tgt": tgt, "weight": [1.0] * n}
-                start += n
-            self.stats.rows = start
-            return
+        """Yield batches with the base columns plus the input's extra columns, ``repeat`` times
+        over (each copy with fresh ids)."""
         extra = self.extra_columns()
-        buf: list[tuple] = []
-        for row in self.rows():
-            buf.append(row)
-            if len(buf) >= size:
-                yield self._make(buf, start, extra)
-                start += len(buf)
-                buf = []
-        if buf:
-            yield self._make(buf, start, extra)
-            start += len(buf)
-        self.stats.rows = start
+        origin, weight = self.spec.label, self.spec.weight
+        start = self.start
+        for _ in range(self.spec.repeat):
+            for block in _resize(self._blocks(), self.batch_size, columns=True):
+                n = len(block[0])
+                batch: Batch = {"id": list(range(start, start + n)), "variant": [0] * n,
+                                "origin": [origin] * n, "src": block[0], "tgt": block[1],
+                                "weight": [weight] * n}
+                for j, name in enumerate(extra):
+                    batch[name] = block[2 + j]
+                start += n
+                yield batch
+        self.stats.rows = start - self.start
 
-    @staticmethod
-    def _make(rows: list[tuple], start: int, extra: list[str]) -> Batch:
-        n = len(rows)
-        cols = list(zip(*rows))
-        batch: Batch = {
-            "id": list(range(start, start + n)),
-            "variant": [0] * n,
-            "origin": ["input"] * n,
-            "src": list(cols[0]),
-            "tgt": list(cols[1]),
-            "weight": [1.0] * n,
-        }
-        for j, name in enumerate(extra):
-            batch[name] = list(cols[2 + j])
-        return batch
+
+def _resize(blocks: Iterable, size: int, columns: bool = False) -> Iterator:
+    """Regroup ``blocks`` (lists of lines, or with ``columns`` tuples of equal-length column
+    lists) into pieces of exactly ``size`` rows, the last one shorter."""
+    buf: list | None = None
+    for block in blocks:
+        cols = block if columns else (block,)
+        if not (buf and buf[0]) and len(cols[0]) == size:  # the usual case: passed as it is
+            yield block
+            continue
+        if buf is None:
+            buf = [[] for _ in cols]
+        for acc, col in zip(buf, cols):
+            acc.extend(col)
+        while len(buf[0]) >= size:
+            piece = [acc[:size] for acc in buf]
+            buf = [acc[size:] for acc in buf]
+            yield tuple(piece) if columns else piece[0]
+    if buf is not None and buf[0]:
+        yield tuple(buf) if columns else buf[0]
+
+
+class MultiReader:
+    """Streams every input of a recipe one after the other, ids running on across inputs; a
+    ``max_ratio`` caps an input at a multiple of the two-sided rows read before it."""
+
+    def __init__(self, specs: list, batch_size: int, seed: int = 0):
+        """``specs`` are the recipe's :class:`~bitextforge.recipe.InputSpec` entries."""
+        self.specs = specs
+        self.batch_size = batch_size
+        self.seed = seed
+        self.stats = ReadStats()
+        self.per_input: list[dict[str, Any]] = []
+
+    def extra_columns(self) -> list[str]:
+        """The union of the inputs' extra columns, in first-seen order (empty where an input
+        lacks one)."""
+        out: list[str] = []
+        for spec in self.specs:
+            for c in Reader(spec, self.batch_size).extra_columns():
+                if c not in out:
+                    out.append(c)
+        return out
+
+    def batches(self) -> Iterator[Batch]:
+        """Every input's batches, in recipe order."""
+        extra = self.extra_columns()
+        start = paired = 0
+        self.per_input = []
+        for k, spec in enumerate(self.specs):
+            cap = None if spec.max_ratio is None else int(spec.max_ratio * paired)
+            reader = Reader(spec, self.batch_size, start=start, cap=cap, seed=self.seed + k)
+            for batch in reader.batches():
+                for c in extra:
+                    batch.setdefault(c, [""] * batch_len(batch))
+                yield batch
+            start += reader.stats.rows
+            if not spec.one_sided:
+                paired += reader.stats.rows
+            self.stats.files += reader.stats.files
+            self.stats.replaced_invalid_utf8 += reader.stats.replaced_invalid_utf8
+            self.per_input.append({"name": spec.label, "rows": reader.stats.rows,
+                                   "side": spec.side or "both", "files": reader.stats.files})
+        self.stats.rows = start
 
 
 def format_value(v: Any) -> str:

@@ -13,7 +13,8 @@ from .kinds import STEP_KINDS
 from .recipe import EvaluateStep, InputSpec, OutputSpec, PrepareStep, Recipe
 from .registry import Registry, config_fields
 
-KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "filter": "Filters", "weighter": "Weighters",
+KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "cleaner": "Cleaners",
+               "filter": "Filters", "weighter": "Weighters",
                "evaluator": "Evaluators", "trainer": "Trainers"}
 
 

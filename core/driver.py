@@ -47,7 +47,8 @@ def preamble(recipe, registry: Registry, progress: bool,
         return
     with claim if claim is not None else nullcontext():
         prepared = run_prepare(recipe, registry) if recipe.prepare else []
-        yield Started(started, prepared, Source(recipe.input, recipe.batch_size, progress=progress))
+        yield Started(started, prepared, Source(recipe.input, recipe.batch_size, progress=progress,
+                                                seed=recipe.seed))
 
 
 class Writer(Protocol):
@@ -126,7 +127,8 @@ class Driver:
 
     def _sharded(self) -> Written:
         plan, source = self.plan, self.source
-        store = self.store = ShardStore(self.sink.dir, input_fingerprint(self.recipe), self.restart)
+        fingerprint = input_fingerprint(self.recipe, [ex.comp for ex in plan.executors])
+        store = self.store = ShardStore(self.sink.dir, fingerprint, self.restart)
         try:
             done = store.finished()
             if done:

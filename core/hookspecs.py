@@ -23,6 +23,17 @@ def register_paraphrasers(register):
 
 
 @hookspec
+def register_cleaners(register):
+    """Register Cleaner classes (a recipe's ``clean:`` steps): call ``register(cls)`` for each."""
+
+
+@hookspec
+def register_generators(register):
+    """Register Generator classes (a recipe's ``generate:`` steps, e.g. back-translation of
+    monolingual text): call ``register(cls)`` for each."""
+
+
+@hookspec
 def register_filters(register):
     """Register Filter classes: call ``register(cls)`` for each."""
 
@@ -46,4 +57,6 @@ def register_trainers(register):
 @hookspec
 def register_commands(register):
     """Register CLI subcommands: call ``register(name, help, setup)`` for each, where
-    ``setup(parser)`` adds arguments and returns ``handler(args) -> int``."""
+    ``setup(parser)`` adds arguments and returns ``handler(args) -> int``. The hook runs when the
+    plugin loads; ``setup`` only when its command is called (or its help shown). A name that a
+    built-in command has is refused, and the built-in kept."""

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from .components import KINDS, Component
-from .step_models import FilterStep, ParaphraseStep, SplitStep, StepModel, WeightStep
-from .steps import Executor, FilterExec, ParaphraseExec, SplitExec, WeightExec
+from .step_models import (CleanStep, FilterStep, GenerateStep, ParaphraseStep, SplitStep,
+                          StepModel, WeightStep)
+from .steps import (CleanExec, Executor, FilterExec, GenerateExec, ParaphraseExec, SplitExec,
+                    WeightExec)
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,9 @@ class StepKind:
 
 STEP_KINDS: dict[str, StepKind] = {k.key: k for k in (
     StepKind("split", SplitStep, "splitter", SplitExec, before=("paraphrase", "weight")),
+    StepKind("generate", GenerateStep, "generator", GenerateExec, before=("paraphrase", "weight")),
     StepKind("paraphrase", ParaphraseStep, "paraphraser", ParaphraseExec),
+    StepKind("clean", CleanStep, "cleaner", CleanExec),
     StepKind("filter", FilterStep, "filter", FilterExec),
     StepKind("weight", WeightStep, "weighter", WeightExec),
 )}

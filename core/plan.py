@@ -88,6 +88,11 @@ class Plan:
         self.close()
 
     @property
+    def cleans(self) -> bool:
+        """True when a step changes text (the run writes cleaned.tsv)."""
+        return any(ex.changes_text for ex in self.executors)
+
+    @property
     def needs_all_rows(self) -> bool:
         """True when a step decides over the whole corpus (such a run is never sharded)."""
         return any(ex.needs_all_rows for ex in self.executors)

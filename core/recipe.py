@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, ClassVar, Literal, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -21,30 +21,62 @@ from .components import ComponentConfig
 from .errors import RecipeError, RegistryError
 from .kinds import STEP_KINDS
 from .registry import Registry, get_registry, suggest
-from .step_models import (FilterStep, KeepSpec, ParaphraseStep, Resources, SplitStep,  # noqa: F401
-                          StepModel, WeightStep)
+from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep,  # noqa: F401
+                          Resources, SplitStep, StepModel, WeightStep)
 
 _Strict = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class InputSpec(BaseModel):
-    """Where the corpus comes from: paired plain files, a TSV file, or JSONL."""
+    """One input of the corpus: paired plain files, a TSV file or JSONL, or a monolingual file that
+    holds one side only (``src:`` or ``tgt:`` alone, or ``path:`` with ``side:``), whose other
+    side stays empty until a ``generate:`` step fills it (back-translation, Sennrich et al. 2016).
+
+    ``input:`` is one such mapping, or a list of them, each with a ``name`` (the rows' ``origin``),
+    read one after the other."""
 
     model_config = _Strict
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$", description="The input's name, "
+                             "written to each row's `origin` (default `input`); required and "
+                             "unique when `input:` is a list.")
     format: Literal["plain", "tsv", "jsonl"] | None = Field(
         None, description="plain (src + tgt files), tsv or jsonl; inferred when omitted.")
     src: str | None = Field(None, description="Source-side file, one sentence per line (.gz ok).")
     tgt: str | None = Field(None, description="Target-side file, line-aligned with src (.gz ok).")
-    path: str | None = Field(None, description="The TSV or JSONL file (.gz ok).")
+    path: str | None = Field(None, description="The TSV or JSONL file (.gz ok); or, with `side`, "
+                             "a plain monolingual file.")
+    side: Literal["src", "tgt"] | None = Field(
+        None, description="A monolingual input: the side its text is (inferred for a plain input "
+        "with only src or only tgt); the other side is empty until a generate step fills it.")
     columns: list[str] | None = Field(None, description="TSV column names by position; must "
-                                      "include src and tgt. Default: the header line.")
+                                      "include src and tgt (or the `side` of a monolingual TSV). "
+                                      "Default: the header line.")
     header: bool = Field(False, description="TSV: the first line is a header (skipped).")
     extra_fields: list[str] | None = Field(None, description="JSONL: extra keys to carry as columns.")
     extra_fields_policy: Literal["error", "drop-extra"] = Field(
         "error", description="TSV rows with more fields than columns: error, or keep the first ones.")
     on_invalid_utf8: Literal["error", "replace"] = Field(
         "error", description="Invalid UTF-8: stop with file and line, or replace and count.")
-    limit: int | None = Field(None, gt=0, description="Read only the first N rows.")
+    skip: int = Field(0, ge=0, description="Skip the first N rows (e.g. the lines another input "
+                      "reads as bitext).")
+    limit: int | None = Field(None, gt=0, description="Read only the first N rows (after skip).")
+    max_ratio: float | None = Field(None, gt=0, description="Read at most this many rows per row "
+                                    "of the two-sided inputs listed before this one (after "
+                                    "repeat): a cap on monolingual text as a multiple of the "
+                                    "bitext size.")
+    sample: Literal["first", "random"] = Field(
+        "first", description="With limit or max_ratio: take the first rows, or a random sample "
+        "(seeded by the recipe's seed; the file is counted once first; input order kept).")
+    repeat: int = Field(1, ge=1, description="Read the input this many times (upsampling real "
+                        "bitext against synthetic rows); each copy gets fresh ids.")
+    weight: float = Field(1.0, ge=0, description="Initial sentence weight of the input's rows "
+                          "(the `weight` column, Marian's --data-weighting).")
+
+    #: fields a one-input recipe leaves out of its filled copy while they hold their default, so
+    #: recipes written before several inputs existed keep their signature
+    NEW_FIELDS: ClassVar[dict[str, Any]] = {"name": None, "side": None, "skip": 0,
+                                            "max_ratio": None, "sample": "first", "repeat": 1,
+                                            "weight": 1.0}
 
     @model_validator(mode="after")
     def _check(self):
@@ -52,18 +84,59 @@ class InputSpec(BaseModel):
         if fmt is None:
             if self.src or self.tgt:
                 fmt = "plain"
+            elif self.path and self.side:
+                fmt = "plain" if not re.search(r"\.(tsv|jsonl)(\.gz)?$", self.path) else (
+                    "jsonl" if re.search(r"\.jsonl(\.gz)?$", self.path) else "tsv")
             elif self.path:
                 fmt = "jsonl" if re.search(r"\.jsonl(\.gz)?$", self.path) else "tsv"
             else:
                 raise ValueError("give src and tgt files, or a path to a TSV/JSONL file")
             object.__setattr__(self, "format", fmt)
-        if fmt == "plain" and not (self.src and self.tgt):
-            raise ValueError("format plain needs both src and tgt")
+        if fmt == "plain":
+            if self.src and self.tgt:
+                if self.side:
+                    raise ValueError("side is for a monolingual input; this one has src and tgt")
+            elif self.src or self.tgt:
+                given = "src" if self.src else "tgt"
+                if self.side not in (None, given):
+                    raise ValueError(f"side: {self.side}, but the file is given as {given}")
+                object.__setattr__(self, "side", given)
+                if self.path:
+                    raise ValueError("give the monolingual file as src, tgt or path, not two")
+            elif self.path and self.side:
+                object.__setattr__(self, self.side, self.path)
+                object.__setattr__(self, "path", None)
+            else:
+                raise ValueError("format plain needs both src and tgt (or one of them alone for "
+                                 "a monolingual input)")
         if fmt in ("tsv", "jsonl") and not self.path:
             raise ValueError(f"format {fmt} needs path")
         if fmt == "tsv" and not self.columns and not self.header:
             raise ValueError("a TSV input needs columns: [...] or header: true")
         return self
+
+    @property
+    def one_sided(self) -> bool:
+        """True for a monolingual input (one side only)."""
+        return self.side is not None
+
+    @property
+    def label(self) -> str:
+        """The input's name, as written to ``origin``."""
+        return self.name or "input"
+
+    def files(self) -> list[str]:
+        """The files this input reads."""
+        if self.format == "plain":
+            return [f for f in (self.src, self.tgt) if f]
+        return [self.path] if self.path else []
+
+
+def input_specs(recipe: "Recipe") -> list[InputSpec]:
+    """The recipe's inputs as a list (one ``input:`` mapping is a list of one; none: empty)."""
+    if recipe.input is None:
+        return []
+    return list(recipe.input) if isinstance(recipe.input, list) else [recipe.input]
 
 
 class OutputSpec(BaseModel):
@@ -71,9 +144,11 @@ class OutputSpec(BaseModel):
 
     model_config = _Strict
     dir: str = Field(description="Run directory (created; files inside are replaced atomically).")
-    formats: list[Literal["plain", "tsv", "jsonl"]] = Field(
+    formats: list[Literal["plain", "tsv", "jsonl", "opustrainer"]] = Field(
         default_factory=lambda: ["plain", "tsv"],
-        description="plain: corpus.src/corpus.tgt; tsv: corpus.tsv with every column; jsonl.")
+        description="plain: corpus.src/corpus.tgt; tsv: corpus.tsv with every column; jsonl; "
+        "opustrainer: opustrainer/config.yml with one dataset per origin, mixed in the "
+        "proportions of the output (needs tsv).")
     write_rejected: bool = Field(True, description="Write rejected.tsv: each rejected row with "
                                  "the step and score that rejected it.")
     shard_size: int | None = Field(100_000, ge=1, description="Input rows per shard: each finished "
@@ -106,7 +181,7 @@ class PrepareStep(BaseModel):
                         "only when training succeeds).")
 
 
-Step = Union[SplitStep, ParaphraseStep, FilterStep, WeightStep]
+Step = Union[tuple(kind.model for kind in STEP_KINDS.values())]  # type: ignore[valid-type]
 
 
 class Recipe(BaseModel):
@@ -115,8 +190,10 @@ class Recipe(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     name: str = Field(description="Name of the recipe (used in the signature).")
     description: str = Field("", description="Free text.")
-    input: InputSpec | None = Field(None, description="The corpus; only a recipe that just "
-                                    "trains models (prepare: alone) has none.")
+    input: InputSpec | list[InputSpec] | None = Field(
+        None, description="The corpus: one input, or a list of named inputs read one after the "
+        "other (bitext and monolingual text); only a recipe that just trains models (prepare: "
+        "alone) has none.")
     prepare: list[PrepareStep] = Field(default_factory=list, description="Trainers run before "
                                        "the steps, each skipped when its outputs exist.")
     steps: list[Step] = Field(default_factory=list)
@@ -148,6 +225,10 @@ class Recipe(BaseModel):
                 step, key=lambda k: (k != self.steps[i].key, k in ("with", "resources")))}
         for ev, cfg in zip(data["evaluate"], self.eval_configs):
             ev["with"] = cfg.model_dump(mode="json")
+        if isinstance(data.get("input"), dict):
+            for key, default in InputSpec.NEW_FIELDS.items():
+                if data["input"].get(key, default) == default:
+                    data["input"].pop(key, None)
         return data
 
     def signature(self, version: str) -> str:
@@ -236,6 +317,46 @@ _RecipeLoader.add_implicit_resolver(
     list("tTfF"))
 
 
+#: Nodes a recipe may hold once every alias is expanded: recipes have hundreds; an "alias bomb"
+#: (nine aliases of nine aliases of ...) has billions from a few hundred bytes, and every walk of
+#: the tree (the duplicate-key check, validation, the signature) would expand them all.
+MAX_YAML_NODES = 1_000_000
+
+
+class _Endless(Exception):
+    """A node that contains an alias of itself (a recursive structure)."""
+
+    def __init__(self, node: yaml.Node):
+        super().__init__()
+        self.node = node
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_: set[int]) -> int:
+    """Nodes of the tree ``node`` stands for with its aliases expanded (a node reached through n
+    aliases counts n times), at most :data:`MAX_YAML_NODES` + 1. The composed document is a graph
+    in which an alias is the very node it names, so each node's size is computed once, in time
+    linear in the YAML text, never by expanding it."""
+    if isinstance(node, yaml.ScalarNode):
+        return 1
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        raise _Endless(node)
+    open_.add(key)
+    children = node.value if isinstance(node, yaml.SequenceNode) \
+        else [n for pair in node.value for n in pair]
+    total = 1
+    for child in children:
+        total += _expanded_size(child, sizes, open_)
+        if total > MAX_YAML_NODES:
+            total = MAX_YAML_NODES + 1
+            break
+    open_.discard(key)
+    sizes[key] = total
+    return total
+
+
 def _duplicate_keys(node: yaml.Node, path: str, source: str) -> list[str]:
     """Every key given twice in one mapping of a composed YAML tree, with its key path: YAML
     loaders keep the last silently, which would make e.g. one of two ``keep:`` vanish."""
@@ -263,10 +384,19 @@ def _yaml_load(text: str, source: str) -> Any:
     try:
         node = yaml.compose(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
         if node is not None:
+            if _expanded_size(node, {}, set()) > MAX_YAML_NODES:
+                raise RecipeError(f"{source}: invalid YAML: more than {MAX_YAML_NODES:,} nodes "
+                                  f"once its aliases are expanded (each *alias counts as a copy "
+                                  f"of what it names)")
             dups = _duplicate_keys(node, "", source)
             if dups:
                 raise RecipeError("\n".join(dups))
         return yaml.load(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
+    except _Endless as exc:
+        raise RecipeError(f"{source}:{exc.node.start_mark.line + 1}: invalid YAML: an alias inside "
+                          f"the node it names (a structure without end)") from None
+    except RecursionError:
+        raise RecipeError(f"{source}: invalid YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -426,6 +556,11 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
     recipe.eval_configs = eval_cfgs
     recipe.source = source
     _check_columns(recipe, source)
+    _check_inputs(recipe, source)
+    if recipe.output is not None and "opustrainer" in recipe.output.formats \
+            and "tsv" not in recipe.output.formats:
+        raise RecipeError(f"{source}: output.formats: opustrainer is made from corpus.tsv; add "
+                          f"tsv to the formats")
     return recipe
 
 
@@ -468,6 +603,39 @@ def _check_columns(recipe: Recipe, source: str) -> None:
             raise RecipeError(f"{source}: steps[{i}]: score column {col!r} is already written by "
                               f"steps[{seen[col]}]; give this step `as: other_name`")
         seen[col] = i
+
+
+def _check_inputs(recipe: Recipe, source: str) -> None:
+    """Several inputs need unique names; a monolingual input needs a generate step that fills its
+    empty side, or the output could hold rows with an empty side."""
+    specs = input_specs(recipe)
+    problems = []
+    if isinstance(recipe.input, list):
+        if not specs:
+            problems.append(f"{source}: input: an empty list; give at least one input")
+        seen: dict[str, int] = {}
+        for i, spec in enumerate(specs):
+            if spec.name is None:
+                problems.append(f"{source}: input[{i}].name: required field missing (several "
+                                f"inputs are told apart by their names, written to `origin`)")
+            elif spec.name in seen:
+                problems.append(f"{source}: input[{i}].name: {spec.name!r} is also the name of "
+                                f"input[{seen[spec.name]}]")
+            else:
+                seen[spec.name] = i
+    filled = {side for step in recipe.steps for side in step.fills()}
+    for i, spec in enumerate(specs):
+        where = f"input[{i}]" if isinstance(recipe.input, list) else "input"
+        if spec.one_sided:
+            empty = "tgt" if spec.side == "src" else "src"
+            if empty not in filled:
+                problems.append(
+                    f"{source}: {where}: input {spec.label!r} holds {spec.side} text only, and no "
+                    f"generate step fills its empty {empty} side (add e.g. `- generate: "
+                    f"translate.v1` with `side: {empty}`), so the output would hold rows with an "
+                    f"empty side")
+    if problems:
+        raise RecipeError("\n".join(problems))
 
 
 def score_column(step: StepModel) -> str | None:

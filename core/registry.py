@@ -22,6 +22,7 @@ import pluggy
 from pydantic import BaseModel
 
 from . import hookspecs
+from .commands import Command, collect_commands
 from .components import KINDS, Component
 from .errors import RegistryError
 
@@ -29,6 +30,8 @@ ENTRY_POINT_GROUP = "bitextforge"
 HOOK_FOR_KIND = {
     "splitter": "register_splitters",
     "paraphraser": "register_paraphrasers",
+    "cleaner": "register_cleaners",
+    "generator": "register_generators",
     "filter": "register_filters",
     "weighter": "register_weighters",
     "evaluator": "register_evaluators",
@@ -61,8 +64,12 @@ class Registry:
         self.pm = pluggy.PluginManager("bitextforge")
         self.pm.add_hookspecs(hookspecs)
         self._plugin_dists: dict[str, tuple[str, str]] = {}
+        self._plugin_entry_points: dict[str, str] = {}
         self._components: dict[str, dict[str, Registration]] | None = None
-        #: one line per entry-point plugin that was skipped (failed import, misspelled hook)
+        #: each plugin's commands, read from its register_commands when it is added
+        self._commands: dict[str, list[Command]] = {}
+        #: one line per entry-point plugin that was skipped (failed import, misspelled hook,
+        #: failed register_commands)
         self.problems: list[str] = []
 
     # -- loading ---------------------------------------------------------------------------------
@@ -76,12 +83,17 @@ class Registry:
             if self.pm.get_plugin(ep.name) is not None:
                 continue
             # A broken third-party plugin names itself and is skipped, so the other plugins and
-            # commands such as `bitextforge plugins` keep working.
+            # commands such as `bitextforge plugins` keep working. That includes a plugin that
+            # calls sys.exit (or raises another BaseException) at import; only Ctrl-C stops.
             try:
                 module = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import failure of foreign code
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - any import failure of foreign code
+                # an Exception's own message, as always; SystemExit's alone ("3") says nothing
+                why = str(exc) if isinstance(exc, Exception) else describe_failure(exc)
                 self.problems.append(f"plugin {ep.name!r} (entry point {ep.value}) failed to "
-                                     f"import: {exc}; plugin skipped")
+                                     f"import: {why}; plugin skipped")
                 continue
             dist = getattr(ep, "dist", None)
             try:
@@ -90,13 +102,18 @@ class Registry:
                     name=ep.name,
                     package=dist.metadata["Name"] if dist else "?",
                     version=dist.version if dist else "?",
+                    entry_point=ep.value,
                 )
             except RegistryError as exc:
                 self.problems.append(f"{exc}; plugin skipped")
 
     def add_plugin(self, plugin: Any, name: str | None = None, package: str = "(in-process)",
-                   version: str = "") -> str:
-        """Register a plugin object or module in-process; returns the plugin name used."""
+                   version: str = "", entry_point: str | None = None) -> str:
+        """Register a plugin object or module in-process; returns the plugin name used.
+
+        Its ``register_commands`` runs here (the commands' setups do not): a plugin whose hook
+        raises is unregistered again and refused with a :class:`RegistryError`, so an installed
+        one is skipped like a plugin that fails to import."""
         if isinstance(plugin, str):
             plugin = importlib.import_module(plugin)
         label = name or getattr(plugin, "__name__", None) or repr(plugin)
@@ -108,15 +125,49 @@ class Registry:
         if name is None:
             raise RegistryError(f"plugin {plugin!r} was registered already")
         self._plugin_dists[name] = (package, version)
+        if entry_point is not None:
+            self._plugin_entry_points[name] = entry_point
         self.pm.check_pending()
         self._components = None
+        try:
+            self._commands[name] = collect_commands(self.pm, name)
+        except KeyboardInterrupt:
+            self.remove_plugin(name)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - foreign code, even a sys.exit in it
+            label = self.plugin_label(name)
+            self.remove_plugin(name)
+            raise RegistryError(f"{label} failed in register_commands: "
+                                f"{describe_failure(exc)}") from exc
         return name
 
     def remove_plugin(self, name: str) -> None:
         """Unregister a plugin by name (used by the pytest fixture for plugin authors)."""
         self.pm.unregister(name=name)
         self._plugin_dists.pop(name, None)
+        self._plugin_entry_points.pop(name, None)
+        self._commands.pop(name, None)
         self._components = None
+
+    def plugin_label(self, name: str) -> str:
+        """How messages name a plugin: ``plugin 'x' (entry point x_pkg, x-dist 0.1)`` for an
+        installed one, ``plugin 'x'`` for one added in-process."""
+        if name not in self._plugin_entry_points:
+            return f"plugin {name!r}"
+        package, version = self._plugin_dists.get(name, ("?", "?"))
+        entry_point = self._plugin_entry_points[name]
+        return f"plugin {name!r} (entry point {entry_point}, {package} {version})"
+
+    def commands(self) -> list[Command]:
+        """The commands every registered plugin declared, plugin by plugin in hook order (the
+        order the CLI lists them in); duplicates are left to :func:`commands.plugin_commands`."""
+        out: list[Command] = []
+        seen: set[str] = set()
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            if impl.plugin_name not in seen:
+                seen.add(impl.plugin_name)
+                out.extend(self._commands.get(impl.plugin_name, ()))
+        return out
 
     # -- collecting ------------------------------------------------------------------------------
     def _collect(self) -> dict[str, dict[str, Registration]]:
@@ -211,6 +262,12 @@ def _unknown_hooks(plugin: Any) -> list[str]:
             if hook not in known:
                 out.append(hook)
     return out
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for an exception raised by a plugin's code: ``ValueError: bad value``."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def suggest(name: str, candidates) -> str:

@@ -69,6 +69,11 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
     reports.update(eval_results)
     stats = source.stats
     step_dicts = [ex.stats.to_dict() for ex in plan.executors]
+    opustrainer = None
+    if "opustrainer" in recipe.output.formats:
+        from .opustrainer import write_opustrainer
+
+        opustrainer = write_opustrainer(out_dir, recipe.seed)
     manifest = {
         "bitextforge": __version__,
         "signature": signature,
@@ -79,13 +84,16 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "seconds": round(time.time() - started, 3),
         "input": {"files": stats.files, "rows": stats.rows,
-                  "replaced_invalid_utf8": stats.replaced_invalid_utf8},
+                  "replaced_invalid_utf8": stats.replaced_invalid_utf8,
+                  **({"inputs": source.reader.per_input}
+                     if getattr(source.reader, "per_input", None) else {})},
         "prepare": prepared,
         "steps": step_dicts,
         "warnings": run_warnings(step_dicts, prepared),
         "output": {"dir": str(out_dir), "rows": written.rows, "rejected": written.rejected,
                    "files": written.files, "columns": plan.columns,
-                   "resumable": written.resumable},
+                   "resumable": written.resumable,
+                   **({"opustrainer": opustrainer} if opustrainer else {})},
         "evaluations": dict(eval_results),
         "plugins": sorted({f"{reg.package} {reg.package_version}".strip()
                            for _, reg in registry.registrations()}),

@@ -56,8 +56,8 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
         source = run.source
         with Plan(recipe, registry, source.extra_columns()) as plan:
             driver = Driver(recipe, source, get_runner(recipe.runner),
-                            Sink(out_dir, recipe, plan.columns), plan.executors, plan=plan,
-                            shard_size=recipe.output.shard_size, restart=restart)
+                            Sink(out_dir, recipe, plan.columns, plan.cleans), plan.executors,
+                            plan=plan, shard_size=recipe.output.shard_size, restart=restart)
             written = driver.run()
         manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written,
                                           run.prepared, run.started)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .corpus import AtomicFile, TsvWriter
 from .driver import Driver, preamble
+from .decide import count_words, decide_rows
 from .errors import BitextforgeError
 from .plan import Plan
 from .recipe import load_recipe
@@ -52,12 +53,8 @@ class _Decisions:
             self.scores[k].extend(NAN if v is None else v for v in col)
             self.scope[k].extend(v is not None for v in col)
             if k in self.words:
-                side = ex.keep.words_side
-                if side == "both":
-                    self.words[k].extend(len(a.split()) + len(b.split())
-                                         for a, b in zip(batch["src"], batch["tgt"]))
-                else:
-                    self.words[k].extend(len(t.split()) for t in batch[side])
+                self.words[k].extend(count_words(batch["src"], batch["tgt"],
+                                                 ex.keep.words_side).tolist())
 
     def replay(self, n: int) -> list[str]:
         """``rejected_by`` of each row; sets each filter step's rows in/out (and the cut of a
@@ -71,19 +68,12 @@ class _Decisions:
             s = np.frombuffer(self.scores[k], dtype=np.float64) if n else np.zeros(0)
             scoped = np.frombuffer(self.scope[k], dtype=np.int8).astype(bool) if n else \
                 np.zeros(0, dtype=bool)
-            lo = -np.inf if ex.keep.min is None else ex.keep.min
-            hi = np.inf if ex.keep.max is None else ex.keep.max
-            with np.errstate(invalid="ignore"):
-                keep = ~scoped | ((s >= lo) & (s <= hi))
-            keep &= alive
-            if ex.keep.is_global:
-                pool = np.flatnonzero(keep)
-                sub = np.where(scoped[pool], s[pool], np.inf)
-                words = np.frombuffer(self.words[k], dtype=np.int64)[pool] if k in self.words \
-                    else np.zeros(0, dtype=np.int64)
-                chosen = ex._select(array("d", sub.tobytes()), array("q", words.tobytes()))
-                keep = np.zeros(n, dtype=bool)
-                keep[pool[chosen]] = True
+            words = None
+            if k in self.words:
+                words = np.frombuffer(self.words[k], dtype=np.int64) if n else np.zeros(0, np.int64)
+            keep, cut = decide_rows(ex.keep, s, scoped, alive, words)
+            if cut is not None:
+                ex.stats.threshold = cut
             ex.stats.rows_in = int(alive.sum())
             rejected = alive & ~keep
             by[rejected] = k

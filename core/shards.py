@@ -7,7 +7,8 @@ the final files, and the folder is renamed to ``.shards-merged`` (one atomic ste
 files' renames) until the run's reports are written, then removed. A rerun after a kill during the
 merge merges again from the shards; after the merge it only writes what is missing (manifest,
 reports); neither processes a row again. A directory holding an unfinished run of a different
-recipe or input is refused.
+recipe, input or model is refused (:func:`input_fingerprint` says what counts), naming what
+changed.
 
 Runs whose decisions need the whole corpus (``keep: top`` / ``words``) are not sharded: they stream
 in one pass as before.
@@ -22,10 +23,11 @@ import pickle
 import shutil
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from .corpus import AtomicFile, Batch, write_atomic
 from .errors import BitextforgeError, InputError
+from .identity import component_identity
 
 SHARD_DIR = ".shards"
 #: the shard folder once its shards are merged into the final files (their names in ``MERGED``)
@@ -33,18 +35,46 @@ MERGED_DIR = ".shards-merged"
 MERGED = "MERGED"
 
 
-def input_fingerprint(recipe) -> str:
-    """Hash of the filled recipe and each input file's path, size and modification time."""
-    spec = recipe.input
-    files = [spec.src, spec.tgt] if spec.format == "plain" else [spec.path]
-    parts = [json.dumps(recipe.filled(), sort_keys=True, default=str)]
-    for f in files:
+class Fingerprint(str):
+    """The hex digest that identifies a run, carrying the ``parts`` it hashes (what each part
+    is, ``"recipe"``, ``"input.src"``, ``"steps[2].with.model"``, to its identity) so that a
+    refusal can name the parts that changed."""
+
+    parts: dict[str, str]
+
+
+def input_fingerprint(recipe, components: Sequence = ()) -> Fingerprint:
+    """What a resumed run must share with the run it continues: the filled recipe, each input
+    file's path, size and modification time, and the content identity of every file and directory
+    each step's built component (``components``, in step order) declares with ``input_paths``
+    (:func:`bitextforge.identity.component_identity`, the same identity the score cache is keyed
+    on), so a model retrained between the kill and the rerun is seen even at the same path, size
+    and time."""
+    from .recipe import input_specs
+
+    parts = {"recipe": json.dumps(recipe.filled(), sort_keys=True, default=str)}
+    several = isinstance(recipe.input, list)
+    files = [(f"input[{i}].{key}" if several else f"input.{key}", getattr(spec, key))
+             for i, spec in enumerate(input_specs(recipe))
+             for key in ("src", "tgt", "path") if getattr(spec, key)]
+    for key, f in files:
         try:
             st = os.stat(f)
         except OSError as exc:
             raise InputError(f"{f}: {exc.strerror.lower() if exc.strerror else exc}") from None
-        parts.append(f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        parts[key] = f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}"
+    for i, comp in enumerate(components):
+        for key, ident in component_identity(comp).items():
+            parts[f"steps[{i}].with.{key}"] = ident
+    fp = Fingerprint(hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest())
+    fp.parts = parts
+    return fp
+
+
+def _changed(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The parts that differ (``the recipe`` for the recipe), in the order of ``new``."""
+    keys = list(new) + [k for k in old if k not in new]
+    return ["the recipe" if k == "recipe" else k for k in keys if old.get(k) != new.get(k)]
 
 
 class ShardStore:
@@ -54,15 +84,23 @@ class ShardStore:
         """Open the folder, refusing one that belongs to a different unfinished run."""
         self.dir = out_dir / SHARD_DIR
         sealed = out_dir / MERGED_DIR
+        parts = getattr(fingerprint, "parts", None)
         for d in (sealed, self.dir):
-            if d.exists() and _fingerprint_of(d) != fingerprint:
+            if not d.exists():
+                continue
+            old, old_parts = _saved_fingerprint(d)
+            if old != fingerprint:
                 if not restart:
                     done = _done(d)
+                    changed = (_changed(old_parts, parts)
+                               if isinstance(old_parts, dict) and parts else [])
+                    what = f"changed: {', '.join(changed)}; " if changed else ""
                     raise BitextforgeError(
-                        f"{out_dir}: holds an unfinished run of a different recipe or input "
-                        f"({done} shard{'' if done == 1 else 's'} finished); to continue it, rerun "
-                        f"with the recipe and input files it started with (unchanged, as their "
-                        f"size and modification time are compared); to start again, rerun with "
+                        f"{out_dir}: holds an unfinished run of a different recipe, input or "
+                        f"model ({what}{done} shard{'' if done == 1 else 's'} finished); to "
+                        f"continue it, rerun with the recipe, input files and model files it "
+                        f"started with (input files are compared by size and modification time, "
+                        f"the files its steps read by content); to start again, rerun with "
                         f"--restart (discards it) or choose another output directory")
                 shutil.rmtree(d)
         if sealed.exists():  # merged; killed before the manifest was written
@@ -71,7 +109,10 @@ class ShardStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         meta = self.dir / "run.json"
         if not meta.exists():
-            write_atomic(meta, json.dumps({"fingerprint": fingerprint}) + "\n")
+            record = {"fingerprint": str(fingerprint)}
+            if parts:
+                record["parts"] = parts
+            write_atomic(meta, json.dumps(record) + "\n")
 
     def shard_dir(self, k: int) -> Path:
         """Folder of shard ``k``."""
@@ -161,11 +202,13 @@ class ShardStore:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _fingerprint_of(d: Path) -> str | None:
+def _saved_fingerprint(d: Path) -> tuple[str | None, dict | None]:
+    """The fingerprint a shard folder was started with, and its parts (None when unreadable)."""
     try:
-        return json.loads((d / "run.json").read_text())["fingerprint"]
-    except (OSError, ValueError, KeyError):
-        return None
+        saved = json.loads((d / "run.json").read_text())
+        return saved["fingerprint"], saved.get("parts")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, None
 
 
 def _shard_dir(d: Path, k: int) -> Path:

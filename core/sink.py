@@ -3,8 +3,9 @@ and claims that directory for the run.
 
 A run writes ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column),
 ``corpus.jsonl``, ``corpus.weights`` (Marian ``--data-weighting`` file, only when weights are not
-all 1) and ``rejected.tsv`` (each rejected row with the step and score that rejected it). Every
-file is written under a temporary name and renamed only when the run (or shard) succeeds. The
+all 1), ``rejected.tsv`` (each rejected row with the step and score that rejected it) and, when
+the recipe has ``clean:`` steps, ``cleaned.tsv`` (every text a clean step changed). Every file is
+written under a temporary name and renamed only when the run (or shard) succeeds. The
 sink only writes: the driver (:mod:`~bitextforge.driver`) runs the runner, shard by shard, and
 feeds it the packets.
 
@@ -26,7 +27,16 @@ from .corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
 from .errors import BitextforgeError
 from .runners.stream import Packet
 from .shards import MERGED_DIR, SHARD_DIR
-from .steps import Rejected
+from .steps import Changed, Rejected
+
+#: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
+CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
+from .shards import ShardStore, input_fingerprint
+from .source import Source
+from .steps import Changed, Rejected
+
+#: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
+CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
 
 #: the lock file a run holds (``fcntl.flock``) in its output directory while it runs
 LOCK_FILE = ".bitextforge.lock"
@@ -36,7 +46,8 @@ RUN_MARKERS = ("manifest.json", SHARD_DIR, MERGED_DIR, LOCK_FILE)
 #: :class:`~bitextforge.corpus.AtomicFile`): a killed run leaves them behind, the next run removes
 #: them
 RUN_FILES = ("corpus.src", "corpus.tgt", "corpus.tsv", "corpus.jsonl", "corpus.weights",
-             "rejected.tsv", "recipe.filled.yaml", "signature.txt", "manifest.json", "report.html")
+             "rejected.tsv", "cleaned.tsv", "recipe.filled.yaml", "signature.txt", "manifest.json",
+             "report.html")
 
 
 @dataclass
@@ -54,9 +65,10 @@ class Outputs:
     :meth:`commit`."""
 
     def __init__(self, out_dir: Path, formats: list[str], columns: list[str],
-                 write_rejected: bool, keep_weights: bool = False):
+                 write_rejected: bool, keep_weights: bool = False, write_cleaned: bool = False):
         """Open the files of ``formats`` in ``out_dir``; ``keep_weights`` keeps
-        ``corpus.weights`` even when every weight is 1 (a shard cannot know about the others)."""
+        ``corpus.weights`` even when every weight is 1 (a shard cannot know about the others);
+        ``write_cleaned`` opens ``cleaned.tsv`` (a recipe with clean steps)."""
         self.dir = out_dir
         self.keep_weights = keep_weights
         self.files: list[AtomicFile] = []
@@ -68,6 +80,7 @@ class Outputs:
         self.jsonl = self._open("corpus.jsonl") if "jsonl" in formats else None
         reject_columns = columns + ["rejected_by", "rejected_score"]
         self.rejected = TsvWriter(out_dir / "rejected.tsv", reject_columns) if write_rejected else None
+        self.cleaned = TsvWriter(out_dir / "cleaned.tsv", CLEANED_COLUMNS) if write_cleaned else None
         self.columns = columns
         self.all_one = True
         self.rows = 0
@@ -76,6 +89,8 @@ class Outputs:
             self.files.append(self.tsv.file)
         if self.rejected:
             self.files.append(self.rejected.file)
+        if self.cleaned:
+            self.files.append(self.cleaned.file)
 
     def _open(self, name: str) -> AtomicFile:
         f = AtomicFile(self.dir / name)
@@ -108,21 +123,32 @@ class Outputs:
         self.rejected_rows += n
         if self.rejected:
             batch = dict(rej.batch)
-            batch["rejected_by"] = [rej.why] * n
+            batch["rejected_by"] = ([rej.why] * n if rej.reasons is None else
+                                    [f"{rej.why} ({r})" for r in rej.reasons])
             batch["rejected_score"] = rej.scores
             self.rejected.write(batch)
 
+    def record_changes(self, ch: Changed) -> None:
+        """Append the texts one clean step changed in one column, before and after."""
+        if self.cleaned:
+            n = len(ch.ids)
+            self.cleaned.write({"step": [ch.step] * n, "id": ch.ids, "variant": ch.variants,
+                                "column": [ch.column] * n, "before": ch.before,
+                                "after": ch.after})
+
     def put(self, packet: Packet) -> None:
-        """Write one packet of a runner: its rejected rows, then its kept rows."""
+        """Write one packet of a runner: its rejected rows, its changes, then its kept rows."""
         for rej in packet.rejected:
             self.reject(rej)
+        for ch in packet.changed:
+            self.record_changes(ch)
         if packet.batch is not None:
             self.write(packet.batch)
 
     def commit(self) -> list[str]:
         """Move every file to its final name; return the names."""
         names = []
-        for writer in (self.tsv, self.rejected):
+        for writer in (self.tsv, self.rejected, self.cleaned):
             if writer is not None:
                 writer.finish()
         for f in self.files:
@@ -163,10 +189,12 @@ class Sink:
     """The files of a run: opens the outputs of the whole run or of one shard, in the formats
     the recipe asks for."""
 
-    def __init__(self, out_dir: Path, recipe, columns: list[str]):
-        """Write ``recipe``'s outputs, with ``columns``, into ``out_dir``."""
+    def __init__(self, out_dir: Path, recipe, columns: list[str], cleans: bool = False):
+        """Write ``recipe``'s outputs, with ``columns``, into ``out_dir``; ``cleans``: a step
+        changes text (``cleaned.tsv`` is written)."""
         self.dir = out_dir
         self.columns = columns
+        self.cleans = cleans
         self.write_rejected = recipe.output.write_rejected
         self.formats = list(recipe.output.formats)
         if recipe.evaluate and "tsv" not in self.formats:
@@ -175,7 +203,7 @@ class Sink:
     def open(self, where: Path | None = None, keep_weights: bool = False) -> Outputs:
         """The output files in ``where`` (a shard's folder; the run directory by default)."""
         return Outputs(where or self.dir, self.formats, self.columns, self.write_rejected,
-                       keep_weights)
+                       keep_weights, write_cleaned=self.cleans)
 
 
 class RunDir:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .corpus import Batch, Reader, batch_len
+from .corpus import Batch, MultiReader, Reader, batch_len
 from .log import progress
 from .shards import split_shards
 
@@ -14,10 +14,12 @@ from .shards import split_shards
 class Source:
     """Batches of the input, once, in order."""
 
-    def __init__(self, spec, batch_size: int, progress: bool = False):
-        """Read ``spec`` (an :class:`~bitextforge.recipe.InputSpec`) in batches of
-        ``batch_size`` rows; ``progress`` shows a bar with rows per second on stderr."""
-        self.reader = Reader(spec, batch_size)
+    def __init__(self, spec, batch_size: int, progress: bool = False, seed: int = 0):
+        """Read ``spec`` (an :class:`~bitextforge.recipe.InputSpec`, or a list of them: several
+        inputs one after the other) in batches of ``batch_size`` rows; ``progress`` shows a bar
+        with rows per second on stderr; ``seed`` draws ``sample: random`` inputs."""
+        self.reader = (MultiReader(spec, batch_size, seed) if isinstance(spec, list)
+                       else Reader(spec, batch_size, seed=seed))
         self.spec = spec
         self.batch_size = batch_size
         self.progress = progress
@@ -33,7 +35,8 @@ class Source:
 
     def batches(self) -> Iterator[Batch]:
         """Every batch of the input."""
-        return with_progress(self.reader.batches(), self.progress, self.spec.limit)
+        total = None if isinstance(self.spec, list) else self.spec.limit
+        return with_progress(self.reader.batches(), self.progress, total)
 
     def shards(self, shard_rows: int) -> Iterator[Iterator[Batch]]:
         """The batches grouped into shards of about ``shard_rows`` rows (whole batches)."""

@@ -84,6 +84,10 @@ class StepModel(BaseModel):
         """The column this step writes scores to, or None when it writes none."""
         return None
 
+    def fills(self) -> tuple[str, ...]:
+        """The sides whose empty text this step fills (a generate step's ``side``)."""
+        return ()
+
     def check(self, cls, source: str, where: str) -> tuple["StepModel", list[str]]:
         """Check the step against its component class; return the step (defaults filled from the
         class) and the problems found, each a full ``file: key.path: message`` line."""
@@ -115,6 +119,29 @@ class ParaphraseStep(StepModel):
         return self.as_ or self.paraphrase.split(".")[0] + "_score"
 
 
+class GenerateStep(StepModel):
+    """Fill the empty side of monolingual rows by generation: back-translation of target text
+    (Sennrich et al. 2016) or forward translation of source text (self-training)."""
+
+    key: ClassVar[str] = "generate"
+    generate: str = Field(description="Registered Generator name, e.g. translate.v1.")
+    side: Literal["src", "tgt"] = Field(description="The side to fill; the other side is read. "
+                                        "Back-translation of target monolingual text: src.")
+    tag: str | None = Field(None, pattern=r"^\S+$", description="A token prepended to every "
+                            "generated text (tagged back-translation, Caswell et al. 2019), e.g. "
+                            "<BT>; test sets are never tagged.")
+    as_: str | None = Field(None, alias="as", description="Name of the generation-score column "
+                            "(default: <component>_score).")
+
+    def score_column(self) -> str:
+        """``as``, or ``<component>_score``."""
+        return self.as_ or self.generate.split(".")[0] + "_score"
+
+    def fills(self) -> tuple[str, ...]:
+        """The side this step fills."""
+        return (self.side,)
+
+
 class FilterStep(StepModel):
     """Score rows with a Filter and keep those the ``keep`` decision accepts."""
 
@@ -127,6 +154,10 @@ class FilterStep(StepModel):
                                "config (default: the filter's cache_scores).")
     apply_to: Literal["all", "originals", "paraphrases"] = Field(
         "all", description="Rows the decision applies to; others pass with an empty score.")
+    origins: list[str] | None = Field(None, min_length=1, description="Decide only rows whose "
+                                      "origin is one of these (input names, e.g. the "
+                                      "back-translated monolingual input); others pass with an "
+                                      "empty score.")
     as_: str | None = Field(None, alias="as", description="Score column name (default: the "
                             "component name without its version).")
 
@@ -155,3 +186,12 @@ class WeightStep(StepModel):
 
     key: ClassVar[str] = "weight"
     weight: str = Field(description="Registered Weighter name, e.g. distributed.v1.")
+
+
+class CleanStep(StepModel):
+    """Change the text of one or both sides with a Cleaner; every changed row is recorded."""
+
+    key: ClassVar[str] = "clean"
+    clean: str = Field(description="Registered Cleaner name, e.g. fix_mojibake.v1.")
+    side: Literal["src", "tgt", "both"] = Field("both", description="The side(s) whose text is "
+                                                "cleaned.")

@@ -6,7 +6,8 @@ rejected them) and the step's counters for this batch. Runners compose these res
 writes them; an executor never writes anything itself. A split step replaces rows by their
 sentence pieces, a paraphrase step expands rows into variants, a filter step scores and decides
 (streaming for ``min``/``max``, two passes over a spill file for the corpus-wide ``top``/``words``),
-a weight step replaces each group by weighted rows (Nichols et al., section 4.2).
+a weight step replaces each group by weighted rows (Nichols et al., section 4.2), a clean step
+changes text and returns each change it made (:class:`Changed`) for ``cleaned.tsv``.
 """
 
 from __future__ import annotations
@@ -20,12 +21,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Iterator
 
-from .components import Component, Filter, Paraphraser, Splitter, Weighter
+from .components import Cleaner, Component, Filter, Generator, Paraphraser, Splitter, Weighter
 from .corpus import Batch, batch_len, take_rows
+from .decide import count_words, scope_rows, select_global, selection_cut, within_bounds
 from .errors import BitextforgeError, ComponentError, StepError
-from .step_models import FilterStep, KeepSpec, ParaphraseStep, SplitStep, StepModel
+from .step_models import (CleanStep, FilterStep, GenerateStep, KeepSpec, ParaphraseStep,
+                          SplitStep, StepModel)
 
 NAN = float("nan")
+
+#: :attr:`Executor.makes` of a step whose new rows join the rows it was given (a paraphrase step)
+ADDS = "adds"
+#: :attr:`Executor.makes` of a step whose new rows take the place of the rows it was given (a split)
+REPLACES = "replaces"
 
 
 @dataclass
@@ -35,6 +43,21 @@ class Rejected:
     batch: Batch
     why: str
     scores: list
+    #: per row, what the filter says rejected it (a composite's rule), or None: ``why`` alone
+    reasons: list[str] | None = None
+
+
+@dataclass
+class Changed:
+    """Rows one clean step changed in one column: their ids and variants, the text before and
+    after (what ``cleaned.tsv`` lists)."""
+
+    step: str
+    column: str
+    ids: list
+    variants: list
+    before: list[str]
+    after: list[str]
 
 
 @dataclass
@@ -51,6 +74,7 @@ class StepResult:
     cache_hits: int = 0
     cache_misses: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # the step's additive counts
+    changed: list[Changed] = field(default_factory=list)  # a clean step's changes, in row order
 
     def counters(self) -> "StepResult":
         """This result without its rows (what a Ray worker sends back for the driver's counts)."""
@@ -166,6 +190,20 @@ class Executor:
     decides: ClassVar[bool] = False
     #: the step runs in ``bitextforge score`` (which scores rows and decides nothing)
     in_score: ClassVar[bool] = True
+    #: the step changes text and reports each change (the sink writes ``cleaned.tsv``)
+    changes_text: ClassVar[bool] = False
+    #: whether the step makes rows, for replaying a finished run from its stored rows
+    #: (``bitextforge serve``): None (it passes or drops the rows it is given), :data:`ADDS` or
+    #: :data:`REPLACES`; the rows it made are those with a value in :meth:`made_mark`
+    makes: ClassVar[str | None] = None
+    #: the step writes a row it keeps possibly several times (a weighter's replicas)
+    replicates: ClassVar[bool] = False
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str | None:
+        """The output column that holds a value in exactly the rows this step made (for
+        :data:`REPLACES`, the id of the row each was made from); None for a step that makes none."""
+        return None
 
     def __init__(self, index: int, step: StepModel, comp: Component):
         """Bind ``step`` to ``comp`` at position ``index``."""
@@ -244,6 +282,7 @@ class SplitExec(Executor):
     """
 
     kind = "split"
+    makes = REPLACES
     comp: Splitter
 
     def __init__(self, index: int, step: SplitStep, comp: Splitter):
@@ -259,6 +298,11 @@ class SplitExec(Executor):
     def columns(self) -> list[str]:
         """Columns this step adds."""
         return ["source_id"]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str:
+        """``source_id``: every piece holds the id of the row it was split from."""
+        return "source_id"
 
     def get_state(self) -> int:
         """The next fresh id (saved with each shard so a resumed run numbers rows the same)."""
@@ -302,6 +346,7 @@ class ParaphraseExec(Executor):
     """Runs a Paraphraser on one side and expands each row into variant 0 plus candidates."""
 
     kind = "paraphrase"
+    makes = ADDS
     comp: Paraphraser
     step: ParaphraseStep
 
@@ -318,10 +363,16 @@ class ParaphraseExec(Executor):
         """Columns this step adds."""
         return [self.orig_col, self.score_col, *self.extra]
 
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str | None:
+        """The candidate-score column: the rows given to the step pass with it empty (a recipe
+        writes each score column once), every candidate has a score."""
+        return step.score_column()
+
     def _count_candidates(self, targets, results, current: list[str]) -> None:
         """Count originals without a candidate and degenerate candidates (empty, punctuation
         only, identical to the text they replace), for the summary's warnings."""
-        empty = punct = same = total = none = 0
+        empty = punct = same = total = none = loops = 0
         for i, cands in zip(targets, results):
             if not cands:
                 none += 1
@@ -336,8 +387,10 @@ class ParaphraseExec(Executor):
                     punct += 1
                 elif " ".join(text.lower().split()) == ref:
                     same += 1
+                else:
+                    loops += repetition_loop(text)
         self.count(originals=len(results), without_candidates=none, candidates=total,
-                   empty=empty, punctuation_only=punct, identical=same)
+                   empty=empty, punctuation_only=punct, identical=same, repetition_loops=loops)
 
     def apply(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
@@ -414,6 +467,147 @@ class ParaphraseExec(Executor):
         return out
 
 
+def repetition_loop(text: str, min_repeats: int = 4, max_span: int = 4) -> bool:
+    """True when ``text`` ends in, or contains, a degenerate loop: one word or a span of up to
+    ``max_span`` words repeated ``min_repeats`` or more times in a row ("the the the the",
+    "a man , a man , a man , a man ,"), the failure of an undertrained decoder."""
+    words = text.split()
+    n = len(words)
+    for span in range(1, max_span + 1):
+        need = span * min_repeats
+        if n < need:
+            break
+        for start in range(0, n - need + 1):
+            unit = words[start:start + span]
+            if all(words[start + r * span:start + (r + 1) * span] == unit
+                   for r in range(1, min_repeats)):
+                return True
+    return False
+
+
+class GenerateExec(Executor):
+    """Fills the empty side of monolingual rows with a Generator (back-translation of target
+    text, forward translation of source text), one row per candidate; rows that already have
+    both sides pass unchanged, and a sentence the generator gives no text for is rejected."""
+
+    kind = "generate"
+    makes = REPLACES
+    comp: Generator
+    step: GenerateStep
+
+    def __init__(self, index: int, step: GenerateStep, comp: Generator):
+        """Bind the step's options to a built component."""
+        super().__init__(index, step, comp)
+        self.side = step.side
+        self.read = "tgt" if step.side == "src" else "src"
+        self.score_col = step.score_column()
+        self.extra = tuple(comp.extra_columns)
+        self.prefix = f"{step.tag} " if step.tag else ""
+        self.made_by = comp.describe() + (f" tag={step.tag}" if step.tag else "")
+
+    def columns(self) -> list[str]:
+        """Columns this step adds."""
+        return [self.score_col, "generated_by", "generated_from", *self.extra]
+
+    @classmethod
+    def made_mark(cls, step: StepModel) -> str:
+        """``generated_from``: the id of the monolingual row a generated row replaced (its own
+        id), empty in every other row."""
+        return "generated_from"
+
+    def run(self, batch: Batch) -> StepResult:
+        """Generate for one batch's monolingual rows."""
+        t0 = time.perf_counter()
+        self._counts = {}
+        n = batch_len(batch)
+        S, R = batch[self.side], batch[self.read]
+        targets = [i for i in range(n) if not S[i] and R[i]]
+        if not targets:  # bitext rows: nothing to generate
+            batch.setdefault(self.score_col, [None] * n)
+            batch.setdefault("generated_by", [""] * n)
+            batch.setdefault("generated_from", [None] * n)
+            for k in self.extra:
+                batch.setdefault(k, [None] * n)
+            return StepResult(batch, rows_in=n, rows_out=n, seconds=time.perf_counter() - t0)
+        texts = [R[i] for i in targets]
+        with component_call(self.label, "generate()", batch):
+            results = self.comp.generate(texts) if texts else []
+        if len(results) != len(texts):
+            raise ComponentError(f"{self.comp.name}: generate() returned {len(results)} lists "
+                                 f"for {len(texts)} sentences")
+        cands = dict(zip(targets, results))
+        old_score = batch.get(self.score_col)
+        old_made = batch.get("generated_by")
+        old_from = batch.get("generated_from")
+        old_extra = {k: batch.get(k) for k in self.extra}
+        idx: list[int] = []
+        variant: list[int] = []
+        text: list[str] = []
+        score: list = []
+        made: list[str] = []
+        made_from: list = []
+        extra: dict[str, list] = {k: [] for k in self.extra}
+        failed: list[int] = []
+        loops = total = 0
+        V = batch["variant"]
+        for i in range(n):
+            if i not in cands:
+                idx.append(i)
+                variant.append(V[i])
+                text.append(S[i])
+                score.append(old_score[i] if old_score is not None else None)
+                made.append(old_made[i] if old_made is not None else "")
+                made_from.append(old_from[i] if old_from is not None else None)
+                for k, lst in extra.items():
+                    prev = old_extra[k]
+                    lst.append(prev[i] if prev is not None else None)
+                continue
+            got = [c for c in cands[i] if c[0].strip()]
+            if not got:
+                failed.append(i)
+                continue
+            for j, cand in enumerate(got):
+                total += 1
+                loops += repetition_loop(cand[0])
+                idx.append(i)
+                variant.append(V[i] + j)
+                text.append(self.prefix + cand[0])
+                score.append(float(cand[1]))
+                made.append(self.made_by)
+                made_from.append(batch["id"][i])
+                info = cand[2] if len(cand) > 2 else None
+                if info:
+                    unknown = set(info) - set(self.extra)
+                    if unknown:
+                        raise ComponentError(f"{self.comp.name}: candidate carries undeclared "
+                                             f"columns {sorted(unknown)}; declare them in "
+                                             f"extra_columns")
+                for k, lst in extra.items():
+                    lst.append(info.get(k) if info else None)
+        out = take_rows(batch, idx)
+        out["variant"] = variant
+        out[self.side] = text
+        out[self.score_col] = score
+        out["generated_by"] = made
+        out["generated_from"] = made_from
+        out.update(extra)
+        res = StepResult(out, rows_in=n, rows_out=len(idx))
+        if failed:
+            rej = take_rows(batch, failed)
+            rej[self.score_col] = [None] * len(failed)
+            rej["generated_by"] = [self.made_by] * len(failed)
+            rej["generated_from"] = [None] * len(failed)
+            for k in self.extra:
+                rej[k] = [None] * len(failed)
+            res.rejected.append(Rejected(rej, f"{self.label}: no output", [None] * len(failed)))
+            res.rows_rejected = len(failed)
+        self.count(sentences=len(targets), generated=total, without_output=len(failed),
+                   repetition_loops=loops)
+        res.counts = self._counts
+        res.seconds = time.perf_counter() - t0
+        return res
+
+
 class FilterExec(Executor):
     """Scores rows with a Filter and applies the step's ``keep`` decision."""
 
@@ -465,13 +659,6 @@ class FilterExec(Executor):
                 return self.cache.score(batch, self.comp.score)
             return self.comp.score(batch)
 
-    def _scope(self, batch: Batch) -> list[int] | None:
-        mode = self.step.apply_to
-        if mode == "all":
-            return None
-        want_orig = mode == "originals"
-        return [i for i, v in enumerate(batch["variant"]) if (v == 0) == want_orig]
-
     def scores(self, batch: Batch) -> list:
         """Score a batch (only the rows in scope); out-of-scope rows get ``None``."""
         return self._scored(batch)[0]
@@ -480,7 +667,8 @@ class FilterExec(Executor):
         """The scores as :meth:`scores` returns them and, when every row is in scope, the same
         scores as a float NumPy array (None otherwise) for deciding without a loop over rows."""
         n = batch_len(batch)
-        scope = self._scope(batch)
+        scope = scope_rows(self.step.apply_to, batch["variant"], batch["origin"],
+                           self.step.origins)
         if scope is None:
             raw = self._score(batch) if n else []
             if len(raw) != n:
@@ -510,10 +698,6 @@ class FilterExec(Executor):
         self.stats.seconds += time.perf_counter() - t0
         return batch
 
-    def bounds_mask(self, scores: list) -> list[bool]:
-        """Which rows pass min/max (rows out of scope pass; NaN fails)."""
-        return within_bounds(self.keep, scores)
-
     def _split(self, batch: Batch, mask, why: str, res: StepResult) -> Batch:
         """Keep the rows ``mask`` (a list of bools or a boolean NumPy array) marks, and record
         the others in ``res`` as rejected."""
@@ -531,8 +715,13 @@ class FilterExec(Executor):
             drop = [i for i, m in enumerate(mask) if not m]
         col = batch[self.col]
         res.rows_rejected += len(drop)
+        reasons = None
+        if self.comp.explains:
+            reasons = [self.comp.reason(col[i]) for i in drop]
+            for r in reasons:
+                res.counts[f"rejected_by:{r}"] = res.counts.get(f"rejected_by:{r}", 0) + 1
         res.rejected.append(Rejected(take_rows(batch, drop), f"{self.label}{why}",
-                                     [col[i] for i in drop]))
+                                     [col[i] for i in drop], reasons))
         return take_rows(batch, keep)
 
     def _bounded(self, batch: Batch) -> StepResult:
@@ -544,7 +733,7 @@ class FilterExec(Executor):
         if self.cache is not None:
             res.cache_hits, res.cache_misses = self.cache.hits - h0, self.cache.misses - m0
         batch[self.col] = scores
-        mask = within_bounds(self.keep, values) if values is not None else self.bounds_mask(scores)
+        mask = within_bounds(self.keep, values if values is not None else scores)
         res.kept = self._split(batch, mask, "", res)
         res.seconds = time.perf_counter() - t0
         return res
@@ -577,7 +766,7 @@ class FilterExec(Executor):
                 # out-of-scope rows (None) are always kept: mark them +inf for the selection
                 scores.extend(math.inf if v is None else v for v in kept[self.col])
                 if keep.words is not None:
-                    words.extend(count_words(kept["src"], kept["tgt"], side))
+                    words.extend(count_words(kept["src"], kept["tgt"], side).tolist())
                 res.seconds = time.perf_counter() - t0
                 yield res
             t0 = time.perf_counter()
@@ -600,74 +789,14 @@ class FilterExec(Executor):
                 yield res
 
     def _select(self, scores: array, words: array):
+        """The selection over the spilled scores; its cut goes to the manifest."""
         import numpy as np
 
-        keep = self.keep
         s = np.frombuffer(scores, dtype=np.float64) if len(scores) else np.zeros(0)
-        w = np.frombuffer(words, dtype=np.int64) if len(words) else None
-        selected = select_global(keep, s, w)
-        cand = ~(np.isinf(s) & (s > 0)) & ~np.isnan(s)
-        chosen = selected & cand
-        decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
-                             ([f"words {keep.words}"] if keep.words is not None else []))
-        picked = s[chosen]
-        cut: dict[str, Any] = {"decision": decision, "order": keep.order,
-                               "candidates": int(cand.sum()), "selected": int(chosen.sum()),
-                               "score": (float(picked.min() if keep.order == "highest"
-                                               else picked.max()) if len(picked) else None)}
-        if keep.words is not None:
-            cut["words"] = int(w[chosen].sum())
-        self.stats.threshold = cut
+        w = np.frombuffer(words, dtype=np.int64) if len(words) else np.zeros(0, dtype=np.int64)
+        selected = select_global(self.keep, s, w)
+        self.stats.threshold = selection_cut(self.keep, s, w, selected)
         return selected
-
-
-def within_bounds(keep: KeepSpec, scores):
-    """Which scores pass ``keep``'s min/max (inclusive; NaN fails).
-
-    ``scores`` is either a list, where ``None`` marks a row outside the step's scope (it passes), as
-    the streaming runner sees a batch; or a float NumPy array, compared as a whole, as ``bitextforge
-    serve`` re-decides stored scores (the caller decides which rows are in scope).
-    """
-    lo = -math.inf if keep.min is None else keep.min
-    hi = math.inf if keep.max is None else keep.max
-    if hasattr(scores, "dtype"):
-        return (scores >= lo) & (scores <= hi)
-    return [s is None or (lo <= s <= hi) for s in scores]
-
-
-def count_words(src: list[str], tgt: list[str], side: str) -> list[int]:
-    """Whitespace tokens per row on ``side`` (``src``, ``tgt`` or ``both``), what ``keep.words``
-    counts."""
-    if side == "both":
-        return [len(a.split()) + len(b.split()) for a, b in zip(src, tgt)]
-    return [len(t.split()) for t in (src if side == "src" else tgt)]
-
-
-def select_global(keep: KeepSpec, scores, words=None):
-    """The ``top``/``words`` selection over every score of a step, as a boolean NumPy mask.
-
-    ``scores`` (float64, in stream order) marks rows outside the step's scope with ``+inf``: they
-    are always kept. NaN is never selected; ties keep stream order. ``words`` holds each row's
-    word count on ``keep.words_side`` when ``keep.words`` is set.
-    """
-    import numpy as np
-
-    s = scores
-    n = len(s)
-    selected = np.zeros(n, dtype=bool)
-    fixed = np.isinf(s) & (s > 0)  # out of scope: always kept
-    selected[fixed] = True
-    cand = np.flatnonzero(~fixed & ~np.isnan(s))
-    key = -s[cand] if keep.order == "highest" else s[cand]
-    order = cand[np.argsort(key, kind="stable")]
-    if keep.top is not None:
-        count = int(keep.top * len(cand) + 0.5) if keep.top < 1 else int(keep.top)
-        order = order[:count]
-    if keep.words is not None:
-        w = np.asarray(words, dtype=np.int64)[order]
-        order = order[np.cumsum(w) <= keep.words]
-    selected[order] = True
-    return selected
 
 
 class WeightExec(Executor):
@@ -675,6 +804,7 @@ class WeightExec(Executor):
 
     kind = "weight"
     in_score = False  # weighting scores nothing
+    replicates = True
     comp: Weighter
 
     def apply(self, batch: Batch) -> Batch:
@@ -701,3 +831,81 @@ class WeightExec(Executor):
         out["weight"] = weights
         return out
 
+
+
+class CleanExec(Executor):
+    """Replaces the text of one or both sides by what a Cleaner returns and reports each change.
+
+    Rows are never added or removed. For every cleaned column the result carries a
+    :class:`Changed` with the rows whose text changed; the counts ``changed`` (rows with any side
+    changed), ``changed_src`` and ``changed_tgt`` reach the manifest and the summary. A ``pure``
+    cleaner cleans each distinct text of a batch once and answers texts it cleaned recently
+    (in this process) from memory: corpora repeat boilerplate.
+    """
+
+    kind = "clean"
+    changes_text = True
+    comp: Cleaner
+    step: CleanStep
+    #: texts remembered per column before the memory is emptied (about 100 MB of typical text)
+    MEMO_TEXTS = 200_000
+
+    def __init__(self, index: int, step: CleanStep, comp: Cleaner):
+        """Bind the step's sides to a built Cleaner."""
+        super().__init__(index, step, comp)
+        self.sides = ["src", "tgt"] if step.side == "both" else [step.side]
+        self.memo: dict[str, dict[str, str]] = {side: {} for side in self.sides}
+
+    def _clean(self, texts: list[str], side: str, batch: Batch) -> list[str]:
+        """The cleaned text of every row of one column."""
+        if not self.comp.pure:
+            with component_call(self.label, "clean()", batch):
+                out = self.comp.clean(texts, side)
+            return self._checked(out, len(texts))
+        memo = self.memo[side]
+        todo = [t for t in dict.fromkeys(texts) if t not in memo]
+        if not todo:
+            return [memo[t] for t in texts]
+        with component_call(self.label, "clean()", batch):
+            fresh = dict(zip(todo, self._checked(self.comp.clean(todo, side), len(todo))))
+        out = [fresh[t] if t in fresh else memo[t] for t in texts]
+        if len(memo) + len(fresh) > self.MEMO_TEXTS:  # bounded: forget rather than grow
+            memo.clear()
+        if len(fresh) <= self.MEMO_TEXTS:
+            memo.update(fresh)
+        return out
+
+    def _checked(self, out, n: int) -> list[str]:
+        out = list(out)
+        if len(out) != n:
+            raise ComponentError(f"{self.comp.name}: clean() returned {len(out)} texts for {n}")
+        for t in out:
+            if not isinstance(t, str):
+                raise ComponentError(f"{self.comp.name}: clean() returned {type(t).__name__} "
+                                     f"{t!r}; cleaned texts must be str")
+        return out
+
+    def run(self, batch: Batch) -> StepResult:
+        """Clean one batch."""
+        t0 = time.perf_counter()
+        n = batch_len(batch)
+        res = StepResult(None, rows_in=n, rows_out=n)
+        out = dict(batch)
+        any_change = [False] * n
+        for side in self.sides:
+            before = batch[side]
+            after = self._clean(before, side, batch) if n else []
+            rows = [i for i in range(n) if after[i] != before[i]]
+            res.counts[f"changed_{side}"] = len(rows)
+            if rows:
+                ids, variants = batch["id"], batch["variant"]
+                res.changed.append(Changed(self.label, side, [ids[i] for i in rows],
+                                           [variants[i] for i in rows],
+                                           [before[i] for i in rows], [after[i] for i in rows]))
+                for i in rows:
+                    any_change[i] = True
+                out[side] = after
+        res.counts["changed"] = sum(any_change)
+        res.kept = out
+        res.seconds = time.perf_counter() - t0
+        return res

@@ -1,7 +1,8 @@
 """The table ``run`` and ``score`` end with, and the warnings about results that look wrong.
 
-Both read the manifest's ``steps`` entries (rows in and out, seconds, the counts paraphrase and
-weight steps keep, the effective threshold of a ``top``/``words`` decision), so the table on the
+Both read the manifest's ``steps`` entries (rows in and out, seconds, the counts paraphrase, clean
+and weight steps keep, the rows a rule composite rejected per rule, the effective threshold of a
+``top``/``words`` decision), so the table on the
 terminal and ``manifest.json`` always agree.
 """
 
@@ -35,6 +36,21 @@ def step_note(step: dict[str, Any]) -> str:
     if step["kind"] == "paraphrase" and counts.get("originals"):
         return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
                 f"paraphrase")
+    if counts.get("sentences"):
+        note = f"{counts['generated']:,} texts for {counts['sentences']:,} sentences"
+        if counts.get("without_output"):
+            note += f", {counts['without_output']:,} without output (rejected)"
+        if counts.get("repetition_loops"):
+            note += f", {counts['repetition_loops']:,} in repetition loops"
+        return note
+    if step["kind"] == "clean" and "changed" in counts:
+        sides = ", ".join(f"{side} {counts[f'changed_{side}']:,}" for side in ("src", "tgt")
+                          if f"changed_{side}" in counts)
+        return f"{counts['changed']:,} rows changed ({sides})"
+    by_rule = sorted(((n, k.split(":", 1)[1]) for k, n in counts.items()
+                      if k.startswith("rejected_by:")), key=lambda x: (-x[0], x[1]))
+    if by_rule:
+        return "rejected by " + ", ".join(f"{rule} {n:,}" for n, rule in by_rule)
     if step["kind"] == "weight" and counts.get("groups"):
         return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
                 f"no paraphrase left")
@@ -42,20 +58,29 @@ def step_note(step: dict[str, Any]) -> str:
 
 
 def step_warnings(step: dict[str, Any]) -> list[str]:
-    """Warnings about one step's results: degenerate paraphrase candidates."""
+    """Warnings about one step's results: generated texts caught in repetition loops ("the the
+    the ..."), degenerate paraphrase candidates."""
     counts = step.get("counts", {})
+    out = []
+    loops = counts.get("repetition_loops", 0)
+    if loops:
+        made = counts.get("generated", counts.get("candidates", 0))
+        out.append(f"{step_label(step)}: {loops:,} of {made:,} generated texts are caught in a "
+                   f"repetition loop (a word or phrase repeated 4+ times in a row); the model is "
+                   f"probably undertrained; filter them or train longer")
     total = counts.get("candidates", 0)
     if step["kind"] != "paraphrase" or total < DEGENERATE_MIN:
-        return []
+        return out
     parts = [(counts.get("empty", 0), "empty"), (counts.get("punctuation_only", 0),
                                                   "punctuation only"),
              (counts.get("identical", 0), "identical to the text they replace")]
     bad = sum(n for n, _ in parts)
     if bad <= DEGENERATE_SHARE * total:
-        return []
+        return out
     detail = ", ".join(f"{n:,} {what}" for n, what in parts if n)
-    return [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates are "
-            f"degenerate ({detail}); the model is probably undertrained or wrong for this input"]
+    return out + [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates "
+                  f"are degenerate ({detail}); the model is probably undertrained or wrong for "
+                  f"this input"]
 
 
 def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) -> list[str]:
@@ -69,13 +94,14 @@ def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) ->
 
 def summary_table(steps: list[dict[str, Any]]) -> str:
     """A plain-text table: per step rows in, out, rejected (filters), added (paraphrase, split
-    and weight steps), seconds, and a note (the cut of top/words, originals without paraphrase)."""
+    and weight steps), seconds, and a note (the cut of top/words, originals without paraphrase,
+    rows a clean step changed, rows a rule composite rejected per rule)."""
     head = ("step", "rows in", "rows out", "rejected", "added", "seconds", "")
     rows = []
     for st in steps:
         diff = st["rows_out"] - st["rows_in"]
         rejected = f"{-diff:,}" if st["kind"] == "filter" else ""
-        added = f"{diff:+,}" if st["kind"] != "filter" else ""
+        added = f"{diff:+,}" if st["kind"] not in ("filter", "clean") else ""
         rows.append((step_label(st), f"{st['rows_in']:,}", f"{st['rows_out']:,}", rejected, added,
                      f"{st['seconds']:.1f}", step_note(st)))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]

@@ -26,9 +26,7 @@ from . import registry as _registry
 from .components import Component
 from .hookspecs import hookimpl
 
-_HOOKS = {"splitter": "register_splitters", "paraphraser": "register_paraphrasers",
-          "filter": "register_filters", "weighter": "register_weighters",
-          "evaluator": "register_evaluators", "trainer": "register_trainers"}
+_HOOKS = _registry.HOOK_FOR_KIND
 
 
 def plugin_module(*classes: type[Component]) -> types.SimpleNamespace:

@@ -23,6 +23,10 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build
   quiet "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
   quiet "${PIP[@]}" install -c constraints.txt -e ".[full,serve,ray,test]"
+  # OpusTrainer, for the test that loads the configuration a run writes: without its declared
+  # dependencies, since it pins sentencepiece==0.1.99, which would replace the newer one the
+  # project uses (its configuration loader needs neither; typo is what its modifiers import)
+  quiet "${PIP[@]}" install --no-deps "opustrainer==0.5" "typo==0.1.5"
   echo "$want" > "$STAMP"
 fi
 

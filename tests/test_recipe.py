@@ -133,3 +133,56 @@ def test_duplicate_component_name_is_reported_once(bitextforge_plugin):
     msg = str(err.value)
     assert len(msg.splitlines()) == 1 and msg.count("registered twice") == 1
     assert "steps[" not in msg and "twin" in msg
+
+
+def _alias_bomb(levels: int) -> str:
+    """"Billion laughs": each level is a list of nine aliases of the level before (9**levels
+    strings once expanded, from a few hundred bytes of YAML)."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return BASE + "\n".join(lines) + "\n"
+
+
+def test_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    """An alias bomb kept validate and run at 100 % CPU for minutes in the duplicate-key check; the
+    expanded size is now counted (each alias as often as it is used) and bounded."""
+    import signal
+    import time
+
+    from bitextforge.recipe import load_recipe
+
+    def too_slow(signum, frame):
+        raise TimeoutError("parsing an alias bomb took more than 10 s")
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_alias_bomb(9), encoding="utf-8")  # 387,420,489 strings expanded
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(10)
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(RecipeError) as err:
+            load_recipe(bomb)
+        seconds = time.perf_counter() - t0
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert str(err.value) == (f"{bomb}: invalid YAML: more than 1,000,000 nodes once its aliases "
+                              f"are expanded (each *alias counts as a copy of what it names)")
+    assert seconds < 1.0
+    # below the bound, aliases work as before
+    r = parse_recipe(BASE.replace("{unit: chars}", "&opts {unit: chars}") +
+                     "  - filter: length_ratio.v1\n    with: *opts\n    keep: {max: 2}\n"
+                     "    as: ratio2\n", "r.yaml")
+    assert r.configs[3].unit == "chars"
+    with pytest.raises(RecipeError, match=r"^r.yaml: a0: unknown field"):
+        parse_recipe(_alias_bomb(5), "r.yaml")  # 59,049 strings: counted, then validated
+
+
+def test_recursive_alias_and_deep_nesting_are_one_line_errors():
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE + "extra: &loop [1, *loop]\n", "r.yaml")
+    assert str(err.value) == ("r.yaml:13: invalid YAML: an alias inside the node it names "
+                              "(a structure without end)")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE + "extra: " + "[" * 5000 + "]" * 5000 + "\n", "r.yaml")
+    assert str(err.value) == "r.yaml: invalid YAML: nested too deeply"

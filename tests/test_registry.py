@@ -101,6 +101,30 @@ def test_misspelled_hook_of_an_installed_plugin_skips_only_that_plugin(tmp_path)
     assert "length_ratio.v1" in res.stdout and "distributed.v1" in res.stdout
 
 
+@pytest.mark.parametrize("body, why", [
+    ("raise RuntimeError('boom')", "RuntimeError: boom"),
+    ("raise SystemExit(4)", "SystemExit: 4"),
+    ("register('--bad', 'help', lambda parser: None)",
+     "RegistryError: command name '--bad' is not a word"),
+    ("register('fine', 'help', 'not callable')",
+     "RegistryError: command 'fine': setup 'not callable' is not callable"),
+])
+def test_failing_register_commands_refuses_the_plugin_whole(body, why):
+    """register_commands runs when the plugin is added (its setups do not): a plugin whose hook
+    raises, or registers what cannot be a command, is refused and left unregistered, its
+    components with it."""
+    reg = Registry()
+    mod = types.SimpleNamespace()
+    namespace = {}
+    exec(f"def register_commands(register):\n    {body}\n", namespace)
+    mod.register_commands = bitextforge.hookimpl(namespace["register_commands"])
+    mod.register_filters = bitextforge.hookimpl(lambda register: register(_Twin))
+    with pytest.raises(RegistryError) as err:
+        reg.add_plugin(mod, name="cmds")
+    assert str(err.value) == f"plugin 'cmds' failed in register_commands: {why}"
+    assert reg.pm.get_plugin("cmds") is None and reg.names("filter") == [] and reg.commands() == []
+
+
 def test_unknown_name_suggests_closest():
     with pytest.raises(RegistryError, match="did you mean length_ratio.v1"):
         get_registry().get("filter", "length_ration.v1")

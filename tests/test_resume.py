@@ -1,5 +1,6 @@
 """Sharded, resumable runs: a run killed with SIGKILL midway resumes after its last finished shard
-and produces byte-identical output to an uninterrupted run, on real Multi30k lines."""
+and produces byte-identical output to an uninterrupted run, on real Multi30k lines; a model
+replaced between the stop and the rerun makes the rerun refuse to mix the two models' scores."""
 
 import json
 import os
@@ -11,7 +12,13 @@ import time
 
 import pytest
 
-from conftest import ROOT, read_lines, shared
+from bitextforge import BitextforgeError, Filter
+from bitextforge.errors import StepError
+from bitextforge.plugins.quality.lm import find_tool
+from bitextforge.recipe import parse_recipe
+from bitextforge.run import run_recipe
+
+from conftest import ROOT, SMALL_DE, SMALL_EN, read_lines, read_tsv, shared
 
 SLOW_PLUGIN = '''
 """A test plugin: a filter slow enough (a pause per batch) to kill a run midway."""
@@ -166,3 +173,77 @@ def _kill_session(sid: int) -> None:
                 os.kill(int(entry), signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+class ExplodingAfterFirstShard(Filter):
+    """Test filter: target length, or an error on a row after the first shard while ``armed``
+    (a run that stops with finished shards, as a killed one does); counts the rows it scores."""
+
+    name = "explode_after_first_shard_test.v1"
+    armed = True
+    scored = 0
+
+    def score(self, batch):
+        if ExplodingAfterFirstShard.armed and any(int(i) >= 4 for i in batch["id"]):
+            raise RuntimeError("stopped on purpose")
+        ExplodingAfterFirstShard.scored += len(batch["tgt"])
+        return [float(len(t)) for t in batch["tgt"]]
+
+
+@pytest.mark.skipif(find_tool("lmplz") is None, reason="KenLM lmplz not built (run make env)")
+def test_model_replaced_before_resume_is_refused_and_restart_scores_all_with_it(
+        bitextforge_plugin, pair_files, tmp_path):
+    """A sharded run stops after its first shard; the KenLM model it scores with is retrained at
+    the same path. The rerun is refused, naming the model (the finished shard was scored by the
+    old one); --restart scores every row with the new model, as an uninterrupted run does. With
+    the model unchanged, the rerun resumes (the fingerprint is stable)."""
+    from test_cache import TEXT_A, TEXT_B, train_lm
+
+    bitextforge_plugin(ExplodingAfterFirstShard, name="exploding-after-first-shard")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    model = tmp_path / "lm.binary"
+
+    def recipe(out):
+        return parse_recipe(
+            f"name: resume-model\ninput: {{src: '{s}', tgt: '{t}'}}\n"
+            f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
+            f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n"
+            f"  - filter: kenlm_perplexity.v1\n    with: {{model: '{model}'}}\n    as: ppl\n"
+            f"    keep: {{max: 1.0e+12}}\n", "r.yaml")
+
+    def ppl(out):
+        return [r["ppl"] for r in read_tsv(out / "corpus.tsv")]
+
+    train_lm(TEXT_A, model)
+    ExplodingAfterFirstShard.armed = False
+    run_recipe(recipe(tmp_path / "old"))
+    ExplodingAfterFirstShard.armed = True
+    part = tmp_path / "part"
+    with pytest.raises(StepError, match="stopped on purpose"):
+        run_recipe(recipe(part))
+    assert (part / ".shards" / "00000" / "DONE").exists()
+    assert not (part / ".shards" / "00001" / "DONE").exists()
+
+    train_lm(TEXT_B, model)  # the same path, another model
+    ExplodingAfterFirstShard.armed = False
+    with pytest.raises(BitextforgeError) as err:
+        run_recipe(recipe(part))
+    assert str(err.value).startswith(f"{part}: holds an unfinished run of a different recipe, "
+                                     f"input or model (changed: steps[1].with.model; 1 shard "
+                                     f"finished)")
+    assert (part / ".shards" / "00000" / "DONE").exists()  # refused: nothing discarded
+    run_recipe(recipe(part), restart=True)
+    run_recipe(recipe(tmp_path / "new"))
+    assert ppl(part) == ppl(tmp_path / "new") != ppl(tmp_path / "old")
+    assert ppl(part)[:4] != ppl(tmp_path / "old")[:4]  # the first shard too
+
+    # the model unchanged: the rerun resumes after the finished shard
+    ExplodingAfterFirstShard.armed = True
+    again = tmp_path / "again"
+    with pytest.raises(StepError):
+        run_recipe(recipe(again))
+    ExplodingAfterFirstShard.armed = False
+    ExplodingAfterFirstShard.scored = 0
+    run_recipe(recipe(again))
+    assert ExplodingAfterFirstShard.scored == 4  # the second shard's rows only
+    assert (again / "corpus.tsv").read_bytes() == (tmp_path / "new" / "corpus.tsv").read_bytes()

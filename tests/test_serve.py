@@ -5,8 +5,10 @@ answers without a traceback."""
 from __future__ import annotations
 
 import csv
+import http.client
 import json
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +28,9 @@ from bitextforge.serve.data import RunDataError, load_run, load_scores  # noqa: 
 QUICKSTART = ROOT / "recipes" / "quickstart.yaml"
 # the quick start with its two costlier filters caching scores
 CACHED = ["steps[3].cache=true", "steps[4].cache=true"]
+# where serve listens by default: the test client addresses the app as a browser on it would
+BASE_URL = "http://127.0.0.1:8765"
+JSON = {"Content-Type": "application/json"}
 
 
 def quickstart_run(out: Path, extra: list[str] = ()) -> dict:
@@ -174,7 +179,8 @@ def test_bad_requests_get_4xx_without_traceback(in_root, tmp_path):
     quickstart_run(tmp_path / "run")
     save = tmp_path / "saved"
     save.mkdir()
-    client = TestClient(create_app(load_run(tmp_path / "run"), save), raise_server_exceptions=False)
+    client = TestClient(create_app(load_run(tmp_path / "run"), save), base_url=BASE_URL,
+                        raise_server_exceptions=False)
     ok = client.get("/api/decide", params={"keep": json.dumps({"3": {"max": 1.5}})})
     assert ok.status_code == 200 and ok.json()["steps"][3]["rows_out"] == 271
     bad = [
@@ -202,15 +208,119 @@ def test_bad_requests_get_4xx_without_traceback(in_root, tmp_path):
                  {"name": "a/b.yaml"}, {"name": "ok.yaml", "keep": {"3": {"max": "x"}}}, [1]):
         r = client.post("/api/export", json=body)
         assert 400 <= r.status_code < 500, (body, r.text)
-    r = client.post("/api/export", content=b"{broken")
+    r = client.post("/api/export", content=b"{broken", headers=JSON)
     assert r.status_code == 400
     assert sorted(p.name for p in save.iterdir()) == []  # nothing written by a refused request
     assert not (tmp_path / "escape.yaml").exists()
     r = client.post("/api/export", json={"name": "ok.yaml", "keep": {"3": {"max": 1.5}}})
     assert r.status_code == 200 and Path(r.json()["path"]) == save / "ok.yaml"
     assert load_recipe(save / "ok.yaml").steps[3].keep.max == 1.5
-    ro = TestClient(create_app(load_run(tmp_path / "run"), None), raise_server_exceptions=False)
+    ro = TestClient(create_app(load_run(tmp_path / "run"), None), base_url=BASE_URL,
+                    raise_server_exceptions=False)
     assert ro.post("/api/export", json={"name": "ok.yaml"}).status_code == 403
+
+
+@pytest.fixture
+def app_run(in_root, tmp_path):
+    """The quick start run, and a directory to save recipes in."""
+    quickstart_run(tmp_path / "run")
+    save = tmp_path / "saved"
+    save.mkdir()
+    return load_run(tmp_path / "run"), save
+
+
+def test_cross_origin_writes_and_foreign_hosts_are_refused(app_run):
+    """A form of another site POSTed text/plain to /api/export and wrote recipes; a page on a
+    rebound DNS name read the run (Host: attacker.example got 200)."""
+    from starlette.testclient import TestClient
+
+    from bitextforge.serve.app import create_app
+
+    data, save = app_run
+    client = TestClient(create_app(data, save), base_url=BASE_URL, raise_server_exceptions=False)
+    body = json.dumps({"name": "evil.yaml", "keep": {}})
+    for headers in ({"Content-Type": "text/plain", "Origin": "http://attacker.example"},
+                    {"Content-Type": "text/plain"},  # a form's own type: needs no preflight
+                    {"Content-Type": "application/x-www-form-urlencoded"}, {},
+                    {**JSON, "Origin": "http://attacker.example"},
+                    {**JSON, "Origin": "http://127.0.0.1:3000"},  # another site of this machine
+                    {**JSON, "Origin": "null"},  # a sandboxed frame, a file:// page
+                    {**JSON, "Host": "attacker.example:8765"}):
+        r = client.post("/api/export", content=body, headers=headers)
+        assert r.status_code == (415 if "Origin" not in headers and "Host" not in headers
+                                 else 403), (headers, r.text)
+        assert list(r.json()) == ["error"] and "\n" not in r.json()["error"]
+    assert list(save.iterdir()) == []
+    for host in ("attacker.example", "attacker.example:8765", "127.0.0.1:9999", "localhost.evil",
+                 "", "127.0.0.1:8765 x"):
+        for path in ("/", "/api/run", "/api/rows?step=3", "/nothing"):
+            r = client.get(path, headers={"Host": host})
+            assert r.status_code == 403 and "is not an address of this server" in r.json()["error"]
+    for host in ("127.0.0.1:8765", "localhost:8765", "LOCALHOST:8765", "[::1]:8765",
+                 "127.0.0.2:8765"):
+        assert client.get("/api/run", headers={"Host": host}).status_code == 200, host
+    ok = client.post("/api/export", json={"name": "mine.yaml", "keep": {"3": {"max": 1.5}}},
+                     headers={"Origin": "http://localhost:8765"})
+    assert ok.status_code == 200 and (save / "mine.yaml").exists()
+
+    # bound to every address: the machine's own name and the address a request came in on
+    machine = f"http://{socket.gethostname()}:8765"
+    anywhere = TestClient(create_app(data, save, host="0.0.0.0"), base_url=machine)
+    assert anywhere.get("/api/run").status_code == 200
+    assert anywhere.get("/api/run", headers={"Host": "attacker.example:8765"}).status_code == 403
+    lan = TestClient(create_app(data, save, host="0.0.0.0"), base_url="http://192.0.2.7:8765")
+    assert lan.get("/api/run").status_code == 200  # the test client's server address
+    assert TestClient(create_app(data, save), base_url=machine).get("/api/run").status_code == 403
+    named = TestClient(create_app(data, save, allow_hosts=["serve.example"]),
+                       base_url="http://serve.example:8765")
+    assert named.get("/api/run").status_code == 200
+
+
+def test_every_field_of_a_request_is_validated(app_run):
+    """NaN, Infinity and 1e999999 bounds, odd keys and deep nesting were answered 500 (and a NaN
+    bound saved as ``max: .nan``); a name ending in a newline was written."""
+    from starlette.testclient import TestClient
+
+    from bitextforge.serve.app import MAX_BODY, create_app
+
+    data, save = app_run
+    client = TestClient(create_app(data, save), base_url=BASE_URL, raise_server_exceptions=False)
+    bad_keeps = ['{"3": {"max": NaN}}', '{"3": {"max": Infinity}}', '{"3": {"min": -Infinity}}',
+                 '{"3": {"max": 1e999999}}', '{"3": {"max": -1e400}}',
+                 '{"3": {"words": 1' + "0" * 400 + '}}', '{"3": {"words": 1' + "0" * 5000 + '}}',
+                 '{"\u00b3": {"max": 1}}', '{"03": {"max": 1}}', '{"-1": {"max": 1}}',
+                 '{" 3": {"max": 1}}', '{"3": {"__class__": 1}}', '{"3": {"max": [1]}}',
+                 '{"3": {"order": 1}}', '{"3": {"max": true}}', '{"3": {"max": {"a": 1}}}',
+                 "[" * 9 + "]" * 9, '{"3": ' + "[" * 5000 + "]" * 5000 + "}"]
+    for raw in bad_keeps:
+        for r in (client.get("/api/decide", params={"keep": raw}),
+                  client.get("/api/rows", params={"keep": raw, "step": "3"}),
+                  client.post("/api/export", headers=JSON,
+                              content='{"name": "k.yaml", "keep": %s}' % raw)):
+            assert r.status_code == 400, (raw[:60], r.status_code, r.text)
+            err = r.json()["error"]
+            assert err.startswith(("keep: ", "body: ")) and "\n" not in err, err
+    names = ["ok.yaml\n", "ok.yaml\r", "a..yaml", "..yaml", "a/../b.yaml", "a\\b.yaml",
+             ".hidden.yaml", "ok.yaml ", "ok.yaml\u0000", "ö.yaml", 7, None, ["ok.yaml"]]
+    for name in names:
+        r = client.post("/api/export", json={"name": name})
+        assert r.status_code == 400 and r.json()["error"].startswith("name: "), (name, r.text)
+    for content, status in ((json.dumps({"name": "ok.yaml", "kep": {}}), 400),
+                            (json.dumps({"name": "ok.yaml", "keep": {"3": {"max": 1}}, "x": 1}),
+                             400),
+                            ('{"name": "ok.yaml", "keep": NaN}', 400),
+                            (b'{"name": "\xff.yaml"}', 400),
+                            ('{"name": "ok.yaml", "pad": "%s"}' % ("x" * MAX_BODY), 413),
+                            ("[" * 100_000 + "]" * 100_000, 413),
+                            ("[" * 20_000 + "]" * 20_000, 400)):
+        r = client.post("/api/export", headers=JSON, content=content)
+        assert r.status_code == status, (str(content)[:60], r.text)
+        assert list(r.json()) == ["error"] and "\n" not in r.json()["error"]
+    assert list(save.iterdir()) == []  # nothing written by a refused request
+    r = client.post("/api/export", json={"name": "fine.yaml",
+                                         "keep": {"3": {"max": 1.5, "min": None}}})
+    assert r.status_code == 200 and load_recipe(save / "fine.yaml").steps[3].keep.max == 1.5
+    assert ".nan" not in (save / "fine.yaml").read_text()
 
 
 def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
@@ -230,6 +340,15 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
                 assert json.load(resp)["recipe_name"] == "quickstart"
             with urllib.request.urlopen(url + "static/plotly.min.js", timeout=30) as resp:
                 assert len(resp.read()) > 1_000_000  # plotly.js from the wheel, no CDN
+            # uvicorn's own request scope: a rebound name is refused, the address itself is not
+            port = int(url.rsplit(":", 1)[1].strip("/"))
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/api/run", headers={"Host": f"attacker.example:{port}"})
+            resp = conn.getresponse()
+            assert resp.status == 403 and "not an address" in json.load(resp)["error"]
+            conn.request("POST", "/api/export", body="{}", headers={"Content-Type": "text/plain"})
+            assert conn.getresponse().status == 415
+            conn.close()
         finally:
             proc.terminate()
             _, err = proc.communicate(timeout=30)

@@ -279,10 +279,11 @@ def test_error_after_a_finished_shard_keeps_it_and_says_how_to_continue(tmp_path
     res = cli("run", recipe, env=env)
     assert res.returncode == 2
     assert res.stderr.strip() == (
-        f"bitextforge: error: {tmp_path}/out: holds an unfinished run of a different recipe or "
-        f"input (1 shard finished); to continue it, rerun with the recipe and input files it "
-        f"started with (unchanged, as their size and modification time are compared); to start "
-        f"again, rerun with --restart (discards it) or choose another output directory")
+        f"bitextforge: error: {tmp_path}/out: holds an unfinished run of a different recipe, "
+        f"input or model (changed: the recipe; 1 shard finished); to continue it, rerun with the "
+        f"recipe, input files and model files it started with (input files are compared by size "
+        f"and modification time, the files its steps read by content); to start again, rerun "
+        f"with --restart (discards it) or choose another output directory")
 
 
 def test_plugins_shows_summaries_and_filters_by_kind():

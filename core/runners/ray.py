@@ -168,6 +168,7 @@ class _StepActor:
                     p.error, p.batch = exc, None
                     break
                 p.rejected.extend(res.rejected)
+                p.changed.extend(res.changed)
                 p.counters.append((ex.index, res.counters()))
                 p.batch = res.kept if batch_len(res.kept) else None
             out.append(pickle.dumps(p, protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,10 +1,11 @@
 """What runners move between steps, and the two ways a step is driven in this process.
 
 A :class:`Packet` is one reader batch on its way through the steps: the rows still kept (None once
-a step emptied it), every row rejected on the way in the order the steps rejected them, and the
+a step emptied it), every row rejected on the way in the order the steps rejected them, every text
+a clean step changed, and the
 counters of steps that ran elsewhere (Ray workers), which the driver adds to its executors when
 the packet arrives. Both runners yield packets in input order; the sink writes each packet's
-rejected rows, then its kept rows, so every runner writes the same files.
+rejected rows, its changes, then its kept rows, so every runner writes the same files.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TypeVar
 
 from ..corpus import Batch, batch_len
-from ..steps import Executor, Rejected, StepResult
+from ..steps import Changed, Executor, Rejected, StepResult
 
 T = TypeVar("T")
 
@@ -28,6 +29,7 @@ class Packet:
     rejected: list[Rejected] = field(default_factory=list)
     counters: list[tuple[int, StepResult]] = field(default_factory=list)
     error: BaseException | None = None  # a worker's BitextforgeError, raised by the driver
+    changed: list[Changed] = field(default_factory=list)  # clean steps' changes, for cleaned.tsv
 
 
 def packets(source: Iterable[Batch]) -> Iterator[Packet]:
@@ -47,6 +49,7 @@ def stream_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
         res = ex.run(p.batch)
         ex.record(res)
         p.rejected.extend(res.rejected)
+        p.changed.extend(res.changed)
         p.batch = res.kept if batch_len(res.kept) else None
         yield p
 
@@ -60,6 +63,7 @@ def select_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
     """
     held: list[Rejected] = []
     counters: list[tuple[int, StepResult]] = []
+    changed: list[Changed] = []
 
     def feed() -> Iterator[Batch]:
         for p in stream:
@@ -67,6 +71,7 @@ def select_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
                 raise p.error
             held.extend(p.rejected)
             counters.extend(p.counters)
+            changed.extend(p.changed)
             if p.batch is not None:
                 yield p.batch
 
@@ -75,12 +80,14 @@ def select_step(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:
         held.extend(res.rejected)
         if res.kept is None:  # the scoring pass
             continue
-        out = Packet(res.kept if batch_len(res.kept) else None, held[:], counters[:])
+        out = Packet(res.kept if batch_len(res.kept) else None, held[:], counters[:],
+                     changed=changed[:])
         held.clear()
         counters.clear()
+        changed.clear()
         yield out
-    if held or counters:
-        yield Packet(None, held[:], counters[:])
+    if held or counters or changed:
+        yield Packet(None, held[:], counters[:], changed=changed[:])
 
 
 def drive(ex: Executor, stream: Iterator[Packet]) -> Iterator[Packet]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from ..errors import BitextforgeError
 
@@ -26,9 +27,12 @@ def is_loopback(host: str) -> bool:
 
 
 def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port: int = 8765,
-          save_dir: str | None = ".", open_browser: bool = False) -> None:
+          save_dir: str | None = ".", open_browser: bool = False,
+          allow_hosts: Iterable[str] = ()) -> None:
     """Load ``target`` (a run directory, or a recipe with ``scores`` or a finished output dir)
-    and serve the page until interrupted; prints the URL once the socket is bound."""
+    and serve the page until interrupted; prints the URL once the socket is bound. Requests
+    naming another host than ``host`` (its loopback forms, the machine's names when bound to
+    0.0.0.0 or a name) or ``allow_hosts`` are refused."""
     try:
         import uvicorn
 
@@ -60,7 +64,7 @@ def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port:
         print(f"bitextforge: warning: serving on {host}, not loopback: anyone who can reach this "
               f"machine can read the run", file=sys.stderr)
     save = Path(save_dir).resolve() if save_dir else None
-    app = create_app(data, save)
+    app = create_app(data, save, host=host, allow_hosts=allow_hosts)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     import threading

@@ -3,33 +3,56 @@
 Starlette routes, served by uvicorn. The API only reads the run held in memory
 (:class:`bitextforge.serve.data.RunData`); the one write is ``POST /api/export``, which saves a
 recipe under a bare file name inside the save directory given at start. Every bad request (bounds
-that are not numbers or contradict each other, a page size over :data:`MAX_LIMIT`, a file name with
-a path in it) gets a 4xx answer with a one-line JSON error and no traceback.
+that are not finite numbers or contradict each other, unknown keys, JSON nested deeper than
+:data:`MAX_DEPTH` or a body over :data:`MAX_BODY`, a page size over :data:`MAX_LIMIT`, a file name
+with a path in it) gets a 4xx answer with a one-line JSON error and no traceback.
+
+A page on another site must neither write nor read through the user's browser:
+:class:`RequestGuard` answers 403 to a ``Host`` that is not an address of this server (DNS
+rebinding) and to a foreign ``Origin``, and 415 to a write whose body is not declared
+``application/json`` (which a plain HTML form cannot send, and which a script of another origin
+cannot send without a preflight this server never grants).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import math
 import re
+import socket
 from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import BitextforgeError
 from ..recipe import KeepSpec
+from . import is_loopback
 from .data import Decision, RunData
 
 MAX_LIMIT = 200
-SAVE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}\.ya?ml$")
+#: a saved recipe's file name, matched whole (``$`` would let a name end in a newline)
+SAVE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}\.ya?ml")
 STATIC = ("page.js", "page.css")
+#: the largest request body (a saved recipe's name and bounds take a few hundred bytes)
+MAX_BODY = 64 * 1024
+#: the deepest JSON nesting accepted; the API's deepest is 3 (body -> keep -> step -> bound)
+MAX_DEPTH = 8
+#: the keys of a step's bounds, as :class:`bitextforge.recipe.KeepSpec` names them
+KEEP_KEYS = ("min", "max", "top", "words", "words_side", "order")
+_STEP_KEY = re.compile(r"0|[1-9][0-9]{0,3}")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::([0-9]{1,5}))?")
 
 
 def plotly_js() -> Path:
@@ -43,22 +66,62 @@ def _bad(msg: str, status: int = 400) -> HTTPException:
     return HTTPException(status_code=status, detail=msg)
 
 
+def _depth(raw: str) -> int:
+    """How deeply arrays and objects nest in JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    for ch in re.findall(r"[][{}]", _JSON_STRING.sub('""', raw)):
+        depth += 1 if ch in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def strict_json(raw: str, what: str) -> Any:
+    """JSON as the API takes it: finite numbers only (``NaN``, ``Infinity`` and ``1e999999``,
+    which Python's parser turns into non-finite floats, are refused) and at most
+    :data:`MAX_DEPTH` levels; anything else is a 400 naming ``what``."""
+    def constant(name: str) -> Any:
+        raise _bad(f"{what}: {name} is not a finite number")
+
+    def number(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise _bad(f"{what}: {text[:20]} is not a finite number")
+        return value
+
+    def integer(text: str) -> int:
+        try:
+            value = int(text)  # over 4,300 digits: ValueError
+            float(value)
+        except (ValueError, OverflowError):
+            raise _bad(f"{what}: {text[:20]}... is not a finite number") from None
+        return value
+
+    if _depth(raw) > MAX_DEPTH:
+        raise _bad(f"{what}: nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(raw, parse_constant=constant, parse_float=number, parse_int=integer)
+    except (ValueError, RecursionError):
+        raise _bad(f"{what}: not JSON") from None
+
+
 def parse_keep(raw: str | None, data: RunData) -> dict[int, KeepSpec]:
     """``keep`` query parameter: JSON ``{"step index": {"min": .., "max": .., "top": ..}}``."""
     if not raw:
         return {}
     if len(raw) > 10_000:
         raise _bad("keep: too long")
-    try:
-        obj = json.loads(raw)
-    except ValueError:
-        raise _bad("keep: not JSON") from None
+    return keeps_from(strict_json(raw, "keep"), data)
+
+
+def keeps_from(obj: Any, data: RunData) -> dict[int, KeepSpec]:
+    """Bounds per step from parsed JSON: every key a filter step's index whose bounds can change,
+    every bound a known key with a number (``words_side``, ``order``: a string) or null."""
     if not isinstance(obj, dict):
         raise _bad("keep: expected an object of step index -> bounds")
     out: dict[int, KeepSpec] = {}
     for key, value in obj.items():
-        if not str(key).isdigit():
-            raise _bad(f"keep: {key!r} is not a step index")
+        if not _STEP_KEY.fullmatch(key):
+            raise _bad(f"keep: {key[:40]!r} is not a step index")
         index = int(key)
         if not 0 <= index < len(data.steps) or data.steps[index].kind != "filter" \
                 or not data.steps[index].editable:
@@ -66,8 +129,13 @@ def parse_keep(raw: str | None, data: RunData) -> dict[int, KeepSpec]:
         if not isinstance(value, dict):
             raise _bad(f"keep: steps[{index}]: expected an object")
         for k, v in value.items():
-            if isinstance(v, bool) or (v is not None and not isinstance(v, (int, float, str))):
-                raise _bad(f"keep: steps[{index}].{k}: not a number")
+            if k not in KEEP_KEYS:
+                raise _bad(f"keep: steps[{index}]: unknown key {k[:40]!r} (expected "
+                           f"{', '.join(KEEP_KEYS)})")
+            kind = str if k in ("words_side", "order") else (int, float)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, kind)):
+                raise _bad(f"keep: steps[{index}].{k}: not "
+                           f"{'a string' if kind is str else 'a number'}")
         try:
             out[index] = KeepSpec(**value)
         except ValidationError as exc:
@@ -93,8 +161,119 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
-def create_app(data: RunData, save_dir: Path | None = None) -> Starlette:
-    """The Starlette application over ``data``; recipes are saved only inside ``save_dir``."""
+def _host_name(name: str) -> str:
+    """A host name or address as compared: lower case, no brackets or final dot, an address in
+    its canonical form (an IPv4 address mapped into IPv6 as the IPv4 one)."""
+    name = name.strip("[]").rstrip(".").lower()
+    ip = _ip(name)
+    return str(ip) if ip is not None else name
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        ip = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return None
+    return getattr(ip, "ipv4_mapped", None) or ip
+
+
+class RequestGuard:
+    """Which requests the server answers at all: a ``Host`` (and an ``Origin``, when a browser
+    sends one) naming this server on the port it listens on, and writes declared
+    ``application/json``.
+
+    Answered names: loopback (``localhost``, ``127.0.0.1``, ``[::1]``), the address of the socket
+    the request came in on, the ``host`` it is bound to, and, when that is ``0.0.0.0``/``::`` or a
+    name, the machine's own names; plus ``allow_hosts``. A DNS-rebinding page arrives with its
+    own name in ``Host``; a page of another origin (another site, or another port of this
+    machine) names itself in ``Origin``."""
+
+    def __init__(self, host: str = "127.0.0.1", allow_hosts: Iterable[str] = ()):
+        """Answer for a server bound to ``host``, also under the names in ``allow_hosts``."""
+        bound = _host_name(host)
+        names = {bound, *(_host_name(h) for h in allow_hosts)}
+        if bound in ("", "0.0.0.0", "::") or _ip(bound) is None:
+            names |= {_host_name(socket.gethostname()), _host_name(socket.getfqdn())}
+        self.names = frozenset(n for n in names if n not in ("", "0.0.0.0", "::"))
+
+    def allows(self, authority: str, default_port: int, server: Any) -> bool:
+        """Whether ``name[:port]`` (a Host value, an Origin's authority) is this server;
+        ``server`` is the ASGI scope's (local address, port) of the connection."""
+        m = _HOST.fullmatch(authority)
+        if not m:
+            return False
+        name = _host_name(m.group(1))
+        port = int(m.group(2)) if m.group(2) else default_port
+        if server and port != server[1]:
+            return False
+        if is_loopback(name) or name in self.names:
+            return True
+        # an address (no DNS involved, so no rebinding) the connection came in on
+        return server is not None and _ip(name) is not None and _ip(str(server[0])) == _ip(name)
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """``(status, message)`` when the request must not be answered, else None."""
+        headers: dict[str, list[str]] = {}
+        for k, v in scope.get("headers", ()):
+            headers.setdefault(k.decode("latin-1").lower(), []).append(v.decode("latin-1"))
+        server = scope.get("server")
+        host = headers.get("host", [])
+        default_port = 443 if scope.get("scheme") == "https" else 80
+        if len(host) != 1 or not self.allows(host[0].strip(), default_port, server):
+            shown = repr(host[0][:80]) if host else "(none)"
+            return 403, (f"Host {shown} is not an address of this server: refused (a page "
+                         f"of another site may not reach it through DNS rebinding)")
+        origin = headers.get("origin", [])
+        if origin:
+            scheme, sep, authority = origin[0].strip().partition("://")
+            if len(origin) != 1 or not sep or scheme.lower() not in ("http", "https") or \
+                    not self.allows(authority, 443 if scheme.lower() == "https" else 80, server):
+                return 403, (f"Origin {origin[0][:80]!r} is not this page: cross-origin requests "
+                             f"are refused")
+        if scope.get("method") not in ("GET", "HEAD"):
+            media = headers.get("content-type", [""])[0].split(";")[0].strip().lower()
+            if media != "application/json":
+                return 415, "Content-Type: a write must send application/json"
+        return None
+
+
+class _Guarded:
+    """ASGI middleware: requests :meth:`RequestGuard.refusal` refuses get its status and a JSON
+    error before any route sees them."""
+
+    def __init__(self, app: ASGIApp, guard: RequestGuard):
+        self.app, self.guard = app, guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self.guard.refusal(scope) if scope["type"] == "http" else None
+        if refused:
+            await JSONResponse({"error": refused[1]}, status_code=refused[0])(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
+async def _body(request: Request) -> str:
+    """The request body as text, refused (413) past :data:`MAX_BODY` bytes without reading on."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise _bad(f"body: more than {MAX_BODY:,} bytes", 413)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _bad(f"body: more than {MAX_BODY:,} bytes", 413)
+        chunks.append(chunk)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad("body: not UTF-8") from None
+
+
+def create_app(data: RunData, save_dir: Path | None = None, host: str = "127.0.0.1",
+               allow_hosts: Iterable[str] = ()) -> Starlette:
+    """The Starlette application over ``data``; recipes are saved only inside ``save_dir``; it
+    answers only requests addressed to ``host`` (where it is bound), as :class:`RequestGuard`
+    says."""
     cache: OrderedDict[str, Decision] = OrderedDict()
 
     def decision(request: Request) -> Decision:
@@ -149,18 +328,18 @@ def create_app(data: RunData, save_dir: Path | None = None) -> Starlette:
     async def export(request: Request) -> Response:
         if save_dir is None:
             raise _bad("saving is off (start bitextforge serve with --save-dir)", 403)
-        try:
-            body = await request.json()
-        except ValueError:
-            raise _bad("body: not JSON") from None
+        body = strict_json(await _body(request), "body")
         if not isinstance(body, dict):
             raise _bad("body: expected an object with name and keep")
+        unknown = sorted(set(body) - {"name", "keep"})
+        if unknown:
+            raise _bad(f"body: unknown key {unknown[0][:40]!r} (expected name, keep)")
         name = body.get("name")
-        if not isinstance(name, str) or not SAVE_NAME.match(name):
+        if not isinstance(name, str) or not SAVE_NAME.fullmatch(name) or ".." in name:
             raise _bad("name: a file name ending in .yaml, without a directory "
-                       "(letters, digits, . _ -)")
+                       "(letters, digits, . _ -; no '..')")
         keep = body.get("keep") or {}
-        keeps = parse_keep(json.dumps(keep) if not isinstance(keep, str) else keep, data)
+        keeps = parse_keep(keep, data) if isinstance(keep, str) else keeps_from(keep, data)
         target = (save_dir / name).resolve()
         if target.parent != save_dir.resolve():
             raise _bad("name: outside the save directory")
@@ -197,4 +376,5 @@ def create_app(data: RunData, save_dir: Path | None = None) -> Starlette:
     ]
     handlers: dict[Any, Any] = {HTTPException: on_http_error, BitextforgeError: on_user_error,
                                 Exception: on_bug}
-    return Starlette(routes=routes, exception_handlers=handlers)
+    return Starlette(routes=routes, exception_handlers=handlers,
+                     middleware=[Middleware(_Guarded, guard=RequestGuard(host, allow_hosts))])

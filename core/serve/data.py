@@ -3,9 +3,13 @@
 ``bitextforge serve`` and the static ``report.html`` read a run directory (``corpus.tsv``,
 ``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``) or a scores TSV written by
 ``bitextforge score``. Every score column becomes a float NumPy array, and :meth:`RunData.decide`
-replays the recipe's filter steps over those arrays with the runner's own decision functions
-(:func:`bitextforge.steps.within_bounds`, :func:`bitextforge.steps.select_global`), so a moved
-threshold is re-decided for every row without running a model.
+replays the recipe's steps in the run's order over those arrays, deciding each filter step with
+the runner's own decision functions (:mod:`bitextforge.decide`), so a moved threshold is
+re-decided for every row without running a model. A row made by step ``k`` (a paraphrase, a split
+piece: :meth:`bitextforge.steps.Executor.made_mark` names the column that marks the rows a step
+made) is seen only by the steps after ``k``, and exists only if the row it was made from reaches
+``k``; before a step that replaces rows, the first piece of each row stands for the row it came
+from.
 
 What stored scores cannot tell: a row the run rejected at step ``j`` was never scored by the steps
 after ``j``. When a loosened bound lets such a row through, later steps cannot decide it; it is
@@ -29,9 +33,11 @@ import numpy as np
 
 from .. import __version__
 from ..corpus import unescape, write_atomic
+from ..decide import count_words, decide_rows, in_scope
 from ..errors import BitextforgeError
+from ..kinds import kind_of
 from ..recipe import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
-from ..steps import count_words, select_global, within_bounds
+from ..steps import ADDS, REPLACES
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
 HIST_BINS = 60
@@ -51,10 +57,15 @@ class StepInfo:
     column: str | None = None
     keep: KeepSpec | None = None
     apply_to: str = "all"
+    origins: list[str] | None = None
     side: str | None = None
     editable: bool = False
     stateful: bool = False  # the score depends on earlier rows (dedupe.v1)
     stored: dict[str, Any] = field(default_factory=dict)
+    decides: bool = False  # a filter step: keeps or rejects rows by its score
+    makes: str | None = None  # ADDS or REPLACES rows (the executor's Executor.makes)
+    mark: str | None = None  # the column filled in exactly the rows this step made
+    replicates: bool = False  # writes a kept row possibly several times (a weighter)
 
     @property
     def label(self) -> str:
@@ -101,12 +112,13 @@ class RunData:
         self.warnings: list[str] = []
         self._load(tables)
         self._words: dict[str, np.ndarray] = {}
+        self._origin: np.ndarray | None = None  # each row's origin, read when a step asks
         self._lower: dict[str, tuple[str, np.ndarray]] = {}
         self._made: dict[int, np.ndarray] = {}
         self._plots: dict[str, list[dict[str, Any]]] | None = None
-        self.edges = {st.index: self._edges(st) for st in self.steps if st.kind == "filter"}
+        self.edges = {st.index: self._edges(st) for st in self.steps if st.decides}
         # each score's histogram bin, once: a histogram per request is then one bincount
-        self.bins = {st.index: self._bins(st) for st in self.steps if st.kind == "filter"}
+        self.bins = {st.index: self._bins(st) for st in self.steps if st.decides}
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -115,8 +127,9 @@ class RunData:
 
         n_steps = len(self.steps)
         score_cols = {st.column for st in self.steps if st.column}
+        marks = {st.mark for st in self.steps if st.mark}
         rng = np.random.default_rng(0)
-        parts = [_read_table(path, score_cols, self.fraction, rng) for path, _ in tables]
+        parts = [_read_table(path, score_cols | marks, self.fraction, rng) for path, _ in tables]
         ids = np.concatenate([t.column("id").to_numpy() for t in parts]).astype(np.int64)
         variant = np.concatenate([
             t.column("variant").to_numpy() if "variant" in t.column_names
@@ -127,14 +140,28 @@ class RunData:
                              else np.full(t.num_rows, n_steps, dtype=np.int32)
                              for t, (path, kind) in zip(parts, tables)]).astype(np.int32)
         # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
-        # files; sorting by (id, variant) interleaves them back as the steps saw them.
-        order = np.lexsort((variant, ids))
-        if any(st.kind == "weight" for st in self.steps):
+        # files; sorting by (id, variant) interleaves them back as the steps saw them. A step that
+        # replaces rows numbers its rows afresh: they sort under the row they were made from
+        # (their root), where that row stood before the step.
+        root = ids
+        for st in self.steps:
+            if st.makes == REPLACES:
+                parent, has = self._mark(parts, st.mark)
+                root = np.where(has, parent, root)
+        order = np.lexsort((variant, ids, root))
+        if any(st.replicates for st in self.steps):
             # a weighter replicates kept rows; re-deciding the filters wants each row once
-            key = ids[order] * (int(variant.max(initial=0)) + 1) + variant[order]
-            _, first = np.unique(key, return_index=True)
-            order = order[np.sort(first)]
+            r, i, v = root[order], ids[order], variant[order]
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = (r[1:] != r[:-1]) | (i[1:] != i[:-1]) | (v[1:] != v[:-1])
+            order = order[first]
         self.n = len(order)
+        # a group: an original and the rows made beside it (the same id under the same root)
+        r, i = root[order], ids[order]
+        start = np.ones(self.n, dtype=bool)
+        start[1:] = (r[1:] != r[:-1]) | (i[1:] != i[:-1])
+        self.group = np.cumsum(start) - 1
+        self.group_first = np.flatnonzero(start)[self.group]
         self.ids = ids[order]
         self.variant = variant[order]
         self.stored_at = at[order]
@@ -166,6 +193,39 @@ class RunData:
         # A column of whole numbers (lengths, dedupe's 0/1) is exact in a TSV cell; others are
         # rounded to 6 significant digits
         self.exact = {name: _whole(v) for name, v in self.scores.items()}
+        # the step that made each row (-1: the input); a row carries the marks of the steps that
+        # made the rows it was made from, so the latest mark is its own
+        self.born = np.full(self.n, -1, dtype=np.int32)
+        #: per row made by a step that replaces rows: the first row made from the same row, which
+        #: stands for that row before the step (itself for that first row)
+        self.rep = np.arange(self.n)
+        for st in self.steps:
+            if st.mark:
+                parent, has = self._mark(parts, st.mark)
+                self.born[has[order]] = st.index
+                if st.makes == REPLACES:
+                    made = np.flatnonzero(has[order])
+                    p = parent[order][made]
+                    _, first, inverse = np.unique(p, return_index=True, return_inverse=True)
+                    self.rep[made] = made[first][inverse]
+        replaced = np.isin(self.born, [st.index for st in self.steps if st.makes == REPLACES])
+        #: rows that stand for the row they were made from before the step that made them
+        self.stand_in = replaced & (self.rep == np.arange(self.n))
+
+    @staticmethod
+    def _mark(parts, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A step's mark column over the tables in file order: its values (as int64, 0 where
+        empty) and which rows hold one."""
+        vals, has = [], []
+        for t in parts:
+            if name in t.column_names:
+                col = t.column(name)
+                has.append(col.is_valid().to_numpy(zero_copy_only=False))
+                vals.append(np.nan_to_num(col.to_numpy(), nan=0.0))
+            else:
+                has.append(np.zeros(t.num_rows, dtype=bool))
+                vals.append(np.zeros(t.num_rows))
+        return np.concatenate(vals).astype(np.int64), np.concatenate(has)
 
     @staticmethod
     def _stored_at(table, path: Path, n_steps: int) -> np.ndarray:
@@ -217,26 +277,40 @@ class RunData:
 
     def scope(self, st: StepInfo) -> np.ndarray:
         """Rows a filter step decides (``apply_to``)."""
-        if st.apply_to == "originals":
-            return self.variant == 0
-        if st.apply_to == "paraphrases":
-            return self.variant != 0
-        return np.ones(self.n, dtype=bool)
+        if st.origins is None:
+            return in_scope(st.apply_to, self.variant)
+        if self._origin is None:
+            self._origin = np.array(self.text["origin"].to_pylist(), dtype=object)[self.file_row]
+        return in_scope(st.apply_to, self.variant, self._origin, st.origins)
 
-    def words(self, side: str) -> np.ndarray:
-        """Whitespace tokens per row on ``side``, as ``keep.words`` counts them."""
+    def present(self, index: int) -> np.ndarray:
+        """Rows that exist when step ``index`` runs: those made before it, and the stand-ins of
+        rows a later step replaces (alive or not: that is the decision's part)."""
+        return (self.born < index) | self.stand_in
+
+    def words(self, side: str, index: int | None = None) -> np.ndarray:
+        """Whitespace tokens per row on ``side``, as ``keep.words`` counts them; with ``index``,
+        as step ``index`` sees them: before a step that replaces rows, a stand-in counts the words
+        of every row made from the row it stands for (that row's text is not stored)."""
         if side not in self._words:
             src = [unescape(t) for t in self.text["src"].to_pylist()]
             tgt = [unescape(t) for t in self.text["tgt"].to_pylist()]
-            words = np.asarray(count_words(src, tgt, side), dtype=np.int64)
-            self._words[side] = words[self.file_row]
-        return self._words[side]
+            self._words[side] = count_words(src, tgt, side)[self.file_row]
+        words = self._words[side]
+        later = self.stand_in & (self.born >= (index or 0))
+        if index is None or not later.any():
+            return words
+        made = (self.born >= index) & np.isin(self.born, self.born[later])
+        sums = np.bincount(self.rep[made], weights=words[made], minlength=self.n)
+        return np.where(later, sums.astype(np.int64), words)
 
     def decide(self, overrides: dict[int, KeepSpec] | None = None) -> Decision:
-        """Re-decide every filter step with ``overrides`` (step index -> keep) over stored scores."""
+        """Re-decide every filter step with ``overrides`` (step index -> keep) over stored scores,
+        replaying the steps in the run's order (module docstring)."""
         t0 = time.perf_counter()
         overrides = overrides or {}
         n_steps = len(self.steps)
+        # alive: not rejected (rows not made yet are alive until the row they come from dies)
         alive = np.ones(self.n, dtype=bool)
         rejected_at = np.full(self.n, n_steps, dtype=np.int32)
         unscored = np.zeros(self.n, dtype=bool)
@@ -245,30 +319,56 @@ class RunData:
         out: list[dict[str, Any]] = []
         for st in self.steps:
             m = st.index
-            new = alive & (self.stored_at < m)
+            present = self.present(m)
+            reach = alive & present
+            new = reach & (self.stored_at < m)
             unscored |= new
-            changed = not np.array_equal(alive, self.stored_at >= m)
-            rows_in = int(alive.sum())
-            entry: dict[str, Any] = {"index": m, "rows_in": rows_in, "unscored": int(new.sum()),
-                                     "changed": changed}
-            if st.kind == "filter":
+            changed = not np.array_equal(reach, present & (self.stored_at >= m))
+            entry: dict[str, Any] = {"index": m, "rows_in": int(reach.sum()),
+                                     "unscored": int(new.sum()), "changed": changed}
+            if st.decides:
                 # a score that depends on earlier rows was computed for the rows that reached
                 # the step in the run; other rows before it make it stale
                 entry["stale"] = st.stateful and changed
-                entered[m] = alive.copy()
+                entered[m] = reach
                 if st.editable:
                     keep = overrides.get(m, st.keep)
                     keeps[m] = keep
-                    ok = self._decide_step(st, keep, alive, new)
+                    ok = self._decide_step(st, keep, reach, new)
                 else:
                     ok = self.stored_at != m
-                drop = alive & ~ok
+                drop = reach & ~ok
                 rejected_at[drop] = m
-                alive &= ok
-                entry["rows_out"] = int(alive.sum())
+                alive &= ~drop
+                entry["rows_out"] = int((alive & present).sum())
                 entry["rejected"] = int(drop.sum())
-            else:
+            elif st.makes is not None:
+                made = np.flatnonzero(self.born == m)
+                if st.makes == REPLACES:
+                    # a row made from a row that no longer reaches the step is never made: the
+                    # stand-in held that row's fate
+                    src = self.rep[made]
+                    live = alive[src]
+                else:
+                    # a paraphrase exists only while a row of its group reaches the step; else it
+                    # shares the fate of the group's first row
+                    reached = np.bincount(self.group[reach], minlength=self.n) > 0
+                    live = reached[self.group[made]]
+                    src = self.group_first[made]
+                alive[made] = live
+                rejected_at[made[~live]] = rejected_at[src[~live]]
+                # a row the step could make nothing from (a generate step's sentence without
+                # output) was rejected there
+                failed = reach & (self.stored_at == m)
+                if failed.any():
+                    alive &= ~failed
+                    rejected_at[failed] = m
+                    entry["rejected"] = int(failed.sum())
+                entry["rows_out"] = int((alive & self.present(m + 1)).sum())
+            elif st.replicates:  # the rows it wrote are known only as the run wrote them
                 entry["rows_out"] = None if changed else st.stored.get("rows_out")
+            else:
+                entry["rows_out"] = entry["rows_in"]
             out.append(entry)
         return Decision(keeps, rejected_at, unscored, entered, out, int(alive.sum()),
                         time.perf_counter() - t0)
@@ -277,12 +377,12 @@ class RunData:
         """The decisions the run made, read from where each row was rejected (no re-deciding:
         exact for a sample of the rows too); counts are the manifest's."""
         n_steps = len(self.steps)
-        entered = {st.index: self.stored_at >= st.index for st in self.steps
-                   if st.kind == "filter"}
+        entered = {st.index: (self.stored_at >= st.index) & self.present(st.index)
+                   for st in self.steps if st.decides}
         out = []
         for st in self.steps:
             rin, rout = st.stored.get("rows_in"), st.stored.get("rows_out")
-            rejected = rin - rout if st.kind == "filter" and rin is not None and rout is not None \
+            rejected = rin - rout if st.decides and rin is not None and rout is not None \
                 else None
             out.append({"index": st.index, "rows_in": rin, "rows_out": rout, "rejected": rejected,
                         "unscored": 0, "changed": False})
@@ -291,22 +391,13 @@ class RunData:
         return Decision({}, at, np.zeros(self.n, dtype=bool), entered, out,
                         int(kept if kept is not None else (at == n_steps).sum()), 0.0)
 
-    def _decide_step(self, st: StepInfo, keep: KeepSpec, alive: np.ndarray,
+    def _decide_step(self, st: StepInfo, keep: KeepSpec, reach: np.ndarray,
                      new: np.ndarray) -> np.ndarray:
-        """Which rows pass one filter step: min/max, then top/words over the survivors."""
-        vals = self.scores[st.column]
-        known = self.scope(st) & ~new
-        ok = ~known | within_bounds(keep, vals)
-        if keep.is_global:
-            pool = np.flatnonzero(alive & ok)
-            # as in the runner, rows outside the scope enter the selection as +inf (always kept);
-            # unscored rows cannot be ranked and are treated the same way
-            arr = np.where(known, vals, np.inf)[pool]
-            words = self.words(keep.words_side)[pool] if keep.words is not None else None
-            sel = select_global(keep, arr, words)
-            ok = ok.copy()
-            ok[pool] = sel
-        return ok
+        """Which of the rows ``reach`` (those reaching the step) pass one filter step: min/max,
+        then top/words over the survivors (:func:`bitextforge.decide.decide_rows`). Rows the run
+        never brought to the step (``new``) cannot be ranked: they pass like rows out of scope."""
+        words = self.words(keep.words_side, st.index) if keep.words is not None else None
+        return decide_rows(keep, self.scores[st.column], self.scope(st) & ~new, reach, words)[0]
 
     # -- what the page shows -----------------------------------------------------------------
 
@@ -349,7 +440,7 @@ class RunData:
     def summary(self, dec: Decision) -> dict[str, Any]:
         """The page's JSON for one decision: funnel, counts and histograms."""
         hists = {str(st.index): self.histogram(dec, st) for st in self.steps
-                 if st.kind == "filter"}
+                 if st.decides}
         return {"rows": self.n, "kept": dec.kept, "unscored": int(dec.unscored.sum()),
                 "steps": dec.steps, "histograms": hists, "ms": round(dec.seconds * 1000, 2),
                 "keep": {str(k): v.model_dump(exclude_none=True) for k, v in dec.keeps.items()}}
@@ -358,12 +449,12 @@ class RunData:
              limit: int = 20) -> dict[str, Any]:
         """A page of the rows one filter step keeps or rejects, nearest the bound first."""
         st = self.step(index)
-        if st.kind != "filter":
+        if not st.decides:
             raise RunDataError(f"steps[{index}] is a {st.kind} step, not a filter")
         if side == "kept":
             mask = dec.entered[index] & (dec.rejected_at != index)
-        elif side == "rejected":
-            mask = dec.rejected_at == index
+        elif side == "rejected":  # rows never made (their origin was rejected) never entered
+            mask = dec.entered[index] & (dec.rejected_at == index)
         else:
             raise RunDataError(f"side must be kept or rejected, not {side!r}")
         idx = np.flatnonzero(mask)
@@ -418,7 +509,7 @@ class RunData:
                limit: int = 10) -> dict[str, Any]:
         """Originals next to the candidates a paraphrase step made, with scores and weights."""
         st = self.step(index)
-        if st.kind != "paraphrase":
+        if st.makes != ADDS:
             raise RunDataError(f"steps[{index}] is a {st.kind} step, not a paraphrase step")
         if index not in self._made:
             import pyarrow.compute as pc
@@ -504,7 +595,7 @@ class RunData:
         data = yaml.safe_load(self.recipe_text)
         for index, keep in keeps.items():
             st = self.step(index)
-            if st.kind != "filter" or not st.editable:
+            if not st.decides or not st.editable:
                 raise RunDataError(f"steps[{index}] has no bounds to change")
             data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
         out = data.get("output") or {}
@@ -581,25 +672,28 @@ def _json_float(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _stateful(name: str) -> bool:
+def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
     from ..registry import get_registry
 
-    return bool(getattr(get_registry().get("filter", name), "stateful", False))
-
-
-def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
     stored = {s.get("index"): s for s in manifest.get("steps", [])}
     infos = []
-    weighted = False
+    replicated = False
     for i, step in enumerate(recipe.steps):
         # the step models carry what the page needs: a score column, keep/apply_to (filters) and
-        # side (paraphrases); only filters before any weighting can be re-decided from scores
+        # side (paraphrases); the executor class says how the step changes the rows; only
+        # filters before any replicating step (a weighter) can be re-decided from scores
+        kind = kind_of(step)
+        ex = kind.executor
         st = StepInfo(i, step.key, step.component, step.score_column(),
                       getattr(step, "keep", None), getattr(step, "apply_to", "all"),
-                      side=getattr(step, "side", None))
-        if step.key == "filter":
-            st.editable, st.stateful = not weighted, _stateful(step.component)
-        weighted = weighted or step.key == "weight"
+                      origins=getattr(step, "origins", None),
+                      side=getattr(step, "side", None), decides=ex.decides, makes=ex.makes,
+                      mark=ex.made_mark(step), replicates=ex.replicates)
+        if ex.decides:
+            st.editable = not replicated
+            st.stateful = bool(getattr(get_registry().get(kind.component, step.component),
+                                       "stateful", False))
+        replicated = replicated or ex.replicates
         st.stored = stored.get(i, {})
         infos.append(st)
     return infos
@@ -635,7 +729,7 @@ def load_run(run_dir: str | Path, max_rows: int | None = None) -> RunData:
     if not (d / "corpus.tsv").exists():
         raise RunDataError(f"{d}: no corpus.tsv (the recipe's output.formats must include tsv)")
     tables.append((d / "corpus.tsv", "corpus"))
-    if any(s.key == "filter" for s in recipe.steps):
+    if any(kind_of(s).executor.decides for s in recipe.steps):
         if not (d / "rejected.tsv").exists():
             raise RunDataError(f"{d}: no rejected.tsv (the recipe set output.write_rejected: "
                                f"false); rerun with it on to re-decide thresholds")
@@ -646,7 +740,8 @@ def load_run(run_dir: str | Path, max_rows: int | None = None) -> RunData:
     if manifest.get("bitextforge") != __version__:
         data.warnings.append(f"written by bitextforge {manifest.get('bitextforge')}; this is "
                              f"{__version__}")
-    if fraction is None and data.n != total and not any(st.kind in ("weight", "paraphrase", "split") for st in data.steps):
+    if fraction is None and data.n != total and \
+            not any(st.makes or st.replicates for st in data.steps):
         raise RunDataError(f"{d}: corpus.tsv and rejected.tsv hold {data.n} rows, the manifest "
                            f"says {manifest['output'].get('rows')} + "
                            f"{manifest['output'].get('rejected')} (files changed after the run?)")

@@ -177,7 +177,6 @@ class LexicalTranslationFilter(Filter):
     """
 
     name = "lexical_translation.v1"
-    cache_scores = True
 
     class Config(Filter.Config):
         """Options of lexical_translation.v1."""

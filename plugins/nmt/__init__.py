@@ -2,7 +2,8 @@
 languages (BET, Corbeil & Abdi Ghavidel), with transformers and CTranslate2 backends and offline
 Marian training (``bitextforge train-nmt``).
 
-Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``nmt_logprob.v1`` filter (NMT
+Registers ``backtranslate.v1``, ``roundtrip.v1``, the ``translate.v1`` generator
+(back-translation of monolingual text, Sennrich et al. 2016; Edunov et al. 2018), the ``nmt_logprob.v1`` filter (NMT
 log-probability and dual conditional cross-entropy, Junczys-Dowmunt 2018), the ``nmt_model.v1``
 trainer, the ``train_and_test.v1`` evaluator (train on a run's output, test, compare with a
 baseline) and the ``expansion_curve.v1`` evaluator (Nichols et al.'s learning curves of expanded
@@ -20,6 +21,14 @@ def register_paraphrasers(register):
     """Register the NMT paraphrasers."""
     register(BackTranslateParaphraser)
     register(RoundTripParaphraser)
+
+
+@bitextforge.hookimpl
+def register_generators(register):
+    """Register translate.v1 (back- and forward translation of monolingual text)."""
+    from .generators import TranslateGenerator
+
+    register(TranslateGenerator)
 
 
 @bitextforge.hookimpl

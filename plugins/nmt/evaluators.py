@@ -169,6 +169,7 @@ class TrainAndTestEvaluator(Evaluator):
             return p, opts
         for rec in (p / RECORD, p / "train_and_test" / RECORD):
             if rec.is_file():
+                self._baseline_record = rec
                 return _first_model(rec)
         raise InputError(f"{self.name} baseline: {c.baseline} is neither a model directory "
                          f"(config.json) nor a run directory with a {self.name} model "
@@ -194,6 +195,7 @@ class TrainAndTestEvaluator(Evaluator):
             run_recipe(recipe)
         if not rec.is_file():
             raise InputError(f"{self.name} baseline_recipe: the run of {path} wrote no {rec}")
+        self._baseline_record = rec
         return _first_model(rec)
 
     # -- training and decoding ----------------------------------------------------------------
@@ -358,6 +360,11 @@ class TrainAndTestEvaluator(Evaluator):
             numbers.update(extra)
             summary += "; " + text
             lines.append(text)
+            per_seed, text = self._compare_seeds(models, test_src, test_ref, ran)
+            if per_seed:
+                numbers.update(per_seed)
+                summary += "; " + text
+                lines.append(text)
         lines.append(f"BLEU signature: {bleu_m.get_signature()}")
         lines.append(f"chrF signature: {chrf_m.get_signature()}")
         write_atomic(root / "report.txt", "\n".join(lines) + "\n")
@@ -414,6 +421,45 @@ class TrainAndTestEvaluator(Evaluator):
                 text += ("; UNFAIR: the baseline was trained with other "
                          + ", ".join(f"{k} ({base_settings[k]} vs {settings[k]})" for k in differ))
         return numbers, f"baseline {model}: {text}"
+
+
+    def _compare_seeds(self, models, test_src, test_ref, settings) -> tuple[dict[str, float], str]:
+        """Each seed's model against the baseline run's model of the same seed (when the
+        baseline is a run or recipe whose record has it): the paired bootstrap per seed, and the
+        median over seeds of the BLEU and chrF differences. Empty when no seed has a partner."""
+        rec = getattr(self, "_baseline_record", None)
+        if rec is None:
+            return {}, ""
+        try:
+            base = {m["seed"]: m for m in json.loads(rec.read_text(encoding="utf-8"))["models"]}
+        except (ValueError, KeyError, TypeError):
+            return {}, ""
+        numbers: dict[str, float] = {}
+        parts, deltas, chrf_deltas, significant = [], [], [], 0
+        for m in models:
+            partner = base.get(m["seed"])
+            if partner is None or not (rec.parent / partner["dir"] / "config.json").is_file():
+                continue
+            extra, _ = self._compare((rec.parent / partner["dir"], None), test_src, test_ref,
+                                     m["hyp"], settings, None, None)
+            s = m["seed"]
+            d, p = extra["bleu_delta"], extra["bleu_p_value"]
+            numbers.update({f"seed{s}_bleu_delta": d, f"seed{s}_bleu_p_value": p,
+                            f"seed{s}_chrf_delta": extra["chrf_delta"],
+                            f"seed{s}_chrf_p_value": extra["chrf_p_value"]})
+            deltas.append(d)
+            chrf_deltas.append(extra["chrf_delta"])
+            significant += d > 0 and p < 0.05
+            parts.append(f"seed {s} {d:+.2f} BLEU (p = {p:.4f})")
+        if not deltas:
+            return {}, ""
+        numbers.update({"seed_pairs": float(len(deltas)),
+                        "bleu_delta_median": statistics.median(deltas),
+                        "chrf_delta_median": statistics.median(chrf_deltas),
+                        "seeds_significantly_better": float(significant)})
+        return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
+                         f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
+                         f"seeds better with p < 0.05")
 
 
 def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
