@@ -52,8 +52,8 @@ def preamble(recipe, registry: Registry, progress: bool,
 
 
 class Writer(Protocol):
-    """What the driver feeds: the output files of a run or shard (:class:`~bitextforge.sink.Outputs`,
-    or the score TSV of ``bitextforge score``)."""
+    """What the driver feeds: the output files of a run or shard
+    (:class:`~bitextforge.sink.Outputs`, or the score TSV of ``bitextforge score``)."""
 
     rows: int
     rejected_rows: int

@@ -286,7 +286,8 @@ def refuse_foreign(path: Path) -> None:
     try:
         names = sorted(p.name for p in path.iterdir())
     except OSError as exc:
-        raise BitextforgeError(f"{path}: output directory is not readable ({exc.strerror})") from None
+        raise BitextforgeError(f"{path}: output directory is not readable "
+                               f"({exc.strerror})") from None
     if not names or any(m in names for m in RUN_MARKERS):
         return
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
