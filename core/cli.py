@@ -35,7 +35,7 @@ def _cmd_run(args) -> int:
         os.environ["RAY_ADDRESS"] = args.address  # ray.init() reads it
     recipe = load_recipe(args.recipe, overrides)
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
-                     restart=args.restart)
+                     restart=args.restart, force=args.force)
     if res.output_dir is None:
         _print_prepared(res.manifest["prepare"])
         return 0
@@ -147,7 +147,8 @@ def _cmd_score(args) -> int:
     from .scoring import score_recipe
     from .summary import summary_table
 
-    recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet)
+    recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet,
+                              force=args.force)
     print(f"{recipe_out.rows} rows scored -> {recipe_out.path} (nothing removed; rejected_by "
           f"names the step that would reject each row)")
     if recipe_out.steps:
@@ -260,6 +261,8 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     r.add_argument("--restart", action="store_true", help="discard an unfinished run of a "
                    "different recipe in the output directory instead of refusing")
+    r.add_argument("--force", action="store_true", help="write into a directory that holds files "
+                   "but no bitextforge run (refused otherwise)")
     r.add_argument("--runner", choices=["local", "ray"], help="execution backend (overrides runner)")
     r.add_argument("--address", help="Ray cluster address for --runner ray (default: start a "
                    "local cluster)")
@@ -285,6 +288,7 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
     s.add_argument("-o", "--output", required=True, help="TSV file of scores to write")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("-q", "--quiet", action="store_true")
+    s.add_argument("--force", action="store_true", help="overwrite a file that is not a score TSV")
     s.set_defaults(func=_cmd_score)
 
     sv = sub.add_parser("serve", help="a local web page over a finished run: move thresholds, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import sys
-from typing import Any
+from typing import Any, Collection
 
 from .components import Component
 from .corpus import order_columns
@@ -50,14 +50,18 @@ class Plan:
     Use as a context manager: leaving it closes every executor and component, also on errors.
     """
 
-    def __init__(self, recipe, registry: Registry, extra_columns: list[str]):
-        """Build every step's component and executor; ``extra_columns`` are the input's own
-        columns beyond src and tgt."""
+    def __init__(self, recipe, registry: Registry, extra_columns: list[str],
+                 only: Collection[int] | None = None):
+        """Build every step's component and executor (``only`` the steps at these indices when
+        given: a Ray worker builds its own); ``extra_columns`` are the input's own columns beyond
+        src and tgt."""
         self.executors: list[Executor] = []
         self._closed = False
         problems: list[str] = []  # every component that cannot start, not just the first
         try:
             for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs)):
+                if only is not None and i not in only:
+                    continue
                 kind = kind_of(step)
                 try:
                     comp = build_component(registry, kind.component, step.component, cfg)

@@ -2,27 +2,25 @@
 
 plan (:mod:`~bitextforge.plan`: one executor per step) -> source (:mod:`~bitextforge.source`: the
 reader's batches) -> runner (:mod:`~bitextforge.runners`: local or Ray) -> sink
-(:mod:`~bitextforge.sink`: output files, shards, resume) -> reports (:mod:`~bitextforge.reports`:
-evaluators, manifest, signature). ``docs/architecture.md`` draws it.
+(:mod:`~bitextforge.sink`: output files) -> reports (:mod:`~bitextforge.reports`: evaluators,
+manifest, signature). The driver (:mod:`~bitextforge.driver`) does the preamble, runs the runner
+(shard by shard, with resume) and feeds the sink; ``docs/architecture.md`` draws it.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .checks import check_recipe_files
+from .driver import Driver, preamble
 from .plan import Plan, build_component, seed_everything  # noqa: F401 - re-exported
-from .prepare import run_prepare
 from .recipe import Recipe
 from .registry import Registry, get_registry
 from .reports import library_versions, run_evaluators, write_reports  # noqa: F401 - re-exported
 from .runners import get_runner
-from .sink import Sink, check_writable
-from .source import Source
+from .sink import RunDir, Sink
 
 
 @dataclass
@@ -39,30 +37,30 @@ class RunResult:
 
 
 def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool | None = None,
-               output_dir: str | None = None, restart: bool = False) -> RunResult:
+               output_dir: str | None = None, restart: bool = False,
+               force: bool = False) -> RunResult:
     """Run ``recipe`` and return what it produced.
 
     A run into a directory that holds an unfinished run of the same recipe and inputs resumes after
     its last finished shard; ``restart`` discards an unfinished run of a different recipe.
+    ``force`` writes into a directory that holds files but no bitextforge run (refused otherwise).
     """
     registry = registry or get_registry()
-    started = time.time()
-    check_recipe_files(recipe, registry)  # every missing file at once, before any training
-    seed_everything(recipe.seed)
-    if recipe.input is None:  # a recipe that only trains models
-        prepared = run_prepare(recipe, registry)
-        return RunResult(None, 0, 0, 0, recipe.signature(__version__), {"prepare": prepared})
-    out_dir = Path(output_dir or recipe.output.dir)
-    created = not out_dir.exists()
-    check_writable(out_dir)
-    prepared = run_prepare(recipe, registry) if recipe.prepare else []
-
-    source = Source(recipe.input, recipe.batch_size, seed=recipe.seed,
-                    progress=recipe.progress if progress is None else progress)
-    sink = Sink(out_dir, recipe, restart, created=created)
-    with sink.cleanup_on_error(), Plan(recipe, registry, source.extra_columns()) as plan:
-        written = sink.write(source, get_runner(recipe.runner), plan)
-    manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written, prepared,
-                                      started)
+    out_dir = Path(output_dir or recipe.output.dir) if recipe.input is not None else None
+    claim = RunDir(out_dir, force) if out_dir is not None else None
+    progress = recipe.progress if progress is None else progress
+    with preamble(recipe, registry, progress, claim) as run:
+        if run.source is None:  # a recipe that only trains models
+            return RunResult(None, 0, 0, 0, recipe.signature(__version__),
+                             {"prepare": run.prepared})
+        source = run.source
+        with Plan(recipe, registry, source.extra_columns()) as plan:
+            driver = Driver(recipe, source, get_runner(recipe.runner),
+                            Sink(out_dir, recipe, plan.columns, plan.cleans), plan.executors,
+                            plan=plan, shard_size=recipe.output.shard_size, restart=restart)
+            written = driver.run()
+        manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written,
+                                          run.prepared, run.started)
+        driver.finish()
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,
                      manifest["signature"], manifest, reports)

@@ -14,15 +14,14 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import check_recipe_files
 from .corpus import AtomicFile, TsvWriter
+from .driver import Driver, preamble
 from .decide import count_words, decide_rows
 from .errors import BitextforgeError
-from .plan import Plan, seed_everything
-from .prepare import run_prepare
+from .plan import Plan
 from .recipe import load_recipe
 from .registry import get_registry
-from .source import Source
+from .runners import score as score_runner
 from .steps import NAN
 
 
@@ -85,53 +84,117 @@ class _Decisions:
 
 
 def score_recipe(recipe_path: str, output: str, overrides: list[str] | None = None,
-                 quiet: bool = False) -> ScoreResult:
-    """Score the recipe's input with its filters (after its paraphrase steps) into ``output``."""
-    return score_parsed(load_recipe(recipe_path, overrides), output, quiet)
+                 quiet: bool = False, force: bool = False) -> ScoreResult:
+    """Score the recipe's input with its filters (after its paraphrase steps) into ``output``;
+    ``force`` overwrites a file there that is not a score TSV."""
+    return score_parsed(load_recipe(recipe_path, overrides), output, quiet, force)
 
 
-def score_parsed(recipe, output: str, quiet: bool = False) -> ScoreResult:
+def score_parsed(recipe, output: str, quiet: bool = False, force: bool = False) -> ScoreResult:
     """:func:`score_recipe` for a recipe already validated (trainers that score data use it)."""
     recipe_path = recipe.source
     if recipe.input is None:
         raise BitextforgeError(f"{recipe_path}: input: required field missing (score reads a "
                                f"corpus; this recipe only trains models)")
     registry = get_registry()
-    check_recipe_files(recipe, registry)
-    seed_everything(recipe.seed)
-    if recipe.prepare:
-        run_prepare(recipe, registry)
-    source = Source(recipe.input, recipe.batch_size, seed=recipe.seed,
-                    progress=recipe.progress and not quiet)
+    progress = recipe.progress and not quiet
+    with preamble(recipe, registry, progress, ScoreFile(Path(output), force)) as run:
+        try:
+            with Plan(recipe, registry, run.source.extra_columns()) as plan:
+                execs = [ex for ex in plan.executors if ex.in_score]
+                sink = ScoreSink(Path(output), plan.columns, execs)
+                written = Driver(recipe, run.source, score_runner, sink, execs).run()
+        except OSError as exc:
+            raise BitextforgeError(f"{output}: {exc.strerror or exc}") from exc
+    return ScoreResult(written.rows, Path(output), [ex.stats.to_dict() for ex in execs])
+
+
+class ScoreFile:
+    """The output of ``bitextforge score``, claimed before any training (a context manager): an
+    existing file that is not a score TSV is refused unless ``force``, so a typo in ``-o``
+    cannot overwrite a corpus."""
+
+    def __init__(self, path: Path, force: bool = False):
+        """Claim ``path``; ``force`` overwrites whatever file is there."""
+        self.path = path
+        self.force = force
+
+    def __enter__(self) -> "ScoreFile":
+        if self.path.is_dir():
+            raise BitextforgeError(f"{self.path}: is a directory; score writes one TSV file")
+        if self.path.exists() and not self.force and not _is_score_tsv(self.path):
+            raise BitextforgeError(f"{self.path}: exists and is not a TSV written by bitextforge "
+                                   f"score; choose another file, or rerun with --force to "
+                                   f"overwrite it")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def _is_score_tsv(path: Path) -> bool:
+    """Whether ``path`` starts with the header of a score TSV (src and tgt, rejected_by last)."""
     try:
-        with Plan(recipe, registry, source.extra_columns()) as plan:
-            execs = [ex for ex in plan.executors if ex.in_score]
-            # scores go to a temporary TSV first; rejected_by is known only when every row is
-            # scored
-            writer = TsvWriter(output, plan.columns)
-            final = None
-            decisions = _Decisions(execs)
-            try:
-                for batch in source.batches():
-                    for ex in execs:
-                        batch = ex.score_only(batch)
-                    decisions.add(batch)
-                    writer.write(batch)
-                writer.finish()
-                writer.file.fh.close()
-                labels = decisions.replay(writer.rows)
-                final = AtomicFile(output)
-                with open(writer.file.tmp, encoding="utf-8") as fh:
-                    final.write(fh.readline().rstrip("\n") + "\trejected_by\n")
-                    final.write("".join(line[:-1] + "\t" + label + "\n"
-                                        for line, label in zip(fh, labels)))
-                path = final.commit()
-            except BaseException:
-                if final is not None:
-                    final.discard()
-                raise
-            finally:
-                writer.file.discard()
-    except OSError as exc:
-        raise BitextforgeError(f"{output}: {exc.strerror or exc}") from exc
-    return ScoreResult(writer.rows, path, [ex.stats.to_dict() for ex in execs])
+        with open(path, "rb") as fh:
+            header = fh.readline(1 << 20).rstrip(b"\r\n").split(b"\t")
+    except OSError:
+        return False
+    return header[-1] == b"rejected_by" and b"src" in header and b"tgt" in header
+
+
+class ScoreSink:
+    """Where ``bitextforge score`` writes: :meth:`open` gives the writer of the score TSV."""
+
+    def __init__(self, path: Path, columns: list[str], execs: list):
+        """The TSV ``path`` with ``columns`` and the decisions of the filter steps in ``execs``."""
+        self.dir = path
+        self.columns = columns
+        self.execs = execs
+
+    def open(self) -> "_ScoreTsv":
+        """The writer of the score TSV."""
+        return _ScoreTsv(self.dir, self.columns, self.execs)
+
+
+class _ScoreTsv:
+    """Scored rows go to a temporary TSV first; ``rejected_by`` is known only when every row is
+    scored, so :meth:`commit` replays the decisions and writes the final TSV with it."""
+
+    rejected_rows = 0  # score removes nothing
+
+    def __init__(self, path: Path, columns: list[str], execs: list):
+        self.path = path
+        self.writer = TsvWriter(path, columns)
+        self.decisions = _Decisions(execs)
+        self.final: AtomicFile | None = None
+
+    @property
+    def rows(self) -> int:
+        """Rows written so far."""
+        return self.writer.rows
+
+    def put(self, packet) -> None:
+        """Record and write one scored batch."""
+        self.decisions.add(packet.batch)
+        self.writer.write(packet.batch)
+
+    def commit(self) -> list[str]:
+        """Write the final TSV, ``rejected_by`` last, under its name; return it."""
+        writer = self.writer
+        writer.finish()
+        writer.file.fh.close()
+        labels = self.decisions.replay(writer.rows)
+        self.final = AtomicFile(self.path)
+        with open(writer.file.tmp, encoding="utf-8") as fh:
+            self.final.write(fh.readline().rstrip("\n") + "\trejected_by\n")
+            self.final.write("".join(line[:-1] + "\t" + label + "\n"
+                                     for line, label in zip(fh, labels)))
+        path = self.final.commit()
+        writer.file.discard()
+        return [path.name]
+
+    def discard(self) -> None:
+        """Remove both temporary files."""
+        if self.final is not None:
+            self.final.discard()
+        self.writer.file.discard()

@@ -3,9 +3,12 @@ finished shard's outputs and the state of every component are written atomically
 ``<run dir>/.shards/NNNNN/`` with a ``DONE`` marker last. A rerun of the same recipe on the same
 inputs into the same directory skips the finished shards (restoring component state such as
 ``dedupe.v1``'s seen pairs) and resumes with the next; when all shards are done they are merged into
-the final files and the shard folder is removed. A directory holding an unfinished run of a
-different recipe, input or model is refused (:func:`input_fingerprint` says what counts), naming
-what changed.
+the final files, and the folder is renamed to ``.shards-merged`` (one atomic step, after the final
+files' renames) until the run's reports are written, then removed. A rerun after a kill during the
+merge merges again from the shards; after the merge it only writes what is missing (manifest,
+reports); neither processes a row again. A directory holding an unfinished run of a different
+recipe, input or model is refused (:func:`input_fingerprint` says what counts), naming what
+changed.
 
 Runs whose decisions need the whole corpus (``keep: top`` / ``words``) are not sharded: they stream
 in one pass as before.
@@ -27,6 +30,9 @@ from .errors import BitextforgeError, InputError
 from .identity import component_identity
 
 SHARD_DIR = ".shards"
+#: the shard folder once its shards are merged into the final files (their names in ``MERGED``)
+MERGED_DIR = ".shards-merged"
+MERGED = "MERGED"
 
 
 class Fingerprint(str):
@@ -72,22 +78,20 @@ def _changed(old: dict[str, str], new: dict[str, str]) -> list[str]:
 
 
 class ShardStore:
-    """The ``.shards`` folder of one run directory."""
+    """The ``.shards`` folder of one run directory (``.shards-merged`` once merged)."""
 
     def __init__(self, out_dir: Path, fingerprint: str, restart: bool = False):
         """Open the folder, refusing one that belongs to a different unfinished run."""
         self.dir = out_dir / SHARD_DIR
-        meta = self.dir / "run.json"
+        sealed = out_dir / MERGED_DIR
         parts = getattr(fingerprint, "parts", None)
-        if self.dir.exists():
-            try:
-                saved = json.loads(meta.read_text())
-                old, old_parts = saved["fingerprint"], saved.get("parts")
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                old, old_parts = None, None
+        for d in (sealed, self.dir):
+            if not d.exists():
+                continue
+            old, old_parts = _saved_fingerprint(d)
             if old != fingerprint:
                 if not restart:
-                    done = self.finished()
+                    done = _done(d)
                     changed = (_changed(old_parts, parts)
                                if isinstance(old_parts, dict) and parts else [])
                     what = f"changed: {', '.join(changed)}; " if changed else ""
@@ -98,8 +102,12 @@ class ShardStore:
                         f"started with (input files are compared by size and modification time, "
                         f"the files its steps read by content); to start again, rerun with "
                         f"--restart (discards it) or choose another output directory")
-                shutil.rmtree(self.dir)
+                shutil.rmtree(d)
+        if sealed.exists():  # merged; killed before the manifest was written
+            self.dir = sealed
+            return
         self.dir.mkdir(parents=True, exist_ok=True)
+        meta = self.dir / "run.json"
         if not meta.exists():
             record = {"fingerprint": str(fingerprint)}
             if parts:
@@ -108,14 +116,11 @@ class ShardStore:
 
     def shard_dir(self, k: int) -> Path:
         """Folder of shard ``k``."""
-        return self.dir / f"{k:05d}"
+        return _shard_dir(self.dir, k)
 
     def finished(self) -> int:
         """Number of leading shards with a DONE marker."""
-        k = 0
-        while (self.shard_dir(k) / "DONE").exists():
-            k += 1
-        return k
+        return _done(self.dir)
 
     def begin(self, k: int) -> Path:
         """An empty folder for shard ``k`` (a partial one from a killed run is discarded)."""
@@ -143,7 +148,29 @@ class ShardStore:
             return pickle.load(fh)
 
     def merge(self, out_dir: Path, n: int, names: list[str], weights_needed: bool) -> list[str]:
-        """Concatenate every shard's files into the final files (TSV headers once); remove shards."""
+        """Concatenate every shard's files into the final files (TSV headers once), unless a
+        killed run got that far; then rename the folder to ``.shards-merged``, which records the
+        merge as done. The shards stay until :meth:`remove`."""
+        written = self._merged(out_dir)
+        if written is None:
+            written = self._concatenate(out_dir, n, names, weights_needed)
+            write_atomic(self.dir / MERGED, json.dumps({"files": written}) + "\n")
+        if self.dir.name == SHARD_DIR:
+            sealed = out_dir / MERGED_DIR
+            os.replace(self.dir, sealed)
+            self.dir = sealed
+        return written
+
+    def _merged(self, out_dir: Path) -> list[str] | None:
+        """The final files of a merge that finished (all still in ``out_dir``), else None."""
+        try:
+            files = json.loads((self.dir / MERGED).read_text())["files"]
+        except (OSError, ValueError, KeyError):
+            return None
+        return files if all((out_dir / f).is_file() for f in files) else None
+
+    def _concatenate(self, out_dir: Path, n: int, names: list[str],
+                     weights_needed: bool) -> list[str]:
         written = []
         finals: list[AtomicFile] = []
         try:
@@ -168,9 +195,32 @@ class ShardStore:
             for final in finals:
                 final.tmp.unlink(missing_ok=True)
             raise
-        shutil.rmtree(self.dir)
         return written
 
+    def remove(self) -> None:
+        """Remove the shard folder (the run's manifest is written, or nothing is worth resuming)."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _saved_fingerprint(d: Path) -> tuple[str | None, dict | None]:
+    """The fingerprint a shard folder was started with, and its parts (None when unreadable)."""
+    try:
+        saved = json.loads((d / "run.json").read_text())
+        return saved["fingerprint"], saved.get("parts")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, None
+
+
+def _shard_dir(d: Path, k: int) -> Path:
+    return d / f"{k:05d}"
+
+
+def _done(d: Path) -> int:
+    """Number of leading shards in ``d`` with a DONE marker."""
+    k = 0
+    while (_shard_dir(d, k) / "DONE").exists():
+        k += 1
+    return k
 
 def split_shards(batches: Iterator[Batch], batches_per_shard: int) -> Iterator[Iterator[Batch]]:
     """Group a stream of batches into consecutive shards of ``batches_per_shard`` batches."""

@@ -1,34 +1,53 @@
-"""The sink stage of a run: writes what the runner yields into the run directory, atomically.
+"""The sink stage of a run: writes the packets it is given into the run directory, atomically,
+and claims that directory for the run.
 
 A run writes ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column),
 ``corpus.jsonl``, ``corpus.weights`` (Marian ``--data-weighting`` file, only when weights are not
 all 1), ``rejected.tsv`` (each rejected row with the step and score that rejected it) and, when
-the recipe has ``clean:`` steps, ``cleaned.tsv`` (every text a clean step changed). Every
-file is written under a temporary name and renamed only when the run succeeds. A run with
-``output.shard_size`` is written shard by shard through :class:`~bitextforge.shards.ShardStore`,
-so a killed run resumes after its last finished shard.
+the recipe has ``clean:`` steps, ``cleaned.tsv`` (every text a clean step changed). Every file is
+written under a temporary name and renamed only when the run (or shard) succeeds. The
+sink only writes: the driver (:mod:`~bitextforge.driver`) runs the runner, shard by shard, and
+feeds it the packets.
+
+:class:`RunDir` claims the directory for the whole run: a directory that holds files but no
+bitextforge run is refused (unless forced), a second run into it is refused while the first holds
+its lock, and the temporary files a killed run left behind are removed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-import shutil
-from contextlib import contextmanager
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from .corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
 from .errors import BitextforgeError
-from .plan import Plan
 from .runners.stream import Packet
+from .shards import MERGED_DIR, SHARD_DIR
+from .steps import Changed, Rejected
+
+#: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
+CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
 from .shards import ShardStore, input_fingerprint
 from .source import Source
 from .steps import Changed, Rejected
 
 #: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
 CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
+
+#: the lock file a run holds (``fcntl.flock``) in its output directory while it runs
+LOCK_FILE = ".bitextforge.lock"
+#: files a finished or unfinished run leaves in its directory; any of them marks a bitextforge run
+RUN_MARKERS = ("manifest.json", SHARD_DIR, MERGED_DIR, LOCK_FILE)
+#: the top-level files a run writes under a temporary name (``.NAME.XXXXXXXX.tmp``, see
+#: :class:`~bitextforge.corpus.AtomicFile`): a killed run leaves them behind, the next run removes
+#: them
+RUN_FILES = ("corpus.src", "corpus.tgt", "corpus.tsv", "corpus.jsonl", "corpus.weights",
+             "rejected.tsv", "cleaned.tsv", "recipe.filled.yaml", "signature.txt", "manifest.json",
+             "report.html")
 
 
 @dataclass
@@ -117,15 +136,14 @@ class Outputs:
                                 "column": [ch.column] * n, "before": ch.before,
                                 "after": ch.after})
 
-    def drain(self, stream: Iterator[Packet]) -> None:
-        """Write every packet of a runner: its rejected rows, its changes, then its kept rows."""
-        for p in stream:
-            for rej in p.rejected:
-                self.reject(rej)
-            for ch in p.changed:
-                self.record_changes(ch)
-            if p.batch is not None:
-                self.write(p.batch)
+    def put(self, packet: Packet) -> None:
+        """Write one packet of a runner: its rejected rows, its changes, then its kept rows."""
+        for rej in packet.rejected:
+            self.reject(rej)
+        for ch in packet.changed:
+            self.record_changes(ch)
+        if packet.batch is not None:
+            self.write(packet.batch)
 
     def commit(self) -> list[str]:
         """Move every file to its final name; return the names."""
@@ -168,94 +186,119 @@ def check_writable(out_dir: Path) -> None:
 
 
 class Sink:
-    """Writes a run into its directory, in one pass or shard by shard."""
+    """The files of a run: opens the outputs of the whole run or of one shard, in the formats
+    the recipe asks for."""
 
-    def __init__(self, out_dir: Path, recipe, restart: bool = False, created: bool = False):
-        """Write ``recipe``'s outputs into ``out_dir``; ``restart`` discards an unfinished run of
-        a different recipe there instead of refusing; ``created``: this run created ``out_dir``."""
+    def __init__(self, out_dir: Path, recipe, columns: list[str], cleans: bool = False):
+        """Write ``recipe``'s outputs, with ``columns``, into ``out_dir``; ``cleans``: a step
+        changes text (``cleaned.tsv`` is written)."""
         self.dir = out_dir
-        self.recipe = recipe
-        self.restart = restart
-        self.created = created
-        self.store: ShardStore | None = None
-        out = recipe.output
-        self.formats = list(out.formats)
+        self.columns = columns
+        self.cleans = cleans
+        self.write_rejected = recipe.output.write_rejected
+        self.formats = list(recipe.output.formats)
         if recipe.evaluate and "tsv" not in self.formats:
             self.formats.append("tsv")  # evaluators read the corpus back from corpus.tsv
 
-    @contextmanager
-    def cleanup_on_error(self):
-        """After an error before the first shard was finished there is nothing to resume: remove
-        the shard folder (and the output directory this run created, when empty), so the
-        corrected rerun starts cleanly instead of being refused as a different run."""
+    def open(self, where: Path | None = None, keep_weights: bool = False) -> Outputs:
+        """The output files in ``where`` (a shard's folder; the run directory by default)."""
+        return Outputs(where or self.dir, self.formats, self.columns, self.write_rejected,
+                       keep_weights, write_cleaned=self.cleans)
+
+
+class RunDir:
+    """The output directory of a run, claimed for as long as the run lasts (a context manager).
+
+    Entering it refuses a directory that holds files but no bitextforge run (unless ``force``),
+    creates the directory, takes the lock (a second run into it is refused while the first runs)
+    and removes the temporary files a killed run left behind. Leaving it releases the lock; after
+    an error it removes the directory again when this run created it and left nothing in it.
+    """
+
+    def __init__(self, path: Path, force: bool = False):
+        """Claim ``path``; ``force`` writes into a directory that holds files of something else."""
+        self.path = path
+        self.force = force
+        self.created = False
+        self._fd: int | None = None
+
+    def __enter__(self) -> "RunDir":
+        self.created = not self.path.exists()
+        if not self.created and not self.force:
+            refuse_foreign(self.path)
+        check_writable(self.path)
+        self._lock()
         try:
-            yield
+            remove_stale_temporaries(self.path)
         except BaseException:
-            store = self.store
-            if store is not None and store.dir.exists() and store.finished() == 0:
-                shutil.rmtree(store.dir, ignore_errors=True)
-            if self.created and self.dir.is_dir() and not any(self.dir.iterdir()):
-                self.dir.rmdir()
+            self.__exit__(*sys.exc_info())
             raise
+        return self
 
-    def _outputs(self, where: Path, plan: Plan, keep_weights: bool = False) -> Outputs:
-        return Outputs(where, self.formats, plan.columns, self.recipe.output.write_rejected,
-                       keep_weights, write_cleaned=plan.cleans)
-
-    def write(self, source: Source, runner, plan: Plan) -> Written:
-        """Run ``plan`` over ``source`` with ``runner`` and write the results."""
+    def __exit__(self, exc_type, exc, tb) -> None:
+        lock = self.path / LOCK_FILE
         try:
-            if self.recipe.output.shard_size and not plan.needs_all_rows:
-                return self._sharded(source, runner, plan)
-            return self._one_pass(source, runner, plan)
-        except OSError as exc:
-            if isinstance(exc, BitextforgeError):
-                raise
-            raise BitextforgeError(f"{self.dir}: writing output failed: "
-                                   f"{exc.strerror or exc}") from exc
-
-    def _one_pass(self, source: Source, runner, plan: Plan) -> Written:
-        outputs = self._outputs(self.dir, plan)
-        try:
-            outputs.drain(runner.run(source.batches(), plan.executors, self.recipe))
-            files = outputs.commit()
-        except BaseException:
-            outputs.discard()
-            raise
-        return Written(files, outputs.rows, outputs.rejected_rows, False)
-
-    def _sharded(self, source: Source, runner, plan: Plan) -> Written:
-        fingerprint = input_fingerprint(self.recipe, [ex.comp for ex in plan.executors])
-        store = self.store = ShardStore(self.dir, fingerprint, self.restart)
-        done = store.finished()
-        if done:
-            state = store.state(done - 1)
-            plan.restore(state)
-            source.stats.replaced_invalid_utf8 = state["replaced_invalid_utf8"]
-        for k, shard in enumerate(source.shards(self.recipe.output.shard_size)):
-            if k < done:
-                for _ in shard:  # already processed: read past its lines
-                    pass
-                continue
-            outputs = self._outputs(store.begin(k), plan, keep_weights=True)
+            # removed while still held: a run that opened it meanwhile finds it replaced (_lock)
+            lock.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+        if exc_type is not None and self.created:
             try:
-                outputs.drain(runner.run(shard, plan.executors, self.recipe))
-                outputs.commit()
-            except BaseException:
-                outputs.discard()
-                raise
-            store.finish(k, {"shard": k, "rows": outputs.rows,
-                             "rejected_rows": outputs.rejected_rows, "all_one": outputs.all_one,
-                             "files": [f.path.name for f in outputs.files],
-                             "replaced_invalid_utf8": source.stats.replaced_invalid_utf8,
-                             **plan.state()})
-        n = store.finished()
-        states = [store.state(k) for k in range(n)]
-        if n:
-            names = sorted(states[0]["files"])
-            files = store.merge(self.dir, n, names, not all(st["all_one"] for st in states))
-        else:  # empty input: no shard was started; write the header-only files
-            files = self._outputs(self.dir, plan).commit()
-            shutil.rmtree(store.dir)
-        return Written(files, sum(st["rows"] for st in states),
-                       sum(st["rejected_rows"] for st in states), True)
+                self.path.rmdir()  # only when empty: nothing of this run is left to resume
+            except OSError:
+                pass
+
+    def _lock(self) -> None:
+        lock = self.path / LOCK_FILE
+        for _ in range(10):
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip()
+                os.close(fd)
+                pid = f" (pid {holder})" if holder.isdigit() else ""
+                raise BitextforgeError(
+                    f"{self.path}: another bitextforge run is writing into this directory{pid}; "
+                    f"wait for it to finish or choose another output directory") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._fd = fd
+                return
+            # the run that held it finished and removed it after this one opened it: take the
+            # new one
+            os.close(fd)
+        raise BitextforgeError(f"{self.path}: could not lock the output directory (other runs keep "
+                               f"starting in it); choose another output directory")
+
+
+def refuse_foreign(path: Path) -> None:
+    """Refuse an existing directory that holds files but no bitextforge run: a run overwrites its
+    corpus files, which may be someone else's (``output.dir: ..``)."""
+    if not path.is_dir():
+        return  # a file: check_writable says why it cannot be the output directory
+    try:
+        names = sorted(p.name for p in path.iterdir())
+    except OSError as exc:
+        raise BitextforgeError(f"{path}: output directory is not readable "
+                               f"({exc.strerror})") from None
+    if not names or any(m in names for m in RUN_MARKERS):
+        return
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    raise BitextforgeError(f"{path}: output directory is not empty and holds no bitextforge run "
+                           f"({shown}); choose a new or empty directory, or rerun with --force "
+                           f"to write into it anyway")
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary files of :data:`RUN_FILES` that a killed run left in ``path`` (the
+    caller holds the directory's lock, so no other run is writing them)."""
+    for name in RUN_FILES:
+        for tmp in path.glob(f".{name}.*.tmp"):
+            tmp.unlink(missing_ok=True)

@@ -2,6 +2,7 @@
 runner writes, on real Tatoeba de-en data (which has duplicates), with driver-side global/stateful steps between Ray steps."""
 
 import json
+import os
 
 import pytest
 
@@ -57,9 +58,37 @@ class CommaSplit(Splitter):
         return out
 
 
+DRIVER_PID = os.getpid()
+
+
+class NoModelOnWorker(Filter):
+    """Starts in the driver, but not on a Ray worker: its model is missing there (a ValueError,
+    which the Plan turns into a one-line error) or its start-up has a bug (a RuntimeError)."""
+
+    name = "no_model_on_worker_test.v1"
+    default_keep = {"min": 0}
+    error = ValueError
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        if os.getpid() != DRIVER_PID:  # the driver's pid, shipped with the class
+            raise self.error("no model on this machine")
+
+    def score(self, batch):
+        return [1.0] * len(batch["src"])
+
+
+class BugOnWorker(NoModelOnWorker):
+    """NoModelOnWorker with a bug in its start-up instead."""
+
+    name = "bug_on_worker_test.v1"
+    error = RuntimeError
+
+
 @pytest.fixture
 def test_plugins(bitextforge_plugin):
-    return bitextforge_plugin(Swap, CommaSplit, Boom, name="raytest")
+    return bitextforge_plugin(Swap, CommaSplit, Boom, NoModelOnWorker, BugOnWorker,
+                              name="raytest")
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +172,25 @@ def test_worker_error_reaches_user_and_leaves_no_output(cluster, test_plugins, p
     with pytest.raises(ComponentError, match="found a bomb in src"):
         run_recipe(_recipe(s, t, tmp_path / "x", "ray", steps, limit=10))
     assert not (tmp_path / "x" / "corpus.tsv").exists()
+
+
+def test_worker_start_up_errors_are_handled_as_the_local_plan_handles_them(
+        cluster, test_plugins, pair_files, tmp_path):
+    """A worker builds its steps with the driver's Plan loop: a component that cannot start there
+    gives the local run's one-line error, and a bug stays the bug it is (as it would locally)."""
+    s, t = pair_files(["ein Haus"] * 3, ["a house"] * 3)
+    steps = "  - filter: length.v1\n    keep: {{min: 0}}\n  - filter: {name}\n"
+    with pytest.raises(ComponentError) as err:
+        run_recipe(_recipe(s, t, tmp_path / "x", "ray",
+                           steps.format(name="no_model_on_worker_test.v1"), limit=10))
+    assert str(err.value) == ("r.yaml: steps[1]: no_model_on_worker_test.v1: cannot start: no "
+                              "model on this machine")
+    with pytest.raises(RuntimeError) as bug:
+        run_recipe(_recipe(s, t, tmp_path / "y", "ray",
+                           steps.format(name="bug_on_worker_test.v1"), limit=10))
+    assert str(bug.value) == "no model on this machine"
+    assert bug.value.__notes__[0].startswith("(on a Ray worker)\nTraceback")  # the worker's
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
 def test_actor_resources_beyond_the_cluster_are_refused(cluster, pair_files, tmp_path):

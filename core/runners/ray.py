@@ -11,7 +11,8 @@ executes.
   and their counters.
 * Every streaming step is a ``map_batches`` over an autoscaling actor pool; each actor builds the
   component ONCE from its class and config (not its registered name: the registry is
-  process-local), with ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
+  process-local) through the :class:`~bitextforge.plan.Plan` loop the driver builds with, with
+  ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
 * Steps that must see every batch in order run in the driver, exactly as the local runner runs
   them: ``keep: {top, words}`` (two passes over all scores), split steps (fresh ids across
   batches) and stateful components (``Component.stateful``, e.g. ``dedupe.v1``). A recipe
@@ -30,11 +31,11 @@ import pickle
 import queue as _queue
 import sys
 import threading
+import traceback
 from typing import Iterable, Iterator
 
 from ..corpus import Batch, batch_len
-from ..errors import BitextforgeError, ComponentError, RecipeError
-from ..kinds import STEP_KINDS
+from ..errors import BitextforgeError, RecipeError
 from ..step_models import Resources
 from ..steps import Executor
 from .stream import Packet, drive, packets
@@ -55,6 +56,7 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
         atexit.register(ray.shutdown)
     _configure_data_context(recipe)
     seed = recipe.seed if recipe is not None else 0
+    where = recipe.source if recipe is not None else "recipe"
     _check_resources(executors, ray.cluster_resources().get("CPU", 0.0))
     by_index = {ex.index: ex for ex in executors}
     stream: Iterator[Packet] = packets(source)
@@ -62,13 +64,13 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     for ex in executors:
         if _in_driver(ex):
             if pending:
-                stream = _ray_segment(stream, pending, seed)
+                stream = _ray_segment(stream, pending, seed, where)
                 pending = []
             stream = drive(ex, stream)
         else:
             pending.append(ex)
     if pending:
-        stream = _ray_segment(stream, pending, seed)
+        stream = _ray_segment(stream, pending, seed, where)
     for p in stream:
         if p.error is not None:
             raise p.error
@@ -119,34 +121,32 @@ def _step_resources(ex: Executor) -> Resources:
 
 
 class _StepActor:
-    """One worker of one or more consecutive steps with equal resources: builds each component
-    once from (class, config) and runs pickled reader batches through the steps in order."""
+    """One worker of one or more consecutive steps with equal resources: builds their components
+    once, through the driver's own :class:`~bitextforge.plan.Plan` loop, and runs pickled reader
+    batches through the steps in order."""
 
-    def __init__(self, specs: list, seed: int):
-        """Seed like the driver does, then build each ``(kind, index, step, cls, config)``.
+    def __init__(self, specs: list, seed: int, source: str = "recipe"):
+        """Seed like the driver does, then build each ``(index, step, cls, config)`` as the
+        driver's Plan builds them (``source`` names the recipe in its errors).
 
-        The config arrives as a plain dict and is validated again here, against the class this
-        worker imported; a start-up failure is kept and reported with the first batch, as the
-        one-line error the driver would have given.
+        The config arrives as a plain dict and is validated again, against the class this worker
+        imported. A start-up failure is kept and reported with the first batch: a
+        BitextforgeError as the one-line error the driver would have given, anything else as
+        itself, as the local runner would raise it (Ray would wrap it and restart the actor).
         """
-        from ..plan import seed_everything
+        from ..plan import Plan, seed_everything
 
         seed_everything(seed)
-        self.execs: list[Executor] = []
+        self.plan: Plan | None = None
         self.error: BaseException | None = None
         try:
-            for kind, index, step, cls, config in specs:
-                try:
-                    comp = cls(cls.Config.model_validate(config))
-                except BitextforgeError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - becomes the driver's one-line error
-                    raise ComponentError(f"{cls.name}: cannot start on a Ray worker: "
-                                         f"{type(exc).__name__}: {exc}") from None
-                self.execs.append(STEP_KINDS[kind].executor(index, step, comp))
-            seed_everything(seed)  # again: seeds what the components loaded
-        except BitextforgeError as exc:
+            self.plan = Plan(_WorkerRecipe(specs, seed, source), _WorkerRegistry(specs), [],
+                             only={index for index, *_ in specs})
+        except Exception as exc:  # noqa: BLE001 - classified by Plan, raised by the driver
+            if not isinstance(exc, BitextforgeError):
+                exc.add_note(f"(on a Ray worker)\n{traceback.format_exc()}")
             self.error = exc
+        self.execs: list[Executor] = self.plan.executors if self.plan is not None else []
 
     def __call__(self, table):
         """Run the steps on each pickled packet of a Ray batch."""
@@ -176,9 +176,37 @@ class _StepActor:
 
     def __del__(self):
         """Release the models and score caches when Ray ends the actor."""
-        for ex in getattr(self, "execs", ()):
-            ex.close()
-            ex.comp.close()
+        plan = getattr(self, "plan", None)
+        if plan is not None:
+            plan.close()
+
+
+class _WorkerRecipe:
+    """What :class:`~bitextforge.plan.Plan` reads of a recipe, for the steps a worker runs (the
+    others are None and skipped)."""
+
+    def __init__(self, specs: list, seed: int, source: str):
+        n = max(index for index, *_ in specs) + 1
+        self.steps: list = [None] * n
+        self.configs: list = [None] * n
+        for index, step, _cls, config in specs:
+            self.steps[index], self.configs[index] = step, config
+        self.seed = seed
+        self.source = source
+
+
+class _WorkerRegistry:
+    """The registry a worker's Plan builds from: the classes the driver shipped, each taking the
+    plain-dict config it was sent (validated by its own ``Config``, so a mismatch becomes the
+    Plan's one-line start-up error)."""
+
+    def __init__(self, specs: list):
+        self.classes = {step.component: cls for _index, step, cls, _config in specs}
+
+    def get(self, kind: str, name: str):
+        """A factory ``config dict -> component`` for the shipped class ``name``."""
+        cls = self.classes[name]
+        return lambda config: cls(cls.Config.model_validate(config))
 
 
 def _ship_class(cls) -> None:
@@ -206,8 +234,8 @@ def _fuse(executors: list[Executor]) -> list[list[Executor]]:
     return groups
 
 
-def _ray_segment(stream: Iterator[Packet], executors: list[Executor],
-                 seed: int) -> Iterator[Packet]:
+def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
+                 source: str) -> Iterator[Packet]:
     """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per group of
     steps with equal resources."""
     import ray
@@ -224,11 +252,11 @@ def _ray_segment(stream: Iterator[Packet], executors: list[Executor],
         for ex in group:
             cls = type(ex.comp)
             _ship_class(cls)
-            specs.append((ex.kind, ex.index, ex.step, cls,
+            specs.append((ex.index, ex.step, cls,
                           ex.comp.config.model_dump(mode="python", by_alias=True)))
         ds = ds.map_batches(
             _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
-            fn_constructor_args=(specs, seed),
+            fn_constructor_args=(specs, seed, source),
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
             num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
     feeder.start()
