@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from bitextforge import ComponentError, Filter, Paraphraser, RecipeError, Splitter
+from bitextforge import ComponentError, Filter, Generator, Paraphraser, RecipeError, Splitter
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
 
@@ -58,6 +58,18 @@ class CommaSplit(Splitter):
         return out
 
 
+class Mirror(Generator):
+    """Test generator (deterministic): the words reversed and, for longer sentences, also
+    without their last word."""
+
+    name = "mirror_test.v1"
+
+    def generate(self, sentences):
+        return [[(" ".join(reversed(s.split())), -0.1)] + ([(" ".join(s.split()[:-1]), -0.2)]
+                                                          if len(s.split()) > 4 else [])
+                for s in sentences]
+
+
 DRIVER_PID = os.getpid()
 
 
@@ -87,7 +99,7 @@ class BugOnWorker(NoModelOnWorker):
 
 @pytest.fixture
 def test_plugins(bitextforge_plugin):
-    return bitextforge_plugin(Swap, CommaSplit, Boom, NoModelOnWorker, BugOnWorker,
+    return bitextforge_plugin(Swap, CommaSplit, Boom, NoModelOnWorker, BugOnWorker, Mirror,
                               name="raytest")
 
 
@@ -225,3 +237,22 @@ def test_split_step_runs_in_the_driver_and_matches(cluster, test_plugins, tmp_pa
     local = (tmp_path / "local" / "corpus.tsv").read_bytes()
     assert local == (tmp_path / "ray" / "corpus.tsv").read_bytes()
     assert b"comma_split_test.v1" in local  # some rows were split
+
+
+def test_several_inputs_and_generation_match_the_local_runner(cluster, test_plugins, tmp_path):
+    """Bitext and monolingual text, a generate step run by Ray workers, then filters: the same
+    bytes as the local runner."""
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    for runner in ("local", "ray"):
+        run_recipe(parse_recipe(
+            f"name: raygen\ninput:\n  - {{name: bitext, src: '{src}', tgt: '{tgt}', limit: 300}}\n"
+            f"  - {{name: mono, tgt: '{tgt}', skip: 300, limit: 500}}\n"
+            f"output: {{dir: '{tmp_path / runner}'}}\nprogress: false\nbatch_size: 100\n"
+            f"runner: {runner}\nsteps:\n  - generate: mirror_test.v1\n    side: src\n"
+            f"  - filter: length_ratio.v1\n    keep: {{max: 1.5}}\n    origins: [mono]\n"
+            f"  - filter: length.v1\n    keep: {{words: 4000}}\n", "g.yaml"))
+    for name in ("corpus.tsv", "rejected.tsv"):
+        local = (tmp_path / "local" / name).read_bytes()
+        assert local == (tmp_path / "ray" / name).read_bytes(), name
+    assert b"mirror_test.v1" in (tmp_path / "local" / "corpus.tsv").read_bytes()
