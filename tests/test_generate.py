@@ -355,3 +355,16 @@ def test_several_inputs_count_their_rows_ahead_for_the_progress_bar(files):
     reader = MultiReader(specs, 2)
     rows = sum(len(b["id"]) for b in reader.batches())
     assert reader.expected_rows() == rows == 9 + 4 + 1
+
+
+def test_marian_weights_cover_synthetic_rows(files, reg):
+    """An input's weight reaches every row it gives, generated ones included, and the Marian
+    weights file has one line per output row."""
+    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
+  - {{name: mono, tgt: {files}/m.en, weight: 0.25}}""", BT + "    with: {k: 2}\n", reg=reg)
+    run_recipe(r)
+    out = files / "out"
+    weights = (out / "corpus.weights").read_text().split()
+    src = (out / "corpus.src").read_text().splitlines()
+    assert len(weights) == len(src) == 3 + 7  # 2 outputs for 3 sentences, 1 for the loop
+    assert [float(w) for w in weights] == [1.0] * 3 + [0.25] * 7
