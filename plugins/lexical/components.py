@@ -116,6 +116,11 @@ class LexicalCoverageFilter(Filter):
         direction: Direction = Field("both", description="both (average), src2tgt (share of "
                                      "source words covered) or tgt2src.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The dictionary."""
+        return {"dictionary": config.dictionary}
+
     def __init__(self, config=None):
         """Read the dictionary once."""
         super().__init__(config)
@@ -191,6 +196,11 @@ class LexicalTranslationFilter(Filter):
         copy_prob: float = Field(0.5, gt=0, le=1, description="Probability of an identical word "
                                  "the tables do not know (names, numbers).")
         margin: int = Field(0, ge=0, description=MARGIN_DOC)
+
+    @classmethod
+    def input_paths(cls, config):
+        """The tables directory."""
+        return {"tables": config.tables}
 
     def __init__(self, config=None):
         """Load the tables once."""
@@ -295,6 +305,11 @@ class LexicalTranslationTrainer(Trainer):
         min_prob: float = Field(1e-4, gt=0, lt=1, description="Prune translations below this.")
         top: int = Field(50, ge=0, description="Keep at most this many translations a word "
                          "(0 = all).")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The corpus files and the dictionary."""
+        return {"corpus": config.corpus, "dictionary": config.dictionary}
 
     def train(self):
         """Align, count and write the tables."""

@@ -293,6 +293,18 @@ class PairClassifierTrainer(Trainer):
             _validate_specs(self.features)
             return self
 
+    @classmethod
+    def input_paths(cls, config):
+        """The corpus files and every file the feature filters read (``features[0].with.tables``)."""
+        from bitextforge.registry import get_registry
+
+        reg = get_registry()
+        out = {"corpus": config.corpus}
+        for n, spec in enumerate(config.features):
+            fcls = reg.get("filter", spec.filter)
+            out[f"features[{n}].with"] = fcls.input_paths(fcls.Config(**spec.with_))
+        return out
+
     def outputs(self):
         """The model and its facts file."""
         out = Path(self.config.output)
@@ -369,6 +381,11 @@ class PairClassifierFilter(Filter):
         """Options of pair_classifier.v1."""
 
         model: str = Field(description="Model file written by pair_classifier_model.v1.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The model file."""
+        return {"model": config.model}
 
     def __init__(self, config=None):
         """Load the classifier and build its feature filters once."""
