@@ -508,6 +508,13 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
             step = kind.model.model_validate(raw)
         except ValidationError as exc:
             errors.append(format_validation_error(source, where, exc, kind.model))
+            # a bad keep: must not hide a bad with: of the same step: report both at once
+            name, with_ = raw.get(kinds[0]), raw.get("with", {})
+            bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            if (isinstance(name, str) and isinstance(with_, dict)
+                    and not bad & {kinds[0], "with"}):
+                _validate_component(registry, kind.component, name, with_, source, where,
+                                    errors, key=kind.key)
             continue
         cfg = _validate_component(registry, kind.component, step.component, step.with_, source,
                                   where, errors, key=kind.key)

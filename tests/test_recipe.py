@@ -47,6 +47,17 @@ def test_wrong_type_and_unknown_component_reported_together():
     assert lines[1].startswith("r.yaml: steps[2].with.n: Input should be a valid integer")
 
 
+def test_bad_with_and_bad_keep_of_one_step_are_both_reported():
+    """Issue #35: a step with a misspelt with: key and a misspelt keep: key reported only the
+    keep: one, so the user fixed it, ran again and only then met the second."""
+    bad = BASE.replace("{unit: chars}", "{unti: chars}").replace("{max: 3}", "{mx: 3}")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(bad, "r.yaml")
+    assert str(err.value).splitlines() == [
+        "r.yaml: steps[1].keep.mx: unknown field; did you mean max?",
+        "r.yaml: steps[1].with.unti: unknown field; did you mean unit?"]
+
+
 def test_unknown_top_level_key_and_keep_key():
     with pytest.raises(RecipeError, match=r"r.yaml: ouptut: unknown field; did you mean output"):
         parse_recipe(BASE + "ouptut: x\n", "r.yaml")
