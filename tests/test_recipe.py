@@ -97,6 +97,24 @@ def test_set_overrides():
         parse_recipe(BASE, "r.yaml", ["steps[9].keep.max=1"])
 
 
+def test_a_bad_set_path_names_the_set_not_the_recipe_file():
+    """Issue #35: an error caused by ``--set`` named the recipe file, whose text was fine."""
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE, "r.yaml", ["steps[1].keep.mx=2.5", "steps.2.with.n=lots"])
+    assert str(err.value).splitlines() == [
+        "--set steps[1].keep.mx=2.5: steps[1].keep.mx: unknown field; did you mean max?",
+        "--set steps.2.with.n=lots: steps[2].with.n: Input should be a valid integer, unable to "
+        "parse string as an integer (got 'lots')"]
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE, "r.yaml", ["name.x=1"])
+    assert str(err.value) == ("--set name.x: cannot descend into 'x': name is 't' in r.yaml, not "
+                              "a mapping")
+    # a problem the recipe text itself has still names the recipe file
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE.replace("{n: 2}", "{n: lots}"), "r.yaml", ["steps[1].keep.max=2"])
+    assert str(err.value).startswith("r.yaml: steps[2].with.n: ")
+
+
 def test_duplicate_score_columns_need_as():
     two = BASE + "  - filter: length.v1\n    keep: {min: 1}\n"
     with pytest.raises(RecipeError, match="score column 'length' is already written"):
