@@ -4,9 +4,10 @@
 exists (a missing relative path is reported with its recipe key and the directory it is relative
 to), paired plain input files have the same number of lines (counted up front by counting
 newlines in 1 MB blocks, far cheaper than reading the corpus, rather than discovered after the
-corpus was processed), and
+corpus was processed),
 every file or model directory a component or trainer declares in
-:meth:`bitextforge.Component.input_paths` exists or is written by an earlier ``prepare:`` entry.
+:meth:`bitextforge.Component.input_paths` exists or is written by an earlier ``prepare:`` entry,
+and the output directory is not a file.
 """
 
 from __future__ import annotations
@@ -155,13 +156,39 @@ def step_name(step) -> str:
     return step.component
 
 
+def not_a_directory(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be (made) a directory, when it or a directory above it is a file:
+    ``mkdir`` would only say "File exists" or "Not a directory". None when all is well."""
+    p = Path(path).expanduser()
+    for q in (p, *p.parents):
+        if q.exists() and not q.is_dir():
+            return "is a file, expected a directory" if q == p else f"{q} is a file, not a directory"
+    return None
+
+
+def output_problems(recipe, output_dir: str | None = None) -> list[str]:
+    """The run's output directory (``output_dir``, from ``run -o``, else the recipe's
+    ``output.dir``) when it is a file or lies under one."""
+    if output_dir is not None:
+        why = not_a_directory(output_dir)
+        return [f"--output: {output_dir}: {why}"] if why else []
+    if recipe.input is None or recipe.output is None:
+        return []  # a recipe that only trains models writes no output directory
+    why = not_a_directory(recipe.output.dir)
+    return [f"{recipe.source}: output.dir: {recipe.output.dir}: {why}"] if why else []
+
+
 def preflight(recipe, registry) -> list[str]:
     """Every problem with the files a recipe will read, one line each (empty when all is well)."""
     return input_problems(recipe) + component_problems(recipe, registry)
 
 
-def check_recipe_files(recipe, registry) -> None:
-    """Raise one error listing every problem :func:`preflight` finds."""
+def check_recipe_files(recipe, registry, output: bool = False,
+                       output_dir: str | None = None) -> None:
+    """Raise one error listing every problem :func:`preflight` finds; with ``output``, also the
+    output directory's (:func:`output_problems`; ``validate`` and ``run`` ask for it)."""
     problems = preflight(recipe, registry)
+    if output:
+        problems += output_problems(recipe, output_dir)
     if problems:
         raise BitextforgeError("\n".join(problems))

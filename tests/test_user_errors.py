@@ -400,3 +400,21 @@ steps:
                           ("steps[2].with.dictionary", "ding.tsv.gz"),
                           ("steps[3].with.model", "models/pair-classifier.joblib"),
                           ("steps[4].with.model", "models/minilm")]]
+
+
+def test_an_output_dir_that_is_a_file_is_called_a_file(tmp_path, pair_files):
+    """Issue #35: output.dir naming a file said "output directory is not writable (File exists)"."""
+    s, t = pair_files(["a"], ["b"])
+    (tmp_path / "out").write_text("not a directory\n")
+    r = tmp_path / "r.yaml"
+    r.write_text(recipe_text(s, t, tmp_path / "out", "  - filter: length.v1\n    keep: {max: 5}\n"))
+    for command in ("validate", "run"):
+        res = cli(command, r)
+        assert res.returncode == 2
+        assert res.stderr.strip() == (f"bitextforge: error: {r}: output.dir: {tmp_path}/out: is a "
+                                      f"file, expected a directory")
+    res = cli("run", r, "-o", tmp_path / "out" / "sub")
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"bitextforge: error: --output: {tmp_path}/out/sub: "
+                                  f"{tmp_path}/out is a file, not a directory")
+    assert (tmp_path / "out").read_text() == "not a directory\n"
