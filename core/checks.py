@@ -52,6 +52,7 @@ def _missing(source: str, key: str, path: str, what: str = "no such file or dire
 
 def input_problems(recipe) -> list[str]:
     """Problems with the recipe's ``input`` files: missing files, unequal plain line counts."""
+    from .corpus import gzip_problem
     from .recipe import input_specs
 
     source = recipe.source
@@ -68,6 +69,8 @@ def input_problems(recipe) -> list[str]:
                 found.append(_missing(source, f"{where}.{key}", path, "no such file"))
             elif p.is_dir():
                 found.append(f"{source}: {where}.{key}: {path}: is a directory, expected a file")
+            elif p.suffix == ".gz" and (why := gzip_problem(p)):
+                found.append(f"{source}: {where}.{key}: {path}: {why}")
         problems += found
         if (spec.format == "plain" and not spec.one_sided and not found and spec.limit is None
                 and not spec.skip):

@@ -418,3 +418,17 @@ def test_an_output_dir_that_is_a_file_is_called_a_file(tmp_path, pair_files):
     assert res.stderr.strip() == (f"bitextforge: error: --output: {tmp_path}/out/sub: "
                                   f"{tmp_path}/out is a file, not a directory")
     assert (tmp_path / "out").read_text() == "not a directory\n"
+
+
+def test_validate_finds_plain_text_named_gz(tmp_path):
+    """The same check runs in validate, naming the recipe key."""
+    (tmp_path / "a.de.gz").write_text("Der Hund\n")
+    (tmp_path / "a.en").write_text("The dog\n")
+    r = tmp_path / "r.yaml"
+    r.write_text(recipe_text(tmp_path / "a.de.gz", tmp_path / "a.en", tmp_path / "out",
+                             "  - filter: length.v1\n    keep: {max: 5}\n"))
+    res = cli("validate", r)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"bitextforge: error: {r}: input.src: {tmp_path}/a.de.gz: not "
+                                  f"gzip-compressed, although its name ends in .gz; compress it "
+                                  f"or rename it without .gz")
