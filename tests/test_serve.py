@@ -359,6 +359,23 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
     assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_a_busy_port_is_one_error_line_with_a_hint(in_root, tmp_path):
+    """Issue #35: serve on a port in use printed uvicorn's log line and exited with 3."""
+    quickstart_run(tmp_path / "run")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "serve",
+                              str(tmp_path / "run"), "--port", str(port), "--no-save"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: serve: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        f"another program (perhaps another bitextforge serve) listens there; --port 0 picks a "
+        f"free port"]
+
+
 def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path, monkeypatch):
     quickstart_run(tmp_path / "run")
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
