@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from typing import Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -92,3 +94,27 @@ def plain_progress(items: Iterable[T], desc: str = "bitextforge", total: int | N
             last, spoke = now, True
     if spoke:
         say(who, line(time.monotonic()) + " (done)")
+
+
+@contextmanager
+def phase(who: str, what: str, every: float | None = None) -> Iterator[None]:
+    """Say ``what`` (``aligning 20,000 pairs with eflomal``) as the block starts, ``still <what>
+    (N s)`` every ``every`` seconds (default :data:`PLAIN_EVERY`) while it runs, and ``<what>:
+    N s`` when it ends: for a long library call (an aligner, a classifier's fit) that reports
+    nothing itself, so a trainer is never silent for minutes. An error ends it without a line."""
+    start = time.monotonic()
+    say(who, what)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(PLAIN_EVERY if every is None else every):
+            say(who, f"still {what} ({time.monotonic() - start:.0f} s)")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        ticker.join()
+    say(who, f"{what}: {time.monotonic() - start:.1f} s")

@@ -331,7 +331,7 @@ class LexicalTranslationTrainer(Trainer):
                                      f"{'-'.join(c.dictionary_langs)}, the corpus "
                                      f"{'-'.join(c.langs)}")
         return train_tables(src, tgt, c.output, tuple(c.langs), c.normalise, lex, c.prior,
-                            c.iterations, c.max_len, c.min_prob, c.top)
+                            c.iterations, c.max_len, c.min_prob, c.top, who=self.name)
 
     @classmethod
     def doctor(cls):
