@@ -128,13 +128,13 @@ def component_problems(recipe, registry) -> list[str]:
     source = recipe.source
     problems: list[str] = []
     outputs: list[Path] = []
-    entries = [(f"prepare[{i}]", "trainer", p.train, cfg)
+    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True)
                for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
-    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg)
+    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False)
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
-    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg)
+    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False)
               for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
-    for where, kind, name, cfg in entries + later:
+    for where, kind, name, cfg, trains in entries + later:
         cls = registry.get(kind, name)
         for key, path in _flatten(cls.input_paths(cfg)):
             if path is None or Path(path).expanduser().exists():
@@ -142,7 +142,7 @@ def component_problems(recipe, registry) -> list[str]:
             if _written_by_prepare(path, outputs):
                 continue
             problems.append(_missing(source, f"{where}.with.{key}", str(path)))
-        if kind == "trainer":
+        if trains:
             outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
     return problems
 

@@ -78,6 +78,7 @@ class StepInfo:
                 "column": self.column, "label": self.label, "apply_to": self.apply_to,
                 "side": self.side, "editable": self.editable, "stateful": self.stateful,
                 "keep": self.keep.model_dump(exclude_none=True) if self.keep else None,
+                "decides": self.decides, "makes": self.makes,
                 "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
                 "seconds": self.stored.get("seconds"), "info": self.stored.get("info")}
 
@@ -136,9 +137,9 @@ class RunData:
             else np.zeros(t.num_rows, dtype=np.int64) for t in parts]).astype(np.int64)
         # A scores file has every score of every row: its rejected_by column (what the recipe's
         # bounds would reject) must not hide scores from later steps as a run's rejections do.
-        at = np.concatenate([self._stored_at(t, path, n_steps) if kind != "scores"
+        at = np.concatenate([self._stored_at(t, path, n_steps) if what != "scores"
                              else np.full(t.num_rows, n_steps, dtype=np.int32)
-                             for t, (path, kind) in zip(parts, tables)]).astype(np.int32)
+                             for t, (path, what) in zip(parts, tables)]).astype(np.int32)
         # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
         # files; sorting by (id, variant) interleaves them back as the steps saw them. A step that
         # replaces rows numbers its rows afresh: they sort under the row they were made from

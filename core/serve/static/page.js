@@ -46,8 +46,9 @@ async function init() {
   for (const w of ov.warnings) warn.append(el("div", { class: "warn", text: w }));
   const steps = document.getElementById("steps");
   for (const st of ov.steps) {
-    if (st.kind === "filter") steps.append(filterPanel(st));
-    else if (st.kind === "paraphrase") steps.append(paraphrasePanel(st));
+    // the server says what a step does (its executor's decides / makes), not which kind it is
+    if (st.decides) steps.append(filterPanel(st));
+    else if (st.makes === "adds") steps.append(paraphrasePanel(st));
     else steps.append(otherPanel(st));
   }
   renderEvaluations(ov.evaluations, ov.evaluation_plots || {});
@@ -151,8 +152,8 @@ async function refresh() {
   renderTotals(sum);
   renderFunnel(sum);
   for (const st of state.overview.steps) {
-    if (st.kind === "filter") { renderHist(st, sum); renderCounts(st, sum); state.views[st.index].offset = 0; await loadRows(st.index); }
-    else if (st.kind === "paraphrase") await loadGroups(st.index);
+    if (st.decides) { renderHist(st, sum); renderCounts(st, sum); state.views[st.index].offset = 0; await loadRows(st.index); }
+    else if (st.makes === "adds") await loadGroups(st.index);
   }
   document.body.dataset.decided = String(Number(document.body.dataset.decided || 0) + 1);
 }
