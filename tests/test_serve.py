@@ -220,6 +220,43 @@ def test_bad_requests_get_4xx_without_traceback(in_root, tmp_path):
     assert ro.post("/api/export", json={"name": "ok.yaml"}).status_code == 403
 
 
+def test_saved_recipe_is_the_users_recipe_with_only_the_bounds_changed(tmp_path, pair_files):
+    """Issue #35: "Save recipe" wrote the fully filled recipe (every default of every component,
+    comments gone). It edits the user's file instead: only the edited keep: and output.dir."""
+    s, t = pair_files([f"w {'x ' * n}".strip() for n in range(8)],
+                      [f"v {'y ' * n}".strip() for n in range(8)])
+    user = f"""# my recipe: short pairs only
+name: mine
+input: {{src: {s}, tgt: {t}}}
+output: {tmp_path}/run    # where it goes
+progress: false
+steps:
+  - filter: length.v1
+    keep:
+      max: 6        # words
+      order: highest
+  - filter: length_ratio.v1   # second filter, not edited
+    keep: {{max: 3}}
+"""
+    recipe = tmp_path / "mine.yaml"
+    recipe.write_text(user, encoding="utf-8")
+    run_recipe(load_recipe(recipe), progress=False)
+    data = load_run(tmp_path / "run")
+    saved = data.export_recipe({0: KeepSpec(max=4, min=2)}, tmp_path / "tight.yaml")
+    lines = saved.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# mine with thresholds chosen in bitextforge serve (")
+    assert lines[1:] == [f"# from {recipe}", *user.replace(
+        f"{tmp_path}/run    #", f"{tmp_path}/run-tight    #").replace(
+        "max: 6        # words\n      order: highest", "{max: 4, order: highest, min: 2}").splitlines()]
+    res = run_recipe(load_recipe(saved), progress=False)
+    assert kept_keys(res.output_dir) == page_keys(data, data.decide({0: KeepSpec(max=4, min=2)}))
+    # a recipe file changed since the run is not the recipe that ran: the filled one is the base
+    recipe.write_text(user.replace("max: 3", "max: 2"), encoding="utf-8")
+    text = data.export_recipe({0: KeepSpec(max=4)}, tmp_path / "other.yaml").read_text()
+    assert f"# every option written out: {recipe} is not the recipe that ran" in text
+    assert load_recipe(tmp_path / "other.yaml").steps[1].keep.max == 3
+
+
 @pytest.fixture
 def app_run(in_root, tmp_path):
     """The quick start run, and a directory to save recipes in."""
