@@ -266,6 +266,37 @@ def app_run(in_root, tmp_path):
     return load_run(tmp_path / "run"), save
 
 
+def test_histograms_span_the_data_with_bounds_as_edges_and_fine_dense_bins(app_run):
+    """Issue #35: the histograms cut the range at the 0.5 % and 99.5 % quantiles and piled the
+    tail (the rejected rows, for a max bound) into the edge bin, and 60 equal bins were too
+    coarse where the scores crowd (near 1). Now every bar holds only scores within its edges, a
+    bound is an edge, and the densest bins are finer than equal bins would be."""
+    import numpy as np
+
+    from bitextforge.serve.data import HIST_BINS
+
+    data, _ = app_run
+    dec = data.decide()
+    for st in (s for s in data.steps if s.decides):
+        h = data.histogram(dec, st)
+        edges = np.array(h["edges"])
+        v = data.scores[st.column]
+        reach = dec.entered[st.index] & data.scope(st) & np.isfinite(v)
+        scores = v[reach]
+        assert edges[0] <= scores.min() and scores.max() <= edges[-1], st.label
+        counts = np.array(h["kept"]) + np.array(h["rejected"])
+        assert counts.sum() == len(scores)
+        inside = np.histogram(np.clip(scores, edges[0], edges[-1]), edges)[0]
+        assert counts.tolist() == inside.tolist(), st.label  # each score in its own bin
+        for b in (st.keep.min, st.keep.max):
+            if b is not None and np.isfinite(b):
+                assert b in edges, (st.label, b)
+        if len(np.unique(scores)) > HIST_BINS:  # not a handful of values, like dedupe's 0 / 1
+            widths = np.diff(edges)
+            densest = widths[np.argmax(counts / widths)]
+            assert densest < (edges[-1] - edges[0]) / HIST_BINS, st.label
+
+
 def test_cross_origin_writes_and_foreign_hosts_are_refused(app_run):
     """A form of another site POSTed text/plain to /api/export and wrote recipes; a page on a
     rebound DNS name read the run (Host: attacker.example got 200)."""

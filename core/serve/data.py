@@ -250,29 +250,19 @@ class RunData:
         return unescape(self.text[name][int(self.file_row[i])].as_py() or "")
 
     def _edges(self, st: StepInfo) -> np.ndarray:
-        """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
+        """Histogram bin edges of a filter step: see :func:`histogram_edges`."""
         v = self.scores[st.column]
-        v = v[np.isfinite(v)]
-        if not len(v):
-            return np.linspace(0.0, 1.0, HIST_BINS + 1)
-        lo, hi = float(v.min()), float(v.max())
-        if len(v) > 200:  # far outliers (a 1 MB line) would squeeze every other bar into one bin
-            lo, hi = (float(x) for x in np.quantile(v, [0.005, 0.995]))
-        for b in (st.keep.min, st.keep.max) if st.keep else ():
-            if b is not None and np.isfinite(b):  # keep: {min: -.inf} bounds nothing to draw
-                lo, hi = min(lo, b), max(hi, b)
-        if hi <= lo:
-            lo, hi = lo - 0.5, hi + 0.5
-        return np.linspace(lo, hi, HIST_BINS + 1)
+        bounds = [b for b in ((st.keep.min, st.keep.max) if st.keep else ()) if b is not None]
+        return histogram_edges(v[np.isfinite(v)], bounds)
 
     def _bins(self, st: StepInfo) -> np.ndarray:
+        """Each row's bin of its step's score; NaN gets one past the last bin (not drawn), an
+        infinite score the first or the last."""
         edges = self.edges[st.index]
+        nb = len(edges) - 1
         v = self.scores[st.column]
-        with np.errstate(invalid="ignore"):
-            b = np.floor((v - edges[0]) / (edges[-1] - edges[0]) * HIST_BINS)
-        # outliers go into the edge bins; NaN gets HIST_BINS, one past the last, dropped
-        b = np.where(np.isnan(b), HIST_BINS, np.clip(b, 0, HIST_BINS - 1))
-        return b.astype(np.int16)
+        b = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, nb - 1)
+        return np.where(np.isnan(v), nb, b).astype(np.int16)
 
     # -- deciding ----------------------------------------------------------------------------
 
@@ -415,8 +405,9 @@ class RunData:
         v = self.scores[st.column]
         bins = self.bins[st.index]
         rej = dec.rejected_at == st.index
-        kept_counts = np.bincount(bins[reach & ~rej], minlength=HIST_BINS + 1)[:HIST_BINS]
-        rej_counts = np.bincount(bins[reach & rej], minlength=HIST_BINS + 1)[:HIST_BINS]
+        nb = len(edges) - 1
+        kept_counts = np.bincount(bins[reach & ~rej], minlength=nb + 1)[:nb]
+        rej_counts = np.bincount(bins[reach & rej], minlength=nb + 1)[:nb]
         finite = ~np.isnan(v)
         keep = dec.keeps.get(st.index, st.keep)
         near = np.zeros(self.n, dtype=bool)
@@ -709,6 +700,31 @@ def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str) -> st
             edited.steps[i].keep != keep for i, keep in keeps.items()):
         return None
     return text
+
+
+def histogram_edges(v: np.ndarray, bounds: list[float] = ()) -> np.ndarray:
+    """Bin edges for the finite scores ``v`` of a filter step, about :data:`HIST_BINS` bins of
+    varying width: they span the data's whole range (a far tail is drawn where it lies, not
+    piled into an edge bin), half are equal widths over that range and half hold equal shares
+    of the rows, so bins are finer where the scores are dense (near 1 for most probabilities);
+    each finite recipe bound is an edge, so no bin holds rows on both sides of it."""
+    finite_bounds = [float(b) for b in bounds if np.isfinite(b)]  # min: -.inf bounds nothing
+    if not len(v):
+        return np.unique(np.r_[np.linspace(0.0, 1.0, HIST_BINS + 1), finite_bounds])
+    lo, hi = min([float(v.min()), *finite_bounds]), max([float(v.max()), *finite_bounds])
+    if hi <= lo:
+        return np.linspace(lo - 0.5, hi + 0.5, HIST_BINS + 1)
+    half = HIST_BINS // 2
+    edges = np.unique(np.r_[np.linspace(lo, hi, half + 1),
+                            np.quantile(v, np.linspace(0.0, 1.0, HIST_BINS - half + 1)),
+                            finite_bounds])
+    # quantiles of tied scores land a rounding error apart: such slivers are no bins
+    keep = np.r_[True, np.diff(edges) > (hi - lo) * 1e-9]
+    keep[-1] = True
+    edges = edges[keep]
+    if len(edges) > 2 and edges[-1] - edges[-2] <= (hi - lo) * 1e-9:
+        edges = np.delete(edges, -2)
+    return edges
 
 
 def _read_table(path: Path, score_cols: set[str], fraction: float | None = None, rng=None):

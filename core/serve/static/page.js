@@ -205,8 +205,10 @@ function renderCounts(st, sum) {
 
 function renderHist(st, sum) {
   const h = sum.histograms[String(st.index)];
+  // bins differ in width (finer where the scores are dense): each bar spans its own bin
   const centers = h.edges.slice(0, -1).map((e, k) => (e + h.edges[k + 1]) / 2);
-  const width = h.edges[1] - h.edges[0];
+  const width = h.edges.slice(0, -1).map((e, k) => h.edges[k + 1] - e);
+  const range = h.edges.slice(0, -1).map((e, k) => `${fmt(e)} to ${fmt(h.edges[k + 1])}`);
   const keep = sum.keep[String(st.index)] || st.keep || {};
   const shapes = [];
   const names = [];
@@ -223,8 +225,10 @@ function renderHist(st, sum) {
                   line: { color: "#6b4c9a", width: 2, dash: "dot" }, editable: false });
   }
   const traces = [
-    { type: "bar", name: "kept", x: centers, y: h.kept, width, marker: { color: "#3b75af" } },
-    { type: "bar", name: "rejected", x: centers, y: h.rejected, width, marker: { color: "#e07b39" } }];
+    { type: "bar", name: "kept", x: centers, y: h.kept, width, customdata: range,
+      hovertemplate: "%{customdata}: %{y} kept<extra></extra>", marker: { color: "#3b75af" } },
+    { type: "bar", name: "rejected", x: centers, y: h.rejected, width, customdata: range,
+      hovertemplate: "%{customdata}: %{y} rejected<extra></extra>", marker: { color: "#e07b39" } }];
   const layout = { barmode: "stack", margin: { l: 50, r: 10, t: 28, b: 35 }, shapes,
                    xaxis: { title: { text: st.column } }, yaxis: { title: { text: "rows" } },
                    legend: { orientation: "h", x: 1, xanchor: "right", y: 1.02, yanchor: "bottom" },
