@@ -165,7 +165,8 @@ def not_a_directory(path: str | os.PathLike) -> str | None:
     p = Path(path).expanduser()
     for q in (p, *p.parents):
         if q.exists() and not q.is_dir():
-            return "is a file, expected a directory" if q == p else f"{q} is a file, not a directory"
+            return ("is a file, expected a directory" if q == p
+                    else f"{q} is a file, not a directory")
     return None
 
 

@@ -302,7 +302,8 @@ class PairClassifierTrainer(Trainer):
 
     @classmethod
     def input_paths(cls, config):
-        """The corpus files and every file the feature filters read (``features[0].with.tables``)."""
+        """The corpus files and every file the feature filters read
+        (``features[0].with.tables``)."""
         from bitextforge.registry import get_registry
 
         reg = get_registry()
