@@ -24,6 +24,7 @@ from .registry import describe_failure, get_registry
 
 
 def _cmd_run(args) -> int:
+    from .checks import output_problems
     from .recipe import load_recipe
     from .run import run_recipe
     from .summary import summary_table
@@ -34,6 +35,9 @@ def _cmd_run(args) -> int:
     if args.address:
         os.environ["RAY_ADDRESS"] = args.address  # ray.init() reads it
     recipe = load_recipe(args.recipe, overrides)
+    problems = output_problems(recipe, args.output)  # run_recipe checks the recipe's files
+    if problems:
+        raise BitextforgeError("\n".join(problems))
     res = run_recipe(recipe, progress=False if args.quiet else None, output_dir=args.output,
                      restart=args.restart, force=args.force)
     if res.output_dir is None:
@@ -80,7 +84,7 @@ def _cmd_validate(args) -> int:
     from .registry import get_registry
 
     recipe = load_recipe(args.recipe, args.set)
-    check_recipe_files(recipe, get_registry())
+    check_recipe_files(recipe, get_registry(), output=True)
     if args.filled:
         sys.stdout.write(dump_yaml(recipe.filled()))
     else:

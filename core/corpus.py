@@ -50,8 +50,23 @@ def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
     if p.is_dir():
         raise InputError(f"{p}: is a directory, expected a file")
     if p.suffix == ".gz":
+        problem = gzip_problem(p)
+        if problem:
+            raise InputError(f"{p}: {problem}")
         return gzip.open(p, "rb")  # type: ignore[return-value]
     return open(p, "rb")
+
+
+def gzip_problem(path: str | os.PathLike) -> str | None:
+    """Why a file named ``.gz`` is not gzip data, from its first two bytes (the gzip magic
+    number); None when it is, or is empty. Python's own message, "Not a gzipped file (b'De')",
+    names neither the file nor the usual cause: plain text saved under a .gz name."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    if head and head != b"\x1f\x8b":
+        return ("not gzip-compressed, although its name ends in .gz; compress it or rename it "
+                "without .gz")
+    return None
 
 
 #: bytes read per block; lines are checked and decoded a block at a time, not one by one

@@ -55,17 +55,8 @@ def sidecar_path() -> Path:
 def declared_paths(component_cls, config) -> list[tuple[str, str]]:
     """``(key, path)`` for every path ``component_cls.input_paths(config)`` declares, nested
     lists and mappings flattened (``tests[0][1]``, ``files.train``); None values left out."""
-    todo = _flatten(component_cls.input_paths(config))
-    out: list[tuple[str, str]] = []
-    while todo:
-        key, value = todo.pop(0)
-        if isinstance(value, dict):
-            todo[:0] = _flatten({f"{key}.{k}": v for k, v in value.items()})
-        elif isinstance(value, (list, tuple)):
-            todo[:0] = _flatten({key: value})
-        elif value is not None:
-            out.append((key, str(value)))
-    return out
+    return [(key, str(value)) for key, value in _flatten(component_cls.input_paths(config))
+            if value is not None]
 
 
 def component_identity(component) -> dict[str, str]:

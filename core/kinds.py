@@ -9,6 +9,7 @@ branches on a step's type. Adding a kind means adding one row here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from pydantic import BaseModel
 
@@ -17,6 +18,7 @@ from .step_models import (CleanStep, FilterStep, GenerateStep, ParaphraseStep, S
                           StepModel, WeightStep)
 from .steps import (CleanExec, Executor, FilterExec, GenerateExec, ParaphraseExec, SplitExec,
                     WeightExec)
+from .summary import clean_note, filter_note, generate_note, paraphrase_note, weight_note
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,8 @@ class StepKind:
     component: str                 # the registry kind of its component
     executor: type[Executor]       # what runs it
     before: tuple[str, ...] = ()   # kinds that may not come before a step of this kind
+    #: what the run's summary table says about a step's counts (``summary.py``); None: nothing
+    note: Callable[[dict[str, int]], str] | None = None
 
     @property
     def base(self) -> type[Component]:
@@ -37,11 +41,12 @@ class StepKind:
 
 STEP_KINDS: dict[str, StepKind] = {k.key: k for k in (
     StepKind("split", SplitStep, "splitter", SplitExec, before=("paraphrase", "weight")),
-    StepKind("generate", GenerateStep, "generator", GenerateExec, before=("paraphrase", "weight")),
-    StepKind("paraphrase", ParaphraseStep, "paraphraser", ParaphraseExec),
-    StepKind("clean", CleanStep, "cleaner", CleanExec),
-    StepKind("filter", FilterStep, "filter", FilterExec),
-    StepKind("weight", WeightStep, "weighter", WeightExec),
+    StepKind("generate", GenerateStep, "generator", GenerateExec, before=("paraphrase", "weight"),
+             note=generate_note),
+    StepKind("paraphrase", ParaphraseStep, "paraphraser", ParaphraseExec, note=paraphrase_note),
+    StepKind("clean", CleanStep, "cleaner", CleanExec, note=clean_note),
+    StepKind("filter", FilterStep, "filter", FilterExec, note=filter_note),
+    StepKind("weight", WeightStep, "weighter", WeightExec, note=weight_note),
 )}
 
 

@@ -407,19 +407,35 @@ def _yaml_load(text: str, source: str) -> Any:
         raise RecipeError(f"{source}{where}: invalid YAML: {problem}") from None
 
 
+def _override_parts(key: str) -> list[str]:
+    """``steps[1].keep.min`` or ``steps.1.keep.min`` -> ``["steps", "1", "keep", "min"]``."""
+    return [p for p in re.split(r"\.|\[(\d+)\]", key) if p]
+
+
+def _override_path(key: str) -> str:
+    """The key path of ``--set key=...`` as validation errors spell it (``steps[1].keep.min``)."""
+    return _loc_path("", tuple(int(p) if p.isdigit() else p for p in _override_parts(key)))
+
+
 def apply_override(data: dict, assignment: str, source: str) -> None:
-    """Apply ``--set key.path=value`` (``steps[1].keep.min=0.5`` or ``steps.1.keep.min=0.5``)."""
+    """Apply ``--set key.path=value`` (``steps[1].keep.min=0.5`` or ``steps.1.keep.min=0.5``).
+    A path that does not fit the recipe is an error naming the ``--set`` (``source``, the recipe
+    file, is only what it was applied to)."""
     if "=" not in assignment:
         raise RecipeError(f"--set {assignment!r}: expected key.path=value")
     key, raw = assignment.split("=", 1)
-    parts = [p for p in re.split(r"\.|\[(\d+)\]", key) if p]
+    parts = _override_parts(key)
+    if not parts:
+        raise RecipeError(f"--set {assignment!r}: expected key.path=value")
     value = _yaml_load(raw, f"--set {key}") if raw != "" else ""
     cur: Any = data
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
+        here = _override_path(".".join(parts[:i])) if i else "the recipe"
         if isinstance(cur, list):
             if not part.isdigit() or int(part) >= len(cur):
-                raise RecipeError(f"--set {key}: {part!r} is not an index of a list of {len(cur)}")
+                raise RecipeError(f"--set {key}: {part!r} is not an index of {here}, a list of "
+                                  f"{len(cur)}")
             if last:
                 cur[int(part)] = value
             else:
@@ -430,7 +446,25 @@ def apply_override(data: dict, assignment: str, source: str) -> None:
             else:
                 cur = cur.setdefault(part, {})
         else:
-            raise RecipeError(f"--set {key}: cannot descend into {part!r} of {source}")
+            raise RecipeError(f"--set {key}: cannot descend into {part!r}: {here} is "
+                              f"{cur!r} in {source}, not a mapping")
+
+
+def _blame_overrides(message: str, source: str, overrides: list[str]) -> str:
+    """Problems at a key path that a ``--set`` wrote (or at one above it) name that ``--set``
+    rather than the recipe file, whose text does not hold the bad value."""
+    paths = [(_override_path(a.split("=", 1)[0]), a) for a in overrides]
+    lines = []
+    for line in message.splitlines():
+        if line.startswith(f"{source}: "):
+            path = line[len(source) + 2:].split(": ", 1)[0]
+            for opath, assignment in reversed(paths):
+                if any(a == b or b.startswith((a + ".", a + "[")) for a, b in
+                       ((path, opath), (opath, path))):
+                    line = f"--set {assignment}: {line[len(source) + 2:]}"
+                    break
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def load_recipe(path: str | Path, overrides: list[str] | None = None,
@@ -450,6 +484,16 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
         raise RecipeError(f"{source}: a recipe is a YAML mapping with name, input, steps, output")
     for ov in overrides or []:
         apply_override(data, ov, source)
+    try:
+        return _validate_recipe(data, source, registry)
+    except RecipeError as exc:
+        if not overrides:
+            raise
+        raise RecipeError(_blame_overrides(str(exc), source, overrides)) from None
+
+
+def _validate_recipe(data: dict, source: str, registry: Registry | None) -> Recipe:
+    """The recipe mapping (overrides applied) validated; every problem listed in one error."""
     if isinstance(data.get("output"), str):
         data["output"] = {"dir": data["output"]}
     steps_raw = data.get("steps") or []
@@ -510,6 +554,13 @@ def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | Non
             step = kind.model.model_validate(raw)
         except ValidationError as exc:
             errors.append(format_validation_error(source, where, exc, kind.model))
+            # a bad keep: must not hide a bad with: of the same step: report both at once
+            name, with_ = raw.get(kinds[0]), raw.get("with", {})
+            bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            if (isinstance(name, str) and isinstance(with_, dict)
+                    and not bad & {kinds[0], "with"}):
+                _validate_component(registry, kind.component, name, with_, source, where,
+                                    errors, key=kind.key)
             continue
         cfg = _validate_component(registry, kind.component, step.component, step.with_, source,
                                   where, errors, key=kind.key)

@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .steps import ADDS
+
 SAMPLE_ROWS = 8
 # Above this many rows the report reads a seeded random sample of them (histograms and sample rows
 # then describe the sample; every count comes from the manifest), so memory stays bounded.
@@ -62,9 +64,9 @@ def render_report(data) -> str:
         f"{e(json.dumps(ov['manifest'], indent=2, ensure_ascii=False))}</pre></details></section>",
     ]
     for st in data.steps:
-        if st.kind == "filter":
+        if st.decides:
             parts.append(_filter_panel(data, dec, st))
-        elif st.kind == "paraphrase":
+        elif st.makes == ADDS:  # candidates beside their originals
             parts.append(_paraphrase_panel(data, dec, st))
         else:
             parts.append(f"<div class='panel'><h3>steps[{st.index}] {st.kind} {e(st.component)}"

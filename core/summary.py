@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .steps import ADDS
+
 #: a paraphrase step warns when more than this share of its candidates is degenerate
 DEGENERATE_SHARE = 0.5
 #: ... and it produced at least this many candidates (a handful says little)
@@ -22,7 +24,8 @@ def step_label(step: dict[str, Any]) -> str:
 
 
 def step_note(step: dict[str, Any]) -> str:
-    """What the table's last column says about one step."""
+    """What the table's last column says about one step: the cut of a top/words decision, else
+    what its kind's note (:attr:`bitextforge.kinds.StepKind.note`) says about its counts."""
     counts = step.get("counts", {})
     cut = step.get("effective_threshold")
     if cut:
@@ -33,28 +36,59 @@ def step_note(step: dict[str, Any]) -> str:
             kept += f", {cut['words']:,} words"
         best = "lowest" if cut["order"] == "lowest" else "highest"
         return f"{cut['decision']}: cut at score {cut['score']:.6g} ({best} kept; {kept})"
-    if step["kind"] == "paraphrase" and counts.get("originals"):
-        return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
-                f"paraphrase")
-    if counts.get("sentences"):
-        note = f"{counts['generated']:,} texts for {counts['sentences']:,} sentences"
-        if counts.get("without_output"):
-            note += f", {counts['without_output']:,} without output (rejected)"
-        if counts.get("repetition_loops"):
-            note += f", {counts['repetition_loops']:,} in repetition loops"
-        return note
-    if step["kind"] == "clean" and "changed" in counts:
-        sides = ", ".join(f"{side} {counts[f'changed_{side}']:,}" for side in ("src", "tgt")
-                          if f"changed_{side}" in counts)
-        return f"{counts['changed']:,} rows changed ({sides})"
+    kind = _kind(step)
+    return kind.note(counts) if kind is not None and kind.note is not None else ""
+
+
+def paraphrase_note(counts: dict[str, int]) -> str:
+    """Originals that got no paraphrase."""
+    if not counts.get("originals"):
+        return ""
+    return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
+            f"paraphrase")
+
+
+def generate_note(counts: dict[str, int]) -> str:
+    """Texts generated, sentences without output, repetition loops."""
+    if not counts.get("sentences"):
+        return ""
+    note = f"{counts['generated']:,} texts for {counts['sentences']:,} sentences"
+    if counts.get("without_output"):
+        note += f", {counts['without_output']:,} without output (rejected)"
+    if counts.get("repetition_loops"):
+        note += f", {counts['repetition_loops']:,} in repetition loops"
+    return note
+
+
+def clean_note(counts: dict[str, int]) -> str:
+    """Rows changed, per side."""
+    if "changed" not in counts:
+        return ""
+    sides = ", ".join(f"{side} {counts[f'changed_{side}']:,}" for side in ("src", "tgt")
+                      if f"changed_{side}" in counts)
+    return f"{counts['changed']:,} rows changed ({sides})"
+
+
+def filter_note(counts: dict[str, int]) -> str:
+    """Rows a rule composite rejected, per rule, most first."""
     by_rule = sorted(((n, k.split(":", 1)[1]) for k, n in counts.items()
                       if k.startswith("rejected_by:")), key=lambda x: (-x[0], x[1]))
-    if by_rule:
-        return "rejected by " + ", ".join(f"{rule} {n:,}" for n, rule in by_rule)
-    if step["kind"] == "weight" and counts.get("groups"):
-        return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
-                f"no paraphrase left")
-    return ""
+    return "rejected by " + ", ".join(f"{rule} {n:,}" for n, rule in by_rule) if by_rule else ""
+
+
+def weight_note(counts: dict[str, int]) -> str:
+    """Originals left without a paraphrase."""
+    if not counts.get("groups"):
+        return ""
+    return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
+            f"no paraphrase left")
+
+
+def _kind(step: dict[str, Any]):
+    """The :class:`~bitextforge.kinds.StepKind` of a manifest step entry (None if unknown)."""
+    from .kinds import STEP_KINDS  # kinds names this module's note functions
+
+    return STEP_KINDS.get(step["kind"])
 
 
 def step_warnings(step: dict[str, Any]) -> list[str]:
@@ -69,8 +103,9 @@ def step_warnings(step: dict[str, Any]) -> list[str]:
                    f"repetition loop (a word or phrase repeated 4+ times in a row); the model is "
                    f"probably undertrained; filter them or train longer")
     total = counts.get("candidates", 0)
-    if step["kind"] != "paraphrase" or total < DEGENERATE_MIN:
-        return out
+    kind = _kind(step)
+    if kind is None or kind.executor.makes != ADDS or total < DEGENERATE_MIN:
+        return out  # only steps that add candidates beside their rows can make degenerate ones
     parts = [(counts.get("empty", 0), "empty"), (counts.get("punctuation_only", 0),
                                                   "punctuation only"),
              (counts.get("identical", 0), "identical to the text they replace")]
@@ -100,8 +135,9 @@ def summary_table(steps: list[dict[str, Any]]) -> str:
     rows = []
     for st in steps:
         diff = st["rows_out"] - st["rows_in"]
-        rejected = f"{-diff:,}" if st["kind"] == "filter" else ""
-        added = f"{diff:+,}" if st["kind"] not in ("filter", "clean") else ""
+        ex = _kind(st).executor
+        rejected = f"{-diff:,}" if ex.decides else ""
+        added = f"{diff:+,}" if not (ex.decides or ex.changes_text) else ""
         rows.append((step_label(st), f"{st['rows_in']:,}", f"{st['rows_out']:,}", rejected, added,
                      f"{st['seconds']:.1f}", step_note(st)))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]

@@ -106,15 +106,15 @@ def _analyse(texts) -> TextFacts:
         return TextFacts(np.zeros(1, np.int64), np.ones(1, bool))
     b = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
     low = np.flatnonzero(b < 32)
-    kind = b[low]
-    nl = low[kind == 10]  # the n - 1 row separators
+    code = b[low]  # the control bytes' values
+    nl = low[code == 10]  # the n - 1 row separators
     if len(nl) != n - 1:  # a text holds a line break: rows cannot be told apart
         return _per_row(texts)
     ws = b == 32
     ws[nl] = True
     # ASCII separators str.split() also splits on: tab, VT, FF, CR and the four information
     # separators; their rows are never whitespace-normal
-    ctrl = low[_CTRL[kind]]
+    ctrl = low[_CTRL[code]]
     normal = np.ones(n, dtype=bool)
     if len(ctrl):
         ws[ctrl] = True

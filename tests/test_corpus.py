@@ -67,6 +67,20 @@ def test_gzip_and_truncated_gzip(tmp_path):
         read({"src": str(s), "tgt": str(t)}, 500)
 
 
+def test_plain_text_named_gz_is_called_not_gzip_compressed(tmp_path):
+    """Issue #35: plain text named .gz gave "unreadable after line 0: Not a gzipped file (b'De')
+    (truncated or corrupt gzip?)"."""
+    s, t = tmp_path / "a.de.gz", tmp_path / "a.en"
+    s.write_bytes(b"Der Hund\n")
+    t.write_bytes(b"The dog\n")
+    with pytest.raises(InputError) as err:
+        read({"src": str(s), "tgt": str(t)})
+    assert str(err.value) == (f"{s}: not gzip-compressed, although its name ends in .gz; "
+                              f"compress it or rename it without .gz")
+    s.write_bytes(gzip.compress(b"Der Hund\n"))
+    assert rows(read({"src": str(s), "tgt": str(t)})) == [("Der Hund", "The dog")]
+
+
 def test_nul_byte_is_refused(tmp_path, pair_files):
     s, t = pair_files(["a", "b"], ["A", "B"])
     s.write_bytes(b"a\nb\x00c\n")

@@ -36,9 +36,13 @@ def test_statistics_by_hand(tmp_path):
     n = rep.numbers
     assert n["src.length_mean"] == 5.5 and n["src.sentences"] == 2
     # unigrams of >= 3 characters: the cat saw the cat -> 2 of 5 repeat; "a b c a b c" has none
+    # to count, so only the first sentence has a rate
     assert n["src.unigram_repetition"] == pytest.approx(40.0)
-    # trigrams: 0 of 3 repeat in the first sentence, 1 of 4 ("a b c") in the second
-    assert n["src.trigram_repetition"] == pytest.approx(100 / 7)
+    # trigrams: 0 of 3 repeat in the first sentence, 1 of 4 ("a b c") in the second; the number
+    # is the mean of the sentences' rates, the quantity the items' histogram shows (issue #35: the
+    # table said 1.447 where the histogram's mean said 0.905, when all trigrams were pooled: 1/7)
+    assert n["src.trigram_repetition"] == pytest.approx((0 + 25) / 2)
+    assert rep.items["src.trigram_repetition"] == pytest.approx([0, 25])
     assert n["src.unigram_entropy"] == pytest.approx(entropy([2, 2, 1, 2, 2, 2], base=2))
     assert n["src.trigram_entropy"] == pytest.approx(entropy([1, 1, 1, 2, 1, 1], base=2))
     # smoothed idf over 4 documents: the (df 3) ln(5/4)+1, cat (df 1) ln(5/2)+1, saw unseen ln(5)+1

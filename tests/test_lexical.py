@@ -616,3 +616,36 @@ def test_margin_correction_scores_fit_above_chance(tables, dictionary):
                    "tgt": ["the dog", "the cat", "the garden"]})
     assert all(v > 0 for v in c)
     assert margin_corrected(score, ["a"], ["a"], 4).tolist() == [1.0]   # alone: the raw score
+
+
+def test_trainers_report_each_phase_with_its_time(tmp_path, capsys, monkeypatch):
+    """Issue #35: eflomal ran 325 s and the pair classifier 125 s in a prepare: without a line.
+    Each phase now says when it starts and how long it took (and "still ..." every PLAIN_EVERY
+    seconds while a library call runs, left out here as their number depends on the machine)."""
+    import re
+
+    from bitextforge import log
+    from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer
+
+    monkeypatch.setattr(log, "PLAIN_EVERY", 0.5)
+    (tmp_path / "c.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in CORPUS), encoding="utf-8")
+    LexicalTranslationTrainer(LexicalTranslationTrainer.Config(
+        output=str(tmp_path / "tables"), corpus=[str(tmp_path / "c.tsv")], iterations=5)).train()
+    PairClassifierTrainer(PairClassifierTrainer.Config(
+        output=str(tmp_path / "clf.joblib"), corpus=[str(tmp_path / "c.tsv")], held_out=0.2,
+        features=[{"filter": "lexical_translation.v1",
+                   "with": {"tables": str(tmp_path / "tables")}}])).train()
+    lines = [x for x in capsys.readouterr().err.splitlines()
+             if ": still " not in x and " pairs of " not in x]
+    lt = "bitextforge: lexical_translation_model.v1: "
+    pc = "bitextforge: pair_classifier_model.v1: "
+    align, fit, s = "aligning 60 pairs with eflomal, both directions", "fitting the classifier " \
+        "on 96 rows", r"[\d.]+ s"
+    expected = [f"{lt}{align}", rf"{lt}{align}: {s}",
+                f"{lt}counting the links", rf"{lt}counting the links: {s}",
+                rf"{pc}60 clean pairs and 60 synthetic negatives \({s}\)",
+                f"{pc}{fit}", rf"{pc}{fit}: {s}"]
+    assert len(lines) == len(expected), lines
+    for line, pattern in zip(lines, expected):
+        assert re.fullmatch(pattern, line), (line, pattern)

@@ -47,6 +47,17 @@ def test_wrong_type_and_unknown_component_reported_together():
     assert lines[1].startswith("r.yaml: steps[2].with.n: Input should be a valid integer")
 
 
+def test_bad_with_and_bad_keep_of_one_step_are_both_reported():
+    """Issue #35: a step with a misspelt with: key and a misspelt keep: key reported only the
+    keep: one, so the user fixed it, ran again and only then met the second."""
+    bad = BASE.replace("{unit: chars}", "{unti: chars}").replace("{max: 3}", "{mx: 3}")
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(bad, "r.yaml")
+    assert str(err.value).splitlines() == [
+        "r.yaml: steps[1].keep.mx: unknown field; did you mean max?",
+        "r.yaml: steps[1].with.unti: unknown field; did you mean unit?"]
+
+
 def test_unknown_top_level_key_and_keep_key():
     with pytest.raises(RecipeError, match=r"r.yaml: ouptut: unknown field; did you mean output"):
         parse_recipe(BASE + "ouptut: x\n", "r.yaml")
@@ -84,6 +95,24 @@ def test_set_overrides():
     assert r.steps[1].keep.max == 2.5 and r.configs[2].n == 8 and r.seed == 7
     with pytest.raises(RecipeError, match="not an index"):
         parse_recipe(BASE, "r.yaml", ["steps[9].keep.max=1"])
+
+
+def test_a_bad_set_path_names_the_set_not_the_recipe_file():
+    """Issue #35: an error caused by ``--set`` named the recipe file, whose text was fine."""
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE, "r.yaml", ["steps[1].keep.mx=2.5", "steps.2.with.n=lots"])
+    assert str(err.value).splitlines() == [
+        "--set steps[1].keep.mx=2.5: steps[1].keep.mx: unknown field; did you mean max?",
+        "--set steps.2.with.n=lots: steps[2].with.n: Input should be a valid integer, unable to "
+        "parse string as an integer (got 'lots')"]
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE, "r.yaml", ["name.x=1"])
+    assert str(err.value) == ("--set name.x: cannot descend into 'x': name is 't' in r.yaml, not "
+                              "a mapping")
+    # a problem the recipe text itself has still names the recipe file
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(BASE.replace("{n: 2}", "{n: lots}"), "r.yaml", ["steps[1].keep.max=2"])
+    assert str(err.value).startswith("r.yaml: steps[2].with.n: ")
 
 
 def test_duplicate_score_columns_need_as():

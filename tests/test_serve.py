@@ -220,6 +220,43 @@ def test_bad_requests_get_4xx_without_traceback(in_root, tmp_path):
     assert ro.post("/api/export", json={"name": "ok.yaml"}).status_code == 403
 
 
+def test_saved_recipe_is_the_users_recipe_with_only_the_bounds_changed(tmp_path, pair_files):
+    """Issue #35: "Save recipe" wrote the fully filled recipe (every default of every component,
+    comments gone). It edits the user's file instead: only the edited keep: and output.dir."""
+    s, t = pair_files([f"w {'x ' * n}".strip() for n in range(8)],
+                      [f"v {'y ' * n}".strip() for n in range(8)])
+    user = f"""# my recipe: short pairs only
+name: mine
+input: {{src: {s}, tgt: {t}}}
+output: {tmp_path}/run    # where it goes
+progress: false
+steps:
+  - filter: length.v1
+    keep:
+      max: 6        # words
+      order: highest
+  - filter: length_ratio.v1   # second filter, not edited
+    keep: {{max: 3}}
+"""
+    recipe = tmp_path / "mine.yaml"
+    recipe.write_text(user, encoding="utf-8")
+    run_recipe(load_recipe(recipe), progress=False)
+    data = load_run(tmp_path / "run")
+    saved = data.export_recipe({0: KeepSpec(max=4, min=2)}, tmp_path / "tight.yaml")
+    lines = saved.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# mine with thresholds chosen in bitextforge serve (")
+    assert lines[1:] == [f"# from {recipe}", *user.replace(
+        f"{tmp_path}/run    #", f"{tmp_path}/run-tight    #").replace(
+        "max: 6        # words\n      order: highest", "{max: 4, order: highest, min: 2}").splitlines()]
+    res = run_recipe(load_recipe(saved), progress=False)
+    assert kept_keys(res.output_dir) == page_keys(data, data.decide({0: KeepSpec(max=4, min=2)}))
+    # a recipe file changed since the run is not the recipe that ran: the filled one is the base
+    recipe.write_text(user.replace("max: 3", "max: 2"), encoding="utf-8")
+    text = data.export_recipe({0: KeepSpec(max=4)}, tmp_path / "other.yaml").read_text()
+    assert f"# every option written out: {recipe} is not the recipe that ran" in text
+    assert load_recipe(tmp_path / "other.yaml").steps[1].keep.max == 3
+
+
 @pytest.fixture
 def app_run(in_root, tmp_path):
     """The quick start run, and a directory to save recipes in."""
@@ -227,6 +264,37 @@ def app_run(in_root, tmp_path):
     save = tmp_path / "saved"
     save.mkdir()
     return load_run(tmp_path / "run"), save
+
+
+def test_histograms_span_the_data_with_bounds_as_edges_and_fine_dense_bins(app_run):
+    """Issue #35: the histograms cut the range at the 0.5 % and 99.5 % quantiles and piled the
+    tail (the rejected rows, for a max bound) into the edge bin, and 60 equal bins were too
+    coarse where the scores crowd (near 1). Now every bar holds only scores within its edges, a
+    bound is an edge, and the densest bins are finer than equal bins would be."""
+    import numpy as np
+
+    from bitextforge.serve.data import HIST_BINS
+
+    data, _ = app_run
+    dec = data.decide()
+    for st in (s for s in data.steps if s.decides):
+        h = data.histogram(dec, st)
+        edges = np.array(h["edges"])
+        v = data.scores[st.column]
+        reach = dec.entered[st.index] & data.scope(st) & np.isfinite(v)
+        scores = v[reach]
+        assert edges[0] <= scores.min() and scores.max() <= edges[-1], st.label
+        counts = np.array(h["kept"]) + np.array(h["rejected"])
+        assert counts.sum() == len(scores)
+        inside = np.histogram(np.clip(scores, edges[0], edges[-1]), edges)[0]
+        assert counts.tolist() == inside.tolist(), st.label  # each score in its own bin
+        for b in (st.keep.min, st.keep.max):
+            if b is not None and np.isfinite(b):
+                assert b in edges, (st.label, b)
+        if len(np.unique(scores)) > HIST_BINS:  # not a handful of values, like dedupe's 0 / 1
+            widths = np.diff(edges)
+            densest = widths[np.argmax(counts / widths)]
+            assert densest < (edges[-1] - edges[0]) / HIST_BINS, st.label
 
 
 def test_cross_origin_writes_and_foreign_hosts_are_refused(app_run):
@@ -357,6 +425,23 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and res.stderr.startswith("bitextforge: error: ")
     assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_busy_port_is_one_error_line_with_a_hint(in_root, tmp_path):
+    """Issue #35: serve on a port in use printed uvicorn's log line and exited with 3."""
+    quickstart_run(tmp_path / "run")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "serve",
+                              str(tmp_path / "run"), "--port", str(port), "--no-save"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: serve: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        f"another program (perhaps another bitextforge serve) listens there; --port 0 picks a "
+        f"free port"]
 
 
 def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path, monkeypatch):

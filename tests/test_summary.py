@@ -127,3 +127,20 @@ def test_score_marks_the_step_that_would_reject_each_row(pair_files, tmp_path):
     assert marked == run_marked and len(marked) >= 3
     assert "words 20: cut at score" in res.stdout
     assert "steps[0] dedupe.v1" in res.stdout
+
+
+def test_only_the_kind_table_branches_on_step_kinds():
+    """Issue #35: summary.py, report.py, serve's app and page compared step kinds as strings, so a
+    new kind meant editing each of them. They ask the kind table or the executor's attributes
+    (decides, makes, changes_text, StepKind.note); kinds.py is the one place that names kinds."""
+    import re
+
+    from conftest import ROOT
+
+    compare = re.compile(r"""\bkind\s*(===?|!==?)|\bkind\s+(not\s+)?in\s*[(\[{]""")
+    found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+             for p in sorted((ROOT / "core").rglob("*")) if p.suffix in (".py", ".js")
+             and p.name != "kinds.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if compare.search(line)]
+    assert found == []

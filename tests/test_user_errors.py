@@ -347,3 +347,88 @@ def test_validate_checks_the_erg_grammar_a_recipe_names(tmp_path):
     assert res.returncode == 2
     assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[0].with.grammar: "
                                   f"{tmp_path}/erg.dat: no such file or directory")
+
+
+def test_validate_checks_model_paths_that_escaped_it(tmp_path):
+    """Issue #35: validate passed recipes whose models were never trained. The lexical filters and
+    trainers declared no paths at all, a corpus given as a [src, tgt] pair was not flattened, and a
+    relative ``models/name`` looked like a model-hub id; it is a path when ``models/`` is a local
+    directory."""
+    (tmp_path / "a.de").write_text("x\n")
+    (tmp_path / "a.en").write_text("x\n")
+    (tmp_path / "models").mkdir()
+    r = tmp_path / "r.yaml"
+    r.write_text("""name: t
+input: {src: a.de, tgt: a.en}
+output: out
+prepare:
+  - train: lexical_translation_model.v1
+    with: {corpus: [[train.de, a.en]], dictionary: dict.tsv, output: models/written}
+  - train: pair_classifier_model.v1
+    with:
+      corpus: [train.tsv]
+      output: models/pc.joblib
+      features: [{filter: lexical_translation.v1, with: {tables: models/old-tables}}]
+steps:
+  - filter: lexical_translation.v1
+    with: {tables: models/written}
+    keep: {min: 0}
+  - filter: lexical_translation.v1
+    as: old_tables
+    with: {tables: models/lexical-deen}
+    keep: {min: 0}
+  - filter: lexical_coverage.v1
+    with: {dictionary: ding.tsv.gz}
+    keep: {min: 0}
+  - filter: pair_classifier.v1
+    with: {model: models/pair-classifier.joblib}
+    keep: {min: 0}
+  - filter: embedding_cosine.v1
+    with: {model: models/minilm}
+    keep: {min: 0}
+""")
+    res = cli("validate", r, cwd=tmp_path)
+    assert res.returncode == 2, res.stdout
+    where = f" (relative paths are relative to the current directory, {tmp_path})"
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: {r}: {key}: {path}: no such file or directory{where}"
+        for key, path in [("prepare[0].with.corpus[0][0]", "train.de"),
+                          ("prepare[0].with.dictionary", "dict.tsv"),
+                          ("prepare[1].with.corpus[0]", "train.tsv"),
+                          ("prepare[1].with.features[0].with.tables", "models/old-tables"),
+                          ("steps[1].with.tables", "models/lexical-deen"),
+                          ("steps[2].with.dictionary", "ding.tsv.gz"),
+                          ("steps[3].with.model", "models/pair-classifier.joblib"),
+                          ("steps[4].with.model", "models/minilm")]]
+
+
+def test_an_output_dir_that_is_a_file_is_called_a_file(tmp_path, pair_files):
+    """Issue #35: output.dir naming a file said "output directory is not writable (File exists)"."""
+    s, t = pair_files(["a"], ["b"])
+    (tmp_path / "out").write_text("not a directory\n")
+    r = tmp_path / "r.yaml"
+    r.write_text(recipe_text(s, t, tmp_path / "out", "  - filter: length.v1\n    keep: {max: 5}\n"))
+    for command in ("validate", "run"):
+        res = cli(command, r)
+        assert res.returncode == 2
+        assert res.stderr.strip() == (f"bitextforge: error: {r}: output.dir: {tmp_path}/out: is a "
+                                      f"file, expected a directory")
+    res = cli("run", r, "-o", tmp_path / "out" / "sub")
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"bitextforge: error: --output: {tmp_path}/out/sub: "
+                                  f"{tmp_path}/out is a file, not a directory")
+    assert (tmp_path / "out").read_text() == "not a directory\n"
+
+
+def test_validate_finds_plain_text_named_gz(tmp_path):
+    """The same check runs in validate, naming the recipe key."""
+    (tmp_path / "a.de.gz").write_text("Der Hund\n")
+    (tmp_path / "a.en").write_text("The dog\n")
+    r = tmp_path / "r.yaml"
+    r.write_text(recipe_text(tmp_path / "a.de.gz", tmp_path / "a.en", tmp_path / "out",
+                             "  - filter: length.v1\n    keep: {max: 5}\n"))
+    res = cli("validate", r)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"bitextforge: error: {r}: input.src: {tmp_path}/a.de.gz: not "
+                                  f"gzip-compressed, although its name ends in .gz; compress it "
+                                  f"or rename it without .gz")

@@ -8,6 +8,7 @@ thresholds are moved and every row re-decided from the stored scores, without re
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import sys
 from pathlib import Path
@@ -65,6 +66,7 @@ def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port:
               f"machine can read the run", file=sys.stderr)
     save = Path(save_dir).resolve() if save_dir else None
     app = create_app(data, save, host=host, allow_hosts=allow_hosts)
+    sock = listen(host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     import threading
@@ -87,4 +89,30 @@ def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port:
                 webbrowser.open(f"http://{shown}:{sock[1]}/")
 
     threading.Thread(target=announce, daemon=True).start()
-    server.run()
+    server.run(sockets=[sock])
+
+
+def listen(host: str, port: int):
+    """A socket bound to ``host``:``port`` (0: a free port), before uvicorn starts: uvicorn
+    reports a busy port with its own log line and exit status, not as one error with a hint."""
+    import socket
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        raise BitextforgeError(f"serve: --host {host}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+    try:
+        sock.bind(addr)
+    except OSError as exc:
+        sock.close()
+        hint = ("another program (perhaps another bitextforge serve) listens there; --port 0 "
+                "picks a free port" if exc.errno == errno.EADDRINUSE else
+                "--port 0 picks a free port; ports below 1024 need privileges"
+                if exc.errno == errno.EACCES else "--port 0 picks a free port")
+        raise BitextforgeError(f"serve: cannot listen on {host}:{port}: {exc.strerror}; "
+                               f"{hint}") from None
+    sock.set_inheritable(True)
+    return sock

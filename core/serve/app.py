@@ -123,7 +123,7 @@ def keeps_from(obj: Any, data: RunData) -> dict[int, KeepSpec]:
         if not _STEP_KEY.fullmatch(key):
             raise _bad(f"keep: {key[:40]!r} is not a step index")
         index = int(key)
-        if not 0 <= index < len(data.steps) or data.steps[index].kind != "filter" \
+        if not 0 <= index < len(data.steps) or not data.steps[index].decides \
                 or not data.steps[index].editable:
             raise _bad(f"keep: steps[{index}] is not a filter step whose bounds can change")
         if not isinstance(value, dict):

@@ -78,6 +78,7 @@ class StepInfo:
                 "column": self.column, "label": self.label, "apply_to": self.apply_to,
                 "side": self.side, "editable": self.editable, "stateful": self.stateful,
                 "keep": self.keep.model_dump(exclude_none=True) if self.keep else None,
+                "decides": self.decides, "makes": self.makes,
                 "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
                 "seconds": self.stored.get("seconds"), "info": self.stored.get("info")}
 
@@ -136,9 +137,9 @@ class RunData:
             else np.zeros(t.num_rows, dtype=np.int64) for t in parts]).astype(np.int64)
         # A scores file has every score of every row: its rejected_by column (what the recipe's
         # bounds would reject) must not hide scores from later steps as a run's rejections do.
-        at = np.concatenate([self._stored_at(t, path, n_steps) if kind != "scores"
+        at = np.concatenate([self._stored_at(t, path, n_steps) if what != "scores"
                              else np.full(t.num_rows, n_steps, dtype=np.int32)
-                             for t, (path, kind) in zip(parts, tables)]).astype(np.int32)
+                             for t, (path, what) in zip(parts, tables)]).astype(np.int32)
         # Stream order: groups by id, variants in order. Kept and rejected rows were written to two
         # files; sorting by (id, variant) interleaves them back as the steps saw them. A step that
         # replaces rows numbers its rows afresh: they sort under the row they were made from
@@ -249,29 +250,19 @@ class RunData:
         return unescape(self.text[name][int(self.file_row[i])].as_py() or "")
 
     def _edges(self, st: StepInfo) -> np.ndarray:
-        """Fixed histogram bin edges of a filter step (robust to a few far outliers)."""
+        """Histogram bin edges of a filter step: see :func:`histogram_edges`."""
         v = self.scores[st.column]
-        v = v[np.isfinite(v)]
-        if not len(v):
-            return np.linspace(0.0, 1.0, HIST_BINS + 1)
-        lo, hi = float(v.min()), float(v.max())
-        if len(v) > 200:  # far outliers (a 1 MB line) would squeeze every other bar into one bin
-            lo, hi = (float(x) for x in np.quantile(v, [0.005, 0.995]))
-        for b in (st.keep.min, st.keep.max) if st.keep else ():
-            if b is not None and np.isfinite(b):  # keep: {min: -.inf} bounds nothing to draw
-                lo, hi = min(lo, b), max(hi, b)
-        if hi <= lo:
-            lo, hi = lo - 0.5, hi + 0.5
-        return np.linspace(lo, hi, HIST_BINS + 1)
+        bounds = [b for b in ((st.keep.min, st.keep.max) if st.keep else ()) if b is not None]
+        return histogram_edges(v[np.isfinite(v)], bounds)
 
     def _bins(self, st: StepInfo) -> np.ndarray:
+        """Each row's bin of its step's score; NaN gets one past the last bin (not drawn), an
+        infinite score the first or the last."""
         edges = self.edges[st.index]
+        nb = len(edges) - 1
         v = self.scores[st.column]
-        with np.errstate(invalid="ignore"):
-            b = np.floor((v - edges[0]) / (edges[-1] - edges[0]) * HIST_BINS)
-        # outliers go into the edge bins; NaN gets HIST_BINS, one past the last, dropped
-        b = np.where(np.isnan(b), HIST_BINS, np.clip(b, 0, HIST_BINS - 1))
-        return b.astype(np.int16)
+        b = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, nb - 1)
+        return np.where(np.isnan(v), nb, b).astype(np.int16)
 
     # -- deciding ----------------------------------------------------------------------------
 
@@ -414,8 +405,9 @@ class RunData:
         v = self.scores[st.column]
         bins = self.bins[st.index]
         rej = dec.rejected_at == st.index
-        kept_counts = np.bincount(bins[reach & ~rej], minlength=HIST_BINS + 1)[:HIST_BINS]
-        rej_counts = np.bincount(bins[reach & rej], minlength=HIST_BINS + 1)[:HIST_BINS]
+        nb = len(edges) - 1
+        kept_counts = np.bincount(bins[reach & ~rej], minlength=nb + 1)[:nb]
+        rej_counts = np.bincount(bins[reach & rej], minlength=nb + 1)[:nb]
         finite = ~np.isnan(v)
         keep = dec.keeps.get(st.index, st.keep)
         near = np.zeros(self.n, dtype=bool)
@@ -589,25 +581,150 @@ class RunData:
     # -- export ------------------------------------------------------------------------------
 
     def export_recipe(self, keeps: dict[int, KeepSpec], path: Path) -> Path:
-        """Write the run's recipe with ``keeps`` as its filter bounds; validated before writing."""
-        import yaml
+        """Write the user's recipe with ``keeps`` as its filter bounds and an ``output.dir`` beside
+        the run shown; validated before writing.
 
-        data = yaml.safe_load(self.recipe_text)
-        for index, keep in keeps.items():
+        The user's recipe file (the manifest's ``recipe_file``) is edited as text: only the
+        ``keep:`` of each edited step and ``output.dir`` change, so comments, order and the keys
+        left to their defaults stay as the user wrote them. When that file is gone or no longer
+        the recipe that ran (edited since, or run with ``--set``), the run's filled recipe is
+        the base instead, and the saved file says so."""
+        for index in keeps:
             st = self.step(index)
             if not st.decides or not st.editable:
                 raise RunDataError(f"steps[{index}] has no bounds to change")
-            data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
-        out = data.get("output") or {}
+        out = (self.recipe.output.dir if self.recipe.output else None)
         # beside the run shown (``run -o DIR`` is not in the filled recipe), never over it
-        base = (self.manifest.get("output") or {}).get("dir") or out.get("dir") \
-            or "runs/" + self.recipe.name
-        out["dir"] = f"{base.rstrip('/')}-{path.stem}"
-        data["output"] = out
-        text = (f"# {self.recipe.name} with thresholds chosen in bitextforge serve "
-                f"({time.strftime('%Y-%m-%d %H:%M')})\n" + dump_yaml(data))
+        base = (self.manifest.get("output") or {}).get("dir") or out or "runs/" + self.recipe.name
+        out_dir = f"{base.rstrip('/')}-{path.stem}"
+        stamp = (f"# {self.recipe.name} with thresholds chosen in bitextforge serve "
+                 f"({time.strftime('%Y-%m-%d %H:%M')})\n")
+        user = self._user_recipe()
+        text = _edit_recipe_text(user[1], keeps, out_dir) if user else None
+        if text is not None:
+            text = stamp + f"# from {user[0]}\n" + text
+        else:
+            import yaml
+
+            data = yaml.safe_load(self.recipe_text)
+            for index, keep in keeps.items():
+                data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
+            data["output"] = {**(data.get("output") or {}), "dir": out_dir}
+            why = (f"{self.manifest.get('recipe_file')} is not the recipe that ran (edited "
+                   f"since, or run with --set)" if self.manifest.get("recipe_file")
+                   else "the run names no recipe file")
+            text = stamp + f"# every option written out: {why}\n" + dump_yaml(data)
         parse_recipe(text, str(path))  # a saved recipe is valid, or nothing is written
         return write_atomic(path, text)
+
+    def _user_recipe(self) -> tuple[str, str] | None:
+        """``(path, text)`` of the recipe file the run was started with, when it still reads as
+        exactly the recipe that ran."""
+        name = self.manifest.get("recipe_file")
+        if not name:
+            return None
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+            same = parse_recipe(text, name).filled() == self.recipe.filled()
+        except (OSError, UnicodeDecodeError, BitextforgeError):
+            return None
+        return (name, text) if same else None
+
+
+def _flow(value: Any) -> str:
+    """``value`` as one line of YAML flow style (``{max: 1.5}``, ``runs/x``)."""
+    import yaml
+
+    return yaml.safe_dump([value], default_flow_style=True, width=1 << 30,
+                          sort_keys=False).strip()[1:-1]
+
+
+def _span(node) -> tuple[int, int]:
+    """Where ``node`` stands in the text. A block mapping's own end lies after its trailing
+    comments and the next line's indent; it ends here with its last value."""
+    import yaml
+
+    end = node.end_mark.index
+    if isinstance(node, yaml.MappingNode) and not node.flow_style and node.value:
+        end = _span(node.value[-1][1])[1]
+    return node.start_mark.index, end
+
+
+def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str) -> str | None:
+    """``text`` with each ``steps[i].keep`` replaced by ``keeps[i]`` (the keys the user gave
+    kept, a bound now unset dropped, other defaults not added) and ``output.dir`` by ``out_dir``;
+    None where the text's shape does not allow an exact edit (no ``keep:`` to replace, an
+    alias, ...), or the edited text does not parse to what was asked."""
+    import yaml
+
+    def get(node, key):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == key:
+                    return v
+        return None
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    edits: list[tuple[int, int, str]] = []
+    steps = get(root, "steps")
+    for index, keep in keeps.items():
+        if not isinstance(steps, yaml.SequenceNode) or index >= len(steps.value):
+            return None
+        node = get(steps.value[index], "keep")
+        given = raw["steps"][index].get("keep")
+        if node is None or not isinstance(given, dict):
+            return None
+        new = {k: v for k, v in given.items() if getattr(keep, k, None) is not None}
+        for k, v in keep.model_dump().items():
+            default = KeepSpec.model_fields[k].default
+            if v is not None and (k in new or v != default):
+                # 4.0 from the page's JSON reads as 4, as a user writes it
+                new[k] = int(v) if isinstance(v, float) and v.is_integer() else v
+        edits.append((*_span(node), _flow(new)))
+    output = get(root, "output")
+    node = output if isinstance(output, yaml.ScalarNode) else get(output, "dir")
+    if not isinstance(node, yaml.ScalarNode):
+        return None
+    edits.append((*_span(node), _flow(out_dir)))
+    for start, end, value in sorted(edits, reverse=True):
+        text = text[:start] + value + text[end:]
+    try:
+        edited = parse_recipe(text, "<saved>")
+    except BitextforgeError:
+        return None
+    if edited.output is None or edited.output.dir != out_dir or any(
+            edited.steps[i].keep != keep for i, keep in keeps.items()):
+        return None
+    return text
+
+
+def histogram_edges(v: np.ndarray, bounds: list[float] = ()) -> np.ndarray:
+    """Bin edges for the finite scores ``v`` of a filter step, about :data:`HIST_BINS` bins of
+    varying width: they span the data's whole range (a far tail is drawn where it lies, not
+    piled into an edge bin), half are equal widths over that range and half hold equal shares
+    of the rows, so bins are finer where the scores are dense (near 1 for most probabilities);
+    each finite recipe bound is an edge, so no bin holds rows on both sides of it."""
+    finite_bounds = [float(b) for b in bounds if np.isfinite(b)]  # min: -.inf bounds nothing
+    if not len(v):
+        return np.unique(np.r_[np.linspace(0.0, 1.0, HIST_BINS + 1), finite_bounds])
+    lo, hi = min([float(v.min()), *finite_bounds]), max([float(v.max()), *finite_bounds])
+    if hi <= lo:
+        return np.linspace(lo - 0.5, hi + 0.5, HIST_BINS + 1)
+    half = HIST_BINS // 2
+    edges = np.unique(np.r_[np.linspace(lo, hi, half + 1),
+                            np.quantile(v, np.linspace(0.0, 1.0, HIST_BINS - half + 1)),
+                            finite_bounds])
+    # quantiles of tied scores land a rounding error apart: such slivers are no bins
+    keep = np.r_[True, np.diff(edges) > (hi - lo) * 1e-9]
+    keep[-1] = True
+    edges = edges[keep]
+    if len(edges) > 2 and edges[-1] - edges[-2] <= (hi - lo) * 1e-9:
+        edges = np.delete(edges, -2)
+    return edges
 
 
 def _read_table(path: Path, score_cols: set[str], fraction: float | None = None, rng=None):

@@ -49,6 +49,13 @@ def repetitions(items: list, min_chars: int = 0) -> tuple[int, int]:
     return rep, cons
 
 
+def _mean(values: list[float]) -> float:
+    """Mean of the values that are not NaN (a sentence without a token to count has none);
+    NaN when none is left."""
+    vals = [v for v in values if not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
 def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:
     """Consecutive token trigrams of one sentence."""
     return list(zip(tokens, tokens[1:], tokens[2:]))
@@ -157,7 +164,6 @@ class CorpusStatsEvaluator(Evaluator):
         rep1_s: list[float] = []
         rep3_s: list[float] = []
         idf_s: list[float] = []
-        r1 = c1 = r3 = c3 = 0
         for s in progress(texts, f"{self.name}: {len(texts)} sentences", unit=" sentences",
                           minimum=20_000):
             toks = cache.get((lang, s))
@@ -168,12 +174,8 @@ class CorpusStatsEvaluator(Evaluator):
             tri.update(grams)
             lengths.append(len(toks))
             a, b = repetitions(toks, min_chars=3)
-            r1 += a
-            c1 += b
             rep1_s.append(100.0 * a / b if b else math.nan)
             a, b = repetitions(grams)
-            r3 += a
-            c3 += b
             rep3_s.append(100.0 * a / b if b else math.nan)
             if self.idf is not None:
                 idf_s.append(self.idf.average(toks))
@@ -184,15 +186,15 @@ class CorpusStatsEvaluator(Evaluator):
             "length_median": float(np.median(L)),
             "length_p10": float(np.percentile(L, 10)), "length_p90": float(np.percentile(L, 90)),
             "unigram_entropy": entropy_bits(uni), "trigram_entropy": entropy_bits(tri),
-            "unigram_repetition": 100.0 * r1 / c1 if c1 else math.nan,
-            "trigram_repetition": 100.0 * r3 / c3 if c3 else math.nan,
+            # the mean of the per-sentence rates in the items, as the report's histogram shows
+            # it (pooling every token instead weighted long sentences, which repeat more)
+            "unigram_repetition": _mean(rep1_s), "trigram_repetition": _mean(rep3_s),
             "types": float(len(uni)),
         }
         items = {"length": [float(x) for x in lengths], "unigram_repetition": rep1_s,
                  "trigram_repetition": rep3_s}
         if self.idf is not None:
-            vals = [v for v in idf_s if not math.isnan(v)]
-            nums["average_idf"] = sum(vals) / len(vals) if vals else math.nan
+            nums["average_idf"] = _mean(idf_s)
             items["average_idf"] = idf_s
         return nums, items
 

@@ -116,6 +116,11 @@ class LexicalCoverageFilter(Filter):
         direction: Direction = Field("both", description="both (average), src2tgt (share of "
                                      "source words covered) or tgt2src.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The dictionary."""
+        return {"dictionary": config.dictionary}
+
     def __init__(self, config=None):
         """Read the dictionary once."""
         super().__init__(config)
@@ -191,6 +196,11 @@ class LexicalTranslationFilter(Filter):
         copy_prob: float = Field(0.5, gt=0, le=1, description="Probability of an identical word "
                                  "the tables do not know (names, numbers).")
         margin: int = Field(0, ge=0, description=MARGIN_DOC)
+
+    @classmethod
+    def input_paths(cls, config):
+        """The tables directory."""
+        return {"tables": config.tables}
 
     def __init__(self, config=None):
         """Load the tables once."""
@@ -296,6 +306,11 @@ class LexicalTranslationTrainer(Trainer):
         top: int = Field(50, ge=0, description="Keep at most this many translations a word "
                          "(0 = all).")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The corpus files and the dictionary."""
+        return {"corpus": config.corpus, "dictionary": config.dictionary}
+
     def train(self):
         """Align, count and write the tables."""
         from bitextforge.corpus import read_tsv_pairs
@@ -316,7 +331,7 @@ class LexicalTranslationTrainer(Trainer):
                                      f"{'-'.join(c.dictionary_langs)}, the corpus "
                                      f"{'-'.join(c.langs)}")
         return train_tables(src, tgt, c.output, tuple(c.langs), c.normalise, lex, c.prior,
-                            c.iterations, c.max_len, c.min_prob, c.top)
+                            c.iterations, c.max_len, c.min_prob, c.top, who=self.name)
 
     @classmethod
     def doctor(cls):

@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
+from bitextforge.log import phase, progress
 
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
 #: kinds that can be asked for but are not in the default list (a default list that grew would
@@ -207,13 +208,19 @@ class FeatureScorer:
             self.names.append(spec.filter if spec.filter not in self.names
                               else f"{spec.filter}#{n}")
 
-    def features(self, src: list[str], tgt: list[str], batch: int = 2000) -> np.ndarray:
+    def features(self, src: list[str], tgt: list[str], batch: int = 2000,
+                 who: str | None = None) -> np.ndarray:
         """One row per pair: the surface measures, then each filter's score (inf and NaN are
-        replaced by finite extremes; the classifier needs numbers)."""
+        replaced by finite extremes; the classifier needs numbers). With ``who`` (a trainer's
+        name), each filter's scoring shows progress under that name."""
         cols = [surface_features(src, tgt, self.surface)]
         for f in self.filters:
             vals = []
-            for s in range(0, len(src), batch):
+            starts = range(0, len(src), batch)
+            if who is not None:
+                starts = progress(starts, f"{who}: {f.name} scores", unit=" pairs",
+                                  total=len(src), weight=lambda s: min(batch, len(src) - s))
+            for s in starts:
                 vals.extend(f.score({"src": src[s:s + batch], "tgt": tgt[s:s + batch]}))
             cols.append(np.asarray(vals, dtype=np.float64)[:, None])
         X = np.hstack(cols).astype(np.float64)
@@ -293,6 +300,19 @@ class PairClassifierTrainer(Trainer):
             _validate_specs(self.features)
             return self
 
+    @classmethod
+    def input_paths(cls, config):
+        """The corpus files and every file the feature filters read
+        (``features[0].with.tables``)."""
+        from bitextforge.registry import get_registry
+
+        reg = get_registry()
+        out = {"corpus": config.corpus}
+        for n, spec in enumerate(config.features):
+            fcls = reg.get("filter", spec.filter)
+            out[f"features[{n}].with"] = fcls.input_paths(fcls.Config(**spec.with_))
+        return out
+
     def outputs(self):
         """The model and its facts file."""
         out = Path(self.config.output)
@@ -319,9 +339,11 @@ class PairClassifierTrainer(Trainer):
         order = rng.permutation(len(src))
         src, tgt = [src[i] for i in order], [tgt[i] for i in order]
         ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed)
+        self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives "
+                 f"({time.perf_counter() - t0:.1f} s)")
         scorer = FeatureScorer(c.features, c.surface)
         try:
-            X = scorer.features(src + ns, tgt + nt)
+            X = scorer.features(src + ns, tgt + nt, who=self.name)
         finally:
             scorer.close()
         y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
@@ -329,7 +351,8 @@ class PairClassifierTrainer(Trainer):
         dev = np.zeros(len(y), bool)
         dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
         clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=c.seed)
-        clf.fit(X[~dev], y[~dev])
+        with phase(self.name, f"fitting the classifier on {int((~dev).sum()):,} rows"):
+            clf.fit(X[~dev], y[~dev])
         # every option written out, so a later change of a filter's defaults cannot change what
         # the saved model's features mean
         filled = [{"filter": f.name, "with": f.config.model_dump(mode="json")}
@@ -369,6 +392,11 @@ class PairClassifierFilter(Filter):
         """Options of pair_classifier.v1."""
 
         model: str = Field(description="Model file written by pair_classifier_model.v1.")
+
+    @classmethod
+    def input_paths(cls, config):
+        """The model file."""
+        return {"model": config.model}
 
     def __init__(self, config=None):
         """Load the classifier and build its feature filters once."""

@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from bitextforge import ComponentError, InputError
+from bitextforge.log import phase
 
 from .words import Vocab, Words
 
@@ -72,10 +73,11 @@ def _normalised(counts: dict[tuple[int, int], float], n_rows: int, n_cols: int,
 def train_tables(src: list[str], tgt: list[str], output: str | Path, langs: tuple[str, str],
                  normalise: str = "stem", lexicon=None, prior: float = 1.0,
                  iterations: int | None = None, max_len: int = 80, min_prob: float = 1e-4,
-                 top: int = 50) -> dict:
+                 top: int = 50, who: str = "lexical tables") -> dict:
     """Align ``src``/``tgt`` with eflomal, count links in both directions, add the ``lexicon``'s
     word pairs as ``prior`` pseudo-links, normalise and write the tables to the directory
-    ``output``. Pairs with an empty side or more than ``max_len`` words are left out.
+    ``output``. Pairs with an empty side or more than ``max_len`` words are left out. Each phase
+    is reported as ``who`` (eflomal runs for minutes and prints nothing itself).
 
     eflomal's samplers draw from their own unseeded random generator, so two trainings on the same
     corpus give slightly different tables."""
@@ -98,27 +100,30 @@ def train_tables(src: list[str], tgt: list[str], output: str | Path, langs: tupl
     # eflomal takes iterations per stage: IBM-1, HMM, HMM + fertility
     aligner = (eflomal.Aligner(n_iterations=(iterations,) * 3) if iterations
                else eflomal.Aligner())
-    aligner.align([" ".join(a) + "\n" for a in a_toks], [" ".join(b) + "\n" for b in b_toks],
-                  links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
+    with phase(who, f"aligning {len(a_toks):,} pairs with eflomal, both directions"):
+        aligner.align([" ".join(a) + "\n" for a in a_toks],
+                      [" ".join(b) + "\n" for b in b_toks],
+                      links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
     align_s = time.perf_counter() - t0
-    vs, vt = Vocab(), Vocab()
-    c_st: Counter = Counter()   # links for t(target | source)
-    c_ts: Counter = Counter()   # links for t(source | target)
-    null_t: Counter = Counter()
-    null_s: Counter = Counter()
-    for a, b, lf, lr in zip(a_toks, b_toks, _read_links(fwd), _read_links(rev)):
-        ia, ib = [vs.add(x) for x in a], [vt.add(x) for x in b]
-        linked_t, linked_s = set(), set()
-        for i, j in lf:
-            c_st[ia[i], ib[j]] += 1
-            linked_t.add(j)
-        for i, j in lr:
-            c_ts[ib[j], ia[i]] += 1
-            linked_s.add(i)
-        null_t.update(ib[j] for j in range(len(ib)) if j not in linked_t)
-        null_s.update(ia[i] for i in range(len(ia)) if i not in linked_s)
-    fwd.unlink()
-    rev.unlink()
+    with phase(who, "counting the links"):
+        vs, vt = Vocab(), Vocab()
+        c_st: Counter = Counter()   # links for t(target | source)
+        c_ts: Counter = Counter()   # links for t(source | target)
+        null_t: Counter = Counter()
+        null_s: Counter = Counter()
+        for a, b, lf, lr in zip(a_toks, b_toks, _read_links(fwd), _read_links(rev)):
+            ia, ib = [vs.add(x) for x in a], [vt.add(x) for x in b]
+            linked_t, linked_s = set(), set()
+            for i, j in lf:
+                c_st[ia[i], ib[j]] += 1
+                linked_t.add(j)
+            for i, j in lr:
+                c_ts[ib[j], ia[i]] += 1
+                linked_s.add(i)
+            null_t.update(ib[j] for j in range(len(ib)) if j not in linked_t)
+            null_s.update(ia[i] for i in range(len(ia)) if i not in linked_s)
+        fwd.unlink()
+        rev.unlink()
     n_prior = 0
     if lexicon is not None and prior > 0:
         for x, y in lexicon.pairs:

@@ -245,6 +245,13 @@ class EmbeddingCosineFilter(Filter):
                                     "model is kept; empty: ~/.cache/bitextforge/ct2/ "
                                     "(BITEXTFORGE_CACHE).")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The model directory (a hub id is not a path)."""
+        from bitextforge.checks import local_model
+
+        return {"model": local_model(config.model)}
+
     def __init__(self, config=None):
         """Load the model once."""
         super().__init__(config)

@@ -46,8 +46,9 @@ async function init() {
   for (const w of ov.warnings) warn.append(el("div", { class: "warn", text: w }));
   const steps = document.getElementById("steps");
   for (const st of ov.steps) {
-    if (st.kind === "filter") steps.append(filterPanel(st));
-    else if (st.kind === "paraphrase") steps.append(paraphrasePanel(st));
+    // the server says what a step does (its executor's decides / makes), not which kind it is
+    if (st.decides) steps.append(filterPanel(st));
+    else if (st.makes === "adds") steps.append(paraphrasePanel(st));
     else steps.append(otherPanel(st));
   }
   renderEvaluations(ov.evaluations, ov.evaluation_plots || {});
@@ -151,8 +152,8 @@ async function refresh() {
   renderTotals(sum);
   renderFunnel(sum);
   for (const st of state.overview.steps) {
-    if (st.kind === "filter") { renderHist(st, sum); renderCounts(st, sum); state.views[st.index].offset = 0; await loadRows(st.index); }
-    else if (st.kind === "paraphrase") await loadGroups(st.index);
+    if (st.decides) { renderHist(st, sum); renderCounts(st, sum); state.views[st.index].offset = 0; await loadRows(st.index); }
+    else if (st.makes === "adds") await loadGroups(st.index);
   }
   document.body.dataset.decided = String(Number(document.body.dataset.decided || 0) + 1);
 }
@@ -204,8 +205,10 @@ function renderCounts(st, sum) {
 
 function renderHist(st, sum) {
   const h = sum.histograms[String(st.index)];
+  // bins differ in width (finer where the scores are dense): each bar spans its own bin
   const centers = h.edges.slice(0, -1).map((e, k) => (e + h.edges[k + 1]) / 2);
-  const width = h.edges[1] - h.edges[0];
+  const width = h.edges.slice(0, -1).map((e, k) => h.edges[k + 1] - e);
+  const range = h.edges.slice(0, -1).map((e, k) => `${fmt(e)} to ${fmt(h.edges[k + 1])}`);
   const keep = sum.keep[String(st.index)] || st.keep || {};
   const shapes = [];
   const names = [];
@@ -222,8 +225,10 @@ function renderHist(st, sum) {
                   line: { color: "#6b4c9a", width: 2, dash: "dot" }, editable: false });
   }
   const traces = [
-    { type: "bar", name: "kept", x: centers, y: h.kept, width, marker: { color: "#3b75af" } },
-    { type: "bar", name: "rejected", x: centers, y: h.rejected, width, marker: { color: "#e07b39" } }];
+    { type: "bar", name: "kept", x: centers, y: h.kept, width, customdata: range,
+      hovertemplate: "%{customdata}: %{y} kept<extra></extra>", marker: { color: "#3b75af" } },
+    { type: "bar", name: "rejected", x: centers, y: h.rejected, width, customdata: range,
+      hovertemplate: "%{customdata}: %{y} rejected<extra></extra>", marker: { color: "#e07b39" } }];
   const layout = { barmode: "stack", margin: { l: 50, r: 10, t: 28, b: 35 }, shapes,
                    xaxis: { title: { text: st.column } }, yaxis: { title: { text: "rows" } },
                    legend: { orientation: "h", x: 1, xanchor: "right", y: 1.02, yanchor: "bottom" },
