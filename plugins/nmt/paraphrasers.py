@@ -71,12 +71,11 @@ class _NMTConfig(Paraphraser.Config):
 
 
 def _local_model(spec: str) -> str | None:
-    """``spec`` when it can only be a local directory (what :func:`resolve_model` would refuse
-    as a hub id), else None: a hub id is looked up at start-up, not checked as a path."""
-    parts = spec.split("/")
-    if spec.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
-        return spec
-    return None
+    """``spec`` when it names a local model directory, None for a hub id (looked up when the
+    component starts): :func:`bitextforge.checks.local_model`, the one rule for it."""
+    from bitextforge.checks import local_model
+
+    return local_model(spec)
 
 
 def _norm(text: str) -> str:
