@@ -17,7 +17,7 @@ from bitextforge.run import run_recipe
 from bitextforge.steps import repetition_loop
 
 from conftest import read_lines, read_tsv, shared
-from test_resume import _kill_session, cli, plugin_env  # noqa: F401 - plugin_env is a fixture
+from test_resume import cli, kill_after_shards, plugin_env  # noqa: F401 - plugin_env: a fixture
 
 
 class UpperGenerator(Generator):
@@ -290,10 +290,7 @@ def test_killed_generation_run_resumes_to_the_same_bytes(tmp_path, reverse_model
     filter after it, sharded: killed with SIGKILL after a few shards, the resumed run writes the
     same bytes as an uninterrupted one (sampling is seeded per batch, and shards hold whole
     batches)."""
-    import os
-    import signal
     import subprocess
-    import time
 
     de = read_lines(shared("multi30k", "train.de.gz"), 600)
     en = read_lines(shared("multi30k", "train.en.gz"), 3000)
@@ -321,20 +318,7 @@ steps:
     res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", full), env=plugin_env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    proc = subprocess.Popen(cli(plugin_env, "run", recipe_file, "-o", part), env=plugin_env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        done = list((part / ".shards").glob("*/DONE")) if (part / ".shards").exists() else []
-        if len(done) >= 3 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    _kill_session(proc.pid)
-    assert 3 <= len(list((part / ".shards").glob("*/DONE"))) < 10
+    kill_after_shards(cli(plugin_env, "run", recipe_file, "-o", part), plugin_env, part)
     res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", part), env=plugin_env,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -122,22 +122,7 @@ def test_killed_run_resumes_identically(tmp_path, plugin_env, runner):
     assert res.returncode == 0, res.stderr
 
     extra = ["--runner", "local", *threads] if runner == "local-threads" else ["--runner", runner]
-    # its own session, so the Ray processes a killed driver leaves behind can be found and ended
-    proc = subprocess.Popen(cli(plugin_env, "run", recipe, "-o", part, *extra), env=plugin_env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        done = list((part / ".shards").glob("*/DONE")) if (part / ".shards").exists() else []
-        if len(done) >= 3 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    _kill_session(proc.pid)
-    finished = len(list((part / ".shards").glob("*/DONE")))
-    assert 3 <= finished < 10
+    kill_after_shards(cli(plugin_env, "run", recipe, "-o", part, *extra), plugin_env, part)
     assert not (part / "corpus.src").exists() and not (part / "manifest.json").exists()
 
     # a different recipe may not resume into this directory
@@ -160,6 +145,25 @@ def test_killed_run_resumes_identically(tmp_path, plugin_env, runner):
     # no duplicated and no missing rows: every kept (id, variant) pair appears as often as in full
     ids = lambda p: [ln.split("\t")[:2] for ln in (p / "corpus.tsv").read_text().splitlines()[1:]]
     assert ids(part) == ids(full)
+
+
+def kill_after_shards(command: list, env: dict, part, shards: int = 3) -> None:
+    """Start ``command`` (a sharded run into ``part``), SIGKILL it once ``shards`` shards are
+    finished, and check that it was killed midway (at least that many shards, fewer than 10)."""
+    # its own session, so the Ray processes a killed driver leaves behind can be found and ended
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        done = list((part / ".shards").glob("*/DONE")) if (part / ".shards").exists() else []
+        if len(done) >= shards or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _kill_session(proc.pid)
+    assert shards <= len(list((part / ".shards").glob("*/DONE"))) < 10
 
 
 def _kill_session(sid: int) -> None:
