@@ -537,7 +537,8 @@ def _layered(data: Any, source: str, chain: tuple[str, ...] = ()) -> tuple[Any, 
         names = " -> ".join(Path(c).name for c in (*chain, key))
         raise RecipeError(f"{source}: extends: {ref} makes a cycle ({names})")
     if not base_path.is_file():
-        raise RecipeError(f"{source}: extends: {ref}: no such recipe file ({base_path.resolve()})")
+        raise RecipeError(f"{source}: extends: {ref}: no such recipe file "
+                          f"({base_path.resolve()})")
     base_source = str(base_path)
     base = _yaml_load(base_path.read_text(encoding="utf-8"), base_source)
     if not isinstance(base, dict):
