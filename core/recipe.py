@@ -467,6 +467,152 @@ def _blame_overrides(message: str, source: str, overrides: list[str]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------- extends
+#: a key of an extending recipe that adds items to the end of the base's list (``steps+:``)
+_APPEND = re.compile(r"^(?P<name>[A-Za-z_][\w-]*)\+$")
+#: a key of an extending recipe that merges into one item of the base's list (``steps[3]:``;
+#: ``steps[-1]:`` is the last)
+_ITEM = re.compile(r"^(?P<name>[A-Za-z_][\w-]*)\[(?P<index>-?\d+)\]$")
+
+#: where each part of a merged recipe was written: key path in the merged recipe -> (file, key
+#: path as written there); a path not listed belongs to its longest listed prefix ("" is the
+#: recipe the user named)
+Origins = dict[str, tuple[str, str]]
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}{key}" if key.startswith("[") else f"{path}.{key}" if path else key
+
+
+def _replace(origins: Origins, path: str, where: tuple[str, str]) -> None:
+    """``path`` now holds a value written at ``where``: forget what was written below it."""
+    for key in [k for k in origins if k.startswith((path + ".", path + "["))]:
+        del origins[key]
+    origins[path] = where
+
+
+def _merge(base: Any, child: Any, path: str, origins: Origins, file: str, written: str) -> Any:
+    """``child`` (from ``file``, at key path ``written`` there) laid over ``base`` at ``path`` of
+    the merged recipe: mappings merge key by key, anything else replaces the base's value;
+    ``name+: [...]`` appends to the base's list and ``name[i]: ...`` merges into its item i."""
+    if not (isinstance(base, dict) and isinstance(child, dict)):
+        _replace(origins, path, (file, written))
+        return child
+    out = dict(base)
+    for key in base:  # what the child leaves alone stays the base's, and the mapping the child's
+        sub = _join(path, str(key))
+        origins.setdefault(sub, _origin(origins, sub))
+    origins[path] = (file, written)
+    for key, value in child.items():
+        sub_written = _join(written, str(key))
+        append, item = _APPEND.match(str(key)), _ITEM.match(str(key))
+        if not (append or item):
+            out[key] = _merge(base.get(key), value, _join(path, str(key)), origins, file,
+                              sub_written)
+            continue
+        name = (append or item).group("name")
+        if name in child:
+            raise RecipeError(f"{file}: {sub_written}: {name} is also given whole here; give "
+                              f"{name}: (replaces the base's list) or {key}:, not both")
+        target = _join(path, name)
+        have = out.get(name)
+        if have is None and append:
+            have = []
+        if not isinstance(have, list):
+            from_file = _origin(origins, target)[0]
+            what = "nothing" if have is None else f"a {type(have).__name__}"
+            raise RecipeError(f"{file}: {sub_written}: {from_file} gives {target} as {what}, not "
+                              f"a list to {'append to' if append else 'change an item of'}")
+        have = list(have)
+        if append:
+            if not isinstance(value, list):
+                raise RecipeError(f"{file}: {sub_written}: expected a list of items to append")
+            if target not in origins:  # the items before keep the file they came from
+                origins[target] = _origin(origins, target)
+            for j, entry in enumerate(value):
+                origins[f"{target}[{len(have) + j}]"] = (file, f"{sub_written}[{j}]")
+            have += value
+        else:
+            i = int(item.group("index"))
+            i += len(have) if i < 0 else 0
+            if not 0 <= i < len(have):
+                raise RecipeError(f"{file}: {sub_written}: the base's {name} has {len(have)} "
+                                  f"items (0 to {len(have) - 1}, or -1 for the last)")
+            have[i] = _merge(have[i], value, f"{target}[{i}]", origins, file, sub_written)
+        out[name] = have
+    return out
+
+
+def _origin(origins: Origins, path: str) -> tuple[str, str]:
+    """(file, key path in it) where the value at ``path`` of the merged recipe was written."""
+    probe = path
+    while probe not in origins:
+        cut = max(probe.rfind("."), probe.rfind("["))
+        probe = probe[:cut] if cut > 0 else ""
+    file, written = origins[probe]
+    rest = path[len(probe):]
+    return file, written + rest if written else rest.lstrip(".")
+
+
+def _layered(data: Any, source: str, chain: tuple[str, ...] = ()) -> tuple[Any, Origins]:
+    """The recipe ``data`` (read from ``source``) with its ``extends:`` chain merged in, and where
+    each part of it was written. ``extends`` is a path relative to the directory of the file
+    that names it; a file that extends itself, directly or through others, is refused."""
+    if not isinstance(data, dict) or "extends" not in data:
+        return data, {"": (source, "")}
+    data = dict(data)
+    ref = data.pop("extends")
+    if not isinstance(ref, str) or not ref:
+        raise RecipeError(f"{source}: extends: expected the path of a recipe file (relative to "
+                          f"this file's directory), got {ref!r}")
+    here = Path(source).parent if not source.startswith("<") else Path()
+    base_path = here / ref
+    key = str(base_path.resolve())
+    chain = chain or (str(Path(source).resolve()),)
+    if key in chain:
+        names = " -> ".join(Path(c).name for c in (*chain, key))
+        raise RecipeError(f"{source}: extends: {ref} makes a cycle ({names})")
+    if not base_path.is_file():
+        raise RecipeError(f"{source}: extends: {ref}: no such recipe file "
+                          f"({base_path.resolve()})")
+    base_source = str(base_path)
+    base = _yaml_load(base_path.read_text(encoding="utf-8"), base_source)
+    if not isinstance(base, dict):
+        raise RecipeError(f"{base_source}: a recipe is a YAML mapping (extended by {source})")
+    base, origins = _layered(base, base_source, (*chain, key))
+    return _merge(base, data, "", origins, source, ""), origins
+
+
+_ERROR_PATH = re.compile(r"(?P<path>\(top\)|[A-Za-z_][\w-]*(?:\[\d+\]|\.[\w-]+)*)"
+                         r"(?P<rest>:.*)$", re.S)
+
+
+def _attribute(message: str, source: str, origins: Origins) -> str:
+    """Point each ``source: key.path: ...`` line of a merged recipe's errors at the file and key
+    path where the value was written (the base file for a value from the base)."""
+    lines = []
+    for line in message.split("\n"):
+        m = _ERROR_PATH.match(line[len(source) + 2:]) if line.startswith(source + ": ") else None
+        if m:
+            path = "" if m.group("path") == "(top)" else m.group("path")
+            file, written = _origin(origins, path)
+            line = f"{file}: {written or '(top)'}{m.group('rest')}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def recipe_data(path: str | Path) -> dict:
+    """A recipe file's plain data with its ``extends:`` chain merged in (not validated), for
+    code that reads parts of a recipe itself."""
+    p = Path(path)
+    if not p.is_file():
+        raise RecipeError(f"{p}: no such recipe file")
+    data, _ = _layered(_yaml_load(p.read_text(encoding="utf-8"), str(p)), str(p))
+    if not isinstance(data, dict):
+        raise RecipeError(f"{p}: a recipe is a YAML mapping with name, input, steps, output")
+    return data
+
+
 def load_recipe(path: str | Path, overrides: list[str] | None = None,
                 registry: Registry | None = None) -> Recipe:
     """Read, override and validate a recipe file; raise one :class:`RecipeError` listing problems."""
@@ -478,8 +624,21 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None,
 
 def parse_recipe(text: str, source: str = "<recipe>", overrides: list[str] | None = None,
                  registry: Registry | None = None) -> Recipe:
-    """Validate recipe text; every step's component and config is checked before anything runs."""
-    data = _yaml_load(text, source)
+    """Validate recipe text; every step's component and config is checked before anything runs.
+    A recipe with ``extends:`` is first merged with its base (see :func:`_layered`); errors then
+    name the file and key path where each bad value was written."""
+    data, origins = _layered(_yaml_load(text, source), source)
+    if len(origins) == 1:
+        return _parse_data(data, source, overrides, registry)
+    try:
+        return _parse_data(data, source, overrides, registry)
+    except RecipeError as exc:
+        raise RecipeError(_attribute(str(exc), source, origins)) from None
+
+
+def _parse_data(data: Any, source: str, overrides: list[str] | None,
+                registry: Registry | None) -> Recipe:
+    """Validate a recipe's data (its ``extends:`` already merged)."""
     if not isinstance(data, dict):
         raise RecipeError(f"{source}: a recipe is a YAML mapping with name, input, steps, output")
     for ov in overrides or []:

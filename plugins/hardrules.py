@@ -34,7 +34,8 @@ from bitextforge.corpus import take_rows
 from bitextforge.step_models import KeepSpec
 from bitextforge.steps import within_bounds
 
-CJK = {"zh", "ja", "ko"}
+#: the languages bicleaner-hardrules 2.10.8 counts in characters, ISO 639-1 and -3 codes
+CJK = {"zh", "ja", "ko", "yue", "bo", "bod", "cmn", "zho", "jpn", "kor"}
 
 
 class RuleFilter(Filter):
@@ -162,12 +163,12 @@ class RepeatedWordsFilter(SideRule):
                    if len(m.group().strip()) > least and _ALPHA.search(m.group()))
 
 
-_GLUED = regex.compile(r"([[:alpha:]]*[[:upper:]]{1}[[:lower:]]+){3}")
+_GLUED = regex.compile(r"([[:alpha:]]*[[:upper:]]{1}[[:lower:]]+){2}")
 
 
 class GluedWordsFilter(SideRule):
-    """Number of runs of three or more capitalised words written together ("HomeAboutContact";
-    bicleaner-hardrules ``no_glued_words``: one rejects)."""
+    """Number of runs of two or more capitalised words written together ("HomeAboutContact",
+    but also "YouTube", "PayPal"; bicleaner-hardrules 2.10.8 ``no_glued_words``: one rejects)."""
 
     name = "glued_words.v1"
     rule = "glued_words"
@@ -217,14 +218,15 @@ class SpaceNoiseFilter(SideRule):
 
 class BadEncodingFilter(SideRule):
     """Number of "Ã" (outside Portuguese) and "Â" (outside Welsh, French, Persian, Italian,
-    Portuguese, Turkish, Vietnamese), the marks of UTF-8 read as Latin-1 (bicleaner-hardrules
-    ``no_bad_encoding``: one rejects; ``fix_mojibake.v1`` repairs such text instead)."""
+    Ligurian, Portuguese, Romanian, Turkish, Vietnamese), the marks of UTF-8 read as Latin-1
+    (bicleaner-hardrules ``no_bad_encoding``: one rejects; ``fix_mojibake.v1`` repairs such text
+    instead)."""
 
     name = "bad_encoding.v1"
     rule = "bad_encoding"
     default_keep = {"max": 0}
     ATILDE_LANGS: ClassVar[set] = {"pt"}
-    ACIRC_LANGS: ClassVar[set] = {"cy", "fr", "fa", "it", "pt", "tr", "vi"}
+    ACIRC_LANGS: ClassVar[set] = {"cy", "fr", "fa", "it", "lij", "pt", "ro", "tr", "vi"}
 
     def value(self, text, lang):
         """Suspicious characters found."""

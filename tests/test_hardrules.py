@@ -149,3 +149,21 @@ def test_composite_reason_in_rejected_tsv_manifest_and_summary(tmp_path):
     assert m["steps"][0]["counts"] == {"rejected_by:glued_words": 1, "rejected_by:urls": 1,
                                        "rejected_by:titles": 1}
     assert "rejected by glued_words 1, titles 1, urls 1" in summary_table(m["steps"])
+
+
+def test_language_sets_and_glued_words_as_bicleaner_hardrules_2_10_8():
+    """Differences the side-by-side run with bicleaner-hardrules 2.10.8 found
+    (tests/bench/bench_hardrules.py): its glued-words pattern wants two capitalised words written
+    together, not three (it rejects news text naming YouTube or PayPal); Romanian and Ligurian
+    write "Â"; ISO 639-3 codes of Chinese, Japanese and Korean count characters."""
+    glued = hr.GluedWordsFilter()
+    assert list(glued.fires(batch(("Elon Musk, Mitbegründer von PayPal.", "of PayPal"),
+                                  ("YouTube-Kanäle", "YouTube channels"), CLEAN,
+                                  ("Der McDonald Zug.", "The train")))) == [True, True, False,
+                                                                             True]
+    ro = hr.BadEncodingFilter(hr.BadEncodingFilter.Config(src_lang="ro", tgt_lang="en"))
+    assert list(ro.fires(batch(("În România, Âncuţa pleacă.", "In Romania, Ancuta leaves."),
+                               ("În România, Âncuţa pleacă.", "Â in English")))) == [False, True]
+    short = hr.TooShortFilter(hr.TooShortFilter.Config(src_lang="en", tgt_lang="jpn"))
+    assert list(short.fires(batch(("The train leaves now.", "列車が出発します。"),
+                                  ("The train leaves now.", "列車")))) == [False, True]
