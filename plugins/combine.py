@@ -429,7 +429,7 @@ class CombineModelTrainer(Trainer):
         import tempfile
 
         from bitextforge.corpus import read_lines
-        from bitextforge.recipe import FilterStep, _yaml_load, parse_recipe, score_column
+        from bitextforge.recipe import FilterStep, parse_recipe, recipe_data, score_column
         from bitextforge.scoring import score_parsed
 
         c = self.config
@@ -440,9 +440,7 @@ class CombineModelTrainer(Trainer):
         if len(src) < 2:
             raise InputError(f"{self.name}: {c.clean_src}: need at least 2 clean pairs")
         shift = random.Random(c.seed).randrange(1, len(src))
-        raw = _yaml_load(Path(c.recipe).read_text(encoding="utf-8"), c.recipe)
-        if not isinstance(raw, dict):
-            raise InputError(f"{c.recipe}: not a recipe mapping")
+        raw = recipe_data(c.recipe)  # its extends: chain merged in
         wanted = set(c.columns)
         steps = []
         for step in raw.get("steps") or []:
