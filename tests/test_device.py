@@ -178,3 +178,30 @@ def test_models_saved_from_any_device_load_on_the_cpu(model, tmp_path):
     d, _ = model
     assert (d / "de-en" / "model.safetensors").is_file()
     assert not (d / "de-en" / "pytorch_model.bin").exists()
+
+
+def test_ray_driver_builds_a_gpu_step_on_the_cpu_when_it_has_no_gpu(tmp_path):
+    """Under Ray a step with resources: {num_gpus} runs in GPU actors; the driver's own copy,
+    built by the plan on a head node that may have no GPU, must start rather than fail with "no
+    GPU visible", while the actors get the recipe's config as written."""
+    from bitextforge.plan import driver_config
+    from bitextforge.recipe import parse_recipe
+
+    def recipe(runner, resources):
+        return parse_recipe(f"""name: d
+input: {{src: a, tgt: b}}
+runner: {runner}
+steps:
+  - filter: nmt_logprob.v1
+    with: {{model: m, device: cuda}}
+    keep: {{min: -9}}
+{resources}output: {{dir: '{tmp_path / "out"}'}}
+""", str(tmp_path / "r.yaml"))
+
+    gpu = "    resources: {num_gpus: 0.5}\n"
+    for runner, res, driver in (("ray", gpu, "cpu" if not visible_gpus("torch")
+                                  and not visible_gpus("ctranslate2") else "cuda"),
+                                ("ray", "", "cuda"), ("local", gpu, "cuda")):
+        r = recipe(runner, res)
+        assert driver_config(r, r.steps[0], r.configs[0]).device == driver, (runner, res)
+        assert r.configs[0].device == "cuda"
