@@ -30,7 +30,7 @@ def device_field(what: str = "the model"):
     """The ``device`` option of a component Config (default ``auto``), with its pattern and
     description; one definition so that every component accepts and documents the same values."""
     return Field("auto", pattern=DEVICE_PATTERN, description=(
-        f"Where {what} runs: auto (the first GPU when one is visible, else the CPU), cpu, cuda "
+        f"Device for {what}: auto (the first GPU when one is visible, else the CPU), cpu, cuda "
         f"or cuda:N (an error when no such GPU is visible)."))
 
 
