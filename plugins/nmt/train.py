@@ -401,7 +401,8 @@ def evaluate_bleu(model_dir: str | Path, src_file: str, ref_file: str, beam: int
     secs = time.perf_counter() - t0
     metric = sacrebleu.metrics.BLEU()
     bleu = metric.corpus_score(hyp, [ref])
-    return {"test": str(src_file), "backend": backend, "beam": beam, "sentences": len(src),
+    return {"test": str(src_file), "backend": backend, "device": device, "beam": beam,
+            "sentences": len(src),
             "bleu": round(bleu.score, 2), "chrf": round(sacrebleu.corpus_chrf(hyp, [ref]).score, 2),
             "signature": str(metric.get_signature()), "seconds": round(secs, 1)}
 
@@ -696,10 +697,16 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     write_atomic(out / VMAP_NAME, "".join(line + "\n" for line in lines))
     log(f"train-nmt: vocabulary map {out / VMAP_NAME} ({len(lines) - 1} source tokens)")
     write_log()  # the training is on record even if a test set fails
+    # the tests decode on the training device when the decoder sees it there too (CTranslate2 may
+    # be built without the CUDA that torch has), else on the CPU
+    from bitextforge.hardware import visible_gpus
+
+    test_device = (device if device == "cpu" or opts.test_backend == "transformers"
+                   or visible_gpus("ctranslate2") else "cpu")
     for ts, tt in opts.tests:
         for beam in sorted({1, opts.beam}):
             r = evaluate_bleu(out, ts, tt, beam, backend=opts.test_backend,
-                              threads=opts.threads, device=device)
+                              threads=opts.threads, device=test_device)
             log(f"train-nmt: BLEU {r['bleu']} beam {beam} on {ts} ({r['seconds']} s)")
             results.append(r)
             write_log()
