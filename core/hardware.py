@@ -1,13 +1,37 @@
-"""What the CPU can do, for components that choose their arithmetic by it.
+"""Where a model runs and in what arithmetic: the one home of ``device`` and ``precision``.
+
+Every model-backed trainer, scorer, generator and evaluator takes ``device: auto | cpu | cuda |
+cuda:N`` (:func:`device_field`) and resolves it through :func:`resolve_device` when it loads its
+model: ``auto`` takes the first GPU when the library that runs the model (torch or CTranslate2)
+sees one and the CPU otherwise; ``cuda`` without a GPU is a one-line error naming the step. The
+resolved device goes into the component's manifest facts, so a run says what ran where.
 
 A bf16 forward pass (``torch.autocast`` with bfloat16) is much faster than fp32 on CPUs with
 native bf16 instructions (AVX512-BF16, AMX-BF16) and slower on those without, where it is
-emulated; ``precision: auto`` options resolve through :func:`resolve_precision`.
+emulated; on a GPU it is the usual mixed precision of Ampere and later cards (no loss scaling
+needed, unlike fp16). ``precision: auto`` options resolve through :func:`resolve_precision`.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from pydantic import Field
+
+from .errors import ComponentError
+
+#: what a ``device`` option accepts
+DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"
+_DEVICE_RE = re.compile(DEVICE_PATTERN)
+
+
+def device_field(what: str = "the model"):
+    """The ``device`` option of a component Config (default ``auto``), with its pattern and
+    description; one definition so that every component accepts and documents the same values."""
+    return Field("auto", pattern=DEVICE_PATTERN, description=(
+        f"Device for {what}: auto (the first GPU when one is visible, else the CPU), cpu, cuda "
+        f"or cuda:N (an error when no such GPU is visible)."))
 
 
 def cpu_has_bf16() -> bool:
@@ -19,8 +43,86 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def resolve_precision(precision: str) -> str:
-    """``auto`` as ``bf16`` where the CPU has native bf16, else ``fp32``; others as given."""
-    if precision == "auto":
-        return "bf16" if cpu_has_bf16() else "fp32"
-    return precision
+def parse_device(spec: str, where: str = "device") -> tuple[str, int | None]:
+    """``(kind, index)`` of a device option: ``auto``/``cpu``/``cuda`` with index None, or
+    ``cuda:N`` as ``("cuda", N)``; anything else is a one-line error naming ``where``."""
+    if not isinstance(spec, str) or not _DEVICE_RE.match(spec):
+        raise ComponentError(f"{where}: device {spec!r}: give auto, cpu, cuda or cuda:N")
+    kind, _, index = spec.partition(":")
+    return kind, int(index) if index else None
+
+
+def visible_gpus(library: str = "torch") -> int:
+    """How many CUDA devices ``library`` (``torch`` or ``ctranslate2``) sees here; 0 when it is
+    not installed or was built without CUDA."""
+    try:
+        if library == "ctranslate2":
+            import ctranslate2
+
+            return int(ctranslate2.get_cuda_device_count())
+        import torch
+
+        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    except ImportError:
+        return 0
+
+
+def resolve_device(spec: str, where: str, library: str = "torch") -> str:
+    """The device a component runs on, ``cpu`` or ``cuda:N``, for its ``device`` option ``spec``.
+
+    ``auto`` is ``cuda:0`` when ``library`` sees a GPU, else ``cpu``; ``cuda`` is ``cuda:0``.
+    ``where`` names the component (a step prefixes its index), so that asking for a GPU that is
+    not there fails before any work with e.g. ``nmt_logprob.v1: device cuda: no GPU visible to
+    torch``."""
+    kind, index = parse_device(spec, where)
+    if kind == "cpu":
+        return "cpu"
+    count = visible_gpus(library)
+    if kind == "auto":
+        return "cuda:0" if count else "cpu"
+    if not count:
+        raise ComponentError(f"{where}: device {spec}: no GPU visible to {library}")
+    index = index or 0
+    if index >= count:
+        raise ComponentError(f"{where}: device {spec}: {library} sees {count} GPU"
+                             f"{'s' if count > 1 else ''} (cuda:0 to cuda:{count - 1})")
+    return f"cuda:{index}"
+
+
+def ct2_device(device: str) -> tuple[str, int]:
+    """A resolved device (``cpu`` or ``cuda:N``) as CTranslate2's ``(device, device_index)``."""
+    kind, _, index = device.partition(":")
+    return kind, int(index or 0)
+
+
+def resolve_precision(precision: str, device: str = "cpu") -> str:
+    """``auto`` as ``bf16`` where the device computes bfloat16 natively (a CPU with AVX512-BF16
+    or AMX, a GPU of compute capability 8.0 or later), else ``fp32``; others as given."""
+    if precision != "auto":
+        return precision
+    if device.startswith("cuda"):
+        import torch
+
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    return "bf16" if cpu_has_bf16() else "fp32"
+
+
+def autocast(torch, device: str, precision: str):
+    """The ``torch.autocast`` context of a forward pass on ``device`` (``cpu`` or ``cuda:N``) in
+    resolved ``precision``: bf16 autocast, or a disabled context for fp32."""
+    return torch.autocast(device.partition(":")[0], dtype=torch.bfloat16,
+                          enabled=precision == "bf16")
+
+
+def cpu_state_dict(module):
+    """``module``'s state dict with every tensor on the CPU, for saving: a file written from a GPU
+    then loads on a machine without one (``torch.load`` would otherwise try to put each tensor
+    back on the GPU it came from). A CPU module's own state dict is returned as it is, so what it
+    saves stays byte for byte the same."""
+    state = module.state_dict()
+    if all(t.device.type == "cpu" for t in state.values()):
+        return state
+    out = type(state)((k, t.detach().cpu()) for k, t in state.items())
+    if hasattr(state, "_metadata"):
+        out._metadata = state._metadata  # the module versions load_state_dict reads
+    return out

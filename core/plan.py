@@ -32,6 +32,25 @@ def seed_everything(seed: int) -> None:
         sys.modules["torch"].manual_seed(seed)
 
 
+def driver_config(recipe, step, config):
+    """The config the plan builds a step's component from in this process.
+
+    Under the Ray runner a step that asks for GPUs (``resources: {num_gpus: ...}``) runs in GPU
+    actors, and the driver's copy (which answers the plan's questions and runs the step only
+    when it must see every row in order) may sit on a node without a GPU: there its ``device``
+    becomes ``cpu`` instead of failing with "no GPU visible"; the actors get the recipe's own
+    config."""
+    res = getattr(step, "resources", None)
+    if (getattr(recipe, "runner", "local") != "ray" or res is None or not res.num_gpus
+            or getattr(config, "device", "cpu") == "cpu"):
+        return config
+    from .hardware import visible_gpus
+
+    if visible_gpus("torch") or visible_gpus("ctranslate2"):
+        return config
+    return config.model_copy(update={"device": "cpu"})
+
+
 def build_component(registry: Registry, kind: str, name: str, config) -> Component:
     """Instantiate a registered component as ``cls(config)``, turning start-up failures into
     one-line errors that name the component."""
@@ -64,7 +83,8 @@ class Plan:
                     continue
                 kind = kind_of(step)
                 try:
-                    comp = build_component(registry, kind.component, step.component, cfg)
+                    comp = build_component(registry, kind.component, step.component,
+                                           driver_config(recipe, step, cfg))
                 except BitextforgeError as exc:
                     problems += [f"{recipe.source}: steps[{i}]: {line}"
                                  for line in str(exc).splitlines()]

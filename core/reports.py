@@ -50,10 +50,13 @@ def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
         comp = build_component(registry, "evaluator", ev.evaluator, cfg)
         try:
             report = comp.evaluate(view)
+            info = comp.manifest_info()  # e.g. the device a model-backed evaluator ran on
         finally:
             comp.close()
         key = ev.evaluator if ev.evaluator not in results else f"{ev.evaluator}#{len(results)}"
         results[key] = report.to_dict()
+        if info:
+            results[key]["info"] = info
         write_atomic(out_dir / "reports" / f"{key}.json",
                      json.dumps(report.to_dict(with_items=True), indent=2, ensure_ascii=False) + "\n")
     return results

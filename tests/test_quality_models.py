@@ -173,7 +173,7 @@ def test_embedding_cosine_ctranslate2_int8_agrees_with_fp32(minilm):
     assert pearsonr(minilm.score(batch), f.score(batch)).statistic >= 0.99
     distinct = len(set(batch["src"]) | set(batch["tgt"]))  # STS-B repeats some sentences
     assert f.manifest_info() == {"backend": "ctranslate2", "precision": "int8",
-                                 "encoded": distinct}
+                                 "device": "cpu", "encoded": distinct}
 
 
 def test_language_id_heliport_undetermined_gap_or_neutral(heliport_filter):

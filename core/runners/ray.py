@@ -13,6 +13,10 @@ executes.
   component ONCE from its class and config (not its registered name: the registry is
   process-local) through the :class:`~bitextforge.plan.Plan` loop the driver builds with, with
   ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
+  An actor of a step without ``num_gpus`` sees no GPU (Ray leaves ``CUDA_VISIBLE_DEVICES`` alone
+  for it), so on a mixed cluster ``device: auto`` puts only the steps that asked for GPUs on
+  them; each actor reports the devices its components resolved, which the manifest records as
+  the step's ``ray_devices``.
 * Steps that must see every batch in order run in the driver, exactly as the local runner runs
   them: ``keep: {top, words}`` (two passes over all scores), split steps (fresh ids across
   batches) and stateful components (``Component.stateful``, e.g. ``dedupe.v1``). A recipe
@@ -46,6 +50,9 @@ _END = b""
 
 def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iterator[Packet]:
     """Run ``executors`` over ``source`` on Ray; yield packets in input order."""
+    # the actors get the recipe's configs: the driver's copy of a GPU step may have been built
+    # on the CPU (:func:`bitextforge.plan.driver_config`)
+    configs = dict(enumerate(recipe.configs)) if recipe is not None else {}
     import ray
 
     if not ray.is_initialized():
@@ -57,26 +64,30 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     _configure_data_context(recipe)
     seed = recipe.seed if recipe is not None else 0
     where = recipe.source if recipe is not None else "recipe"
-    _check_resources(executors, ray.cluster_resources().get("CPU", 0.0))
+    cluster = ray.cluster_resources()
+    _check_resources(executors, cluster.get("CPU", 0.0), cluster.get("GPU", 0.0))
     by_index = {ex.index: ex for ex in executors}
     stream: Iterator[Packet] = packets(source)
     pending: list[Executor] = []
     for ex in executors:
         if _in_driver(ex):
             if pending:
-                stream = _ray_segment(stream, pending, seed, where)
+                stream = _ray_segment(stream, pending, seed, where, configs)
                 pending = []
             stream = drive(ex, stream)
         else:
             pending.append(ex)
     if pending:
-        stream = _ray_segment(stream, pending, seed, where)
+        stream = _ray_segment(stream, pending, seed, where, configs)
     for p in stream:
         if p.error is not None:
             raise p.error
         for index, counters in p.counters:
             by_index[index].record(counters)
-        p.counters = []
+        for index, devices in p.devices:
+            extra = by_index[index].stats.extra
+            extra["ray_devices"] = sorted(set(extra.get("ray_devices", [])) | set(devices))
+        p.counters, p.devices = [], []
         yield p
 
 
@@ -98,19 +109,25 @@ def _configure_data_context(recipe) -> None:
         logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
-def _check_resources(executors: list[Executor], cpus: float) -> None:
-    """Fail before starting when the actors' minimum (one per step) cannot be scheduled."""
-    need = 0.0
+def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> None:
+    """Fail before starting when the actors' minimum (one per step) cannot be scheduled: Ray
+    would otherwise wait for the missing CPUs or GPUs for ever."""
+    need = need_gpus = 0.0
     segment: list = []
     for ex in [*executors, None]:
         if ex is not None and not _in_driver(ex):
             segment.append(ex)
             continue
         need += sum(_step_resources(g[0]).num_cpus for g in _fuse(segment))
+        need_gpus += sum(_step_resources(g[0]).num_gpus for g in _fuse(segment))
         segment = []
     if need > cpus:
         raise RecipeError(f"resources: the Ray steps need {need:g} CPUs for one actor each but the "
                           f"cluster has {cpus:g}; lower steps[*].resources.num_cpus (e.g. 0.25)")
+    if need_gpus > gpus:
+        raise RecipeError(f"resources: the Ray steps need {need_gpus:g} GPUs for one actor each "
+                          f"but the cluster has {gpus:g}; start a node with GPUs (docs/ray.md) "
+                          f"or lower steps[*].resources.num_gpus (e.g. 0.5 shares one GPU)")
 
 
 def _step_resources(ex: Executor) -> Resources:
@@ -125,7 +142,7 @@ class _StepActor:
     once, through the driver's own :class:`~bitextforge.plan.Plan` loop, and runs pickled reader
     batches through the steps in order."""
 
-    def __init__(self, specs: list, seed: int, source: str = "recipe"):
+    def __init__(self, specs: list, seed: int, source: str = "recipe", num_gpus: float = 0):
         """Seed like the driver does, then build each ``(index, step, cls, config)`` as the
         driver's Plan builds them (``source`` names the recipe in its errors).
 
@@ -133,12 +150,17 @@ class _StepActor:
         imported. A start-up failure is kept and reported with the first batch: a
         BitextforgeError as the one-line error the driver would have given, anything else as
         itself, as the local runner would raise it (Ray would wrap it and restart the actor).
+        Without ``num_gpus`` the GPUs of the node are hidden before any component loads CUDA:
+        Ray reserved none for this actor.
         """
         from ..plan import Plan, seed_everything
 
+        if not num_gpus:
+            os.environ["CUDA_VISIBLE_DEVICES"] = ""
         seed_everything(seed)
         self.plan: Plan | None = None
         self.error: BaseException | None = None
+        self.devices_sent = False
         try:
             self.plan = Plan(_WorkerRecipe(specs, seed, source), _WorkerRegistry(specs), [],
                              only={index for index, *_ in specs})
@@ -157,6 +179,10 @@ class _StepActor:
             p: Packet = pickle.loads(blob)
             if self.error is not None and p.error is None:
                 p.error, p.batch = self.error, None
+            if not self.devices_sent:
+                p.devices.extend((ex.index, found) for ex in self.execs
+                                 if (found := _devices(ex.comp.manifest_info())))
+                self.devices_sent = True
             for ex in self.execs:
                 if p.batch is None:
                     break
@@ -209,6 +235,17 @@ class _WorkerRegistry:
         return lambda config: cls(cls.Config.model_validate(config))
 
 
+def _devices(info) -> list[str]:
+    """Every ``device`` value in a component's manifest facts, however deep (a backend's facts
+    sit under ``model``)."""
+    if isinstance(info, dict):
+        found = [info["device"]] if isinstance(info.get("device"), str) else []
+        return sorted(set(found).union(*(_devices(v) for v in info.values())))
+    if isinstance(info, (list, tuple)):
+        return sorted(set().union(*(_devices(v) for v in info)))
+    return []
+
+
 def _ship_class(cls) -> None:
     """Let workers unpickle a class that only this process can import (a script's or a test's)."""
     top = cls.__module__.split(".")[0]
@@ -235,9 +272,10 @@ def _fuse(executors: list[Executor]) -> list[list[Executor]]:
 
 
 def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
-                 source: str) -> Iterator[Packet]:
+                 source: str, configs: dict | None = None) -> Iterator[Packet]:
     """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per group of
-    steps with equal resources."""
+    steps with equal resources; ``configs`` (by step index) are what the actors build from,
+    the driver's own component configs otherwise."""
     import ray
     import ray.data
     from ray.util.queue import Queue
@@ -252,11 +290,12 @@ def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
         for ex in group:
             cls = type(ex.comp)
             _ship_class(cls)
+            config = (configs or {}).get(ex.index, ex.comp.config)
             specs.append((ex.index, ex.step, cls,
-                          ex.comp.config.model_dump(mode="python", by_alias=True)))
+                          config.model_dump(mode="python", by_alias=True)))
         ds = ds.map_batches(
             _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
-            fn_constructor_args=(specs, seed, source),
+            fn_constructor_args=(specs, seed, source, res.num_gpus),
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
             num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
     feeder.start()

@@ -30,6 +30,9 @@ class Packet:
     counters: list[tuple[int, StepResult]] = field(default_factory=list)
     error: BaseException | None = None  # a worker's BitextforgeError, raised by the driver
     changed: list[Changed] = field(default_factory=list)  # clean steps' changes, for cleaned.tsv
+    #: ``(step index, devices)`` of a Ray worker's components, sent with the first packet each
+    #: worker runs, so the manifest says where the step ran (not where the driver's copy did)
+    devices: list[tuple[int, list[str]]] = field(default_factory=list)
 
 
 def packets(source: Iterable[Batch]) -> Iterator[Packet]:

@@ -17,19 +17,21 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Evaluator, Filter, InputError, Report
+from bitextforge.hardware import device_field, resolve_device
 
 MeasureName = Literal["cosine", "euclidean", "csls", "margin", "mlp"]
 
 
-def _load(model: str | None, measure: str, mlp: str | None, name: str):
-    """The embedding model and, for ``measure: mlp``, the MLP similarity, checked together."""
+def _load(model: str | None, measure: str, mlp: str | None, name: str, device: str = "cpu"):
+    """The embedding model (on ``device``, resolved here for the component ``name``) and, for
+    ``measure: mlp``, the MLP similarity, checked together."""
     from .model import BilingualModel
     from .similarity import MLPSimilarity
 
     if not model:
         raise ComponentError(f"{name}: measure {measure!r} needs `model` (a directory written by "
                              f"`bitextforge train-bilingual`)")
-    emb = BilingualModel.load(model)
+    emb = BilingualModel.load(model, resolve_device(device, name))
     clf = None
     if measure == "mlp":
         if not mlp:
@@ -78,6 +80,7 @@ class BilingualSimilarityFilter(Filter):
         mlp: str | None = Field(None, description="MLP similarity file from `bitextforge "
                                 "train-mlp-similarity` (required for measure: mlp).")
         batch_size: int = Field(256, ge=1, description="Sentences per embedding batch.")
+        device: str = device_field("the embedding model")
 
     @classmethod
     def input_paths(cls, config):
@@ -88,8 +91,9 @@ class BilingualSimilarityFilter(Filter):
         """Load the model directory (and the MLP) once per run."""
         super().__init__(config)
         c = self.config
-        self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name)
-        self.info = {"model": str(self.model.path), "sentence_dim": self.model.cfg.sentence_dim}
+        self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name, c.device)
+        self.info = {"model": str(self.model.path), "sentence_dim": self.model.cfg.sentence_dim,
+                     "device": self.model.device}
 
     def score(self, batch):
         """One similarity per row of ``batch``."""
@@ -149,6 +153,7 @@ class AlignmentRecoveryEvaluator(Evaluator):
         tgt: str | None = Field(None, description="Target test file, line-aligned with src.")
         limit: int | None = Field(None, ge=1, description="Use only the first this many pairs.")
         seed: int = Field(1, description="Seed of the shuffle.")
+        device: str = device_field("the embedding model")
 
     @classmethod
     def input_paths(cls, config):
@@ -171,7 +176,7 @@ class AlignmentRecoveryEvaluator(Evaluator):
         if lexical:
             self._check_lexical()
         elif c.measure != "levenshtein":
-            self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name)
+            self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name, c.device)
 
     def _check_lexical(self) -> None:
         """Validate the ``lexical`` options against the matching filter's Config now, not after

@@ -47,14 +47,14 @@ def choose_negatives(model, pos_src: list[str], pos_tgt: list[str], strategy: st
 def train_mlp_from_files(model_dir: str, src_files: list[str], tgt_files: list[str],
                          strategy: str, noisy_src: str | None, noisy_tgt: str | None,
                          worst: float, count: int, hidden: tuple[int, ...], max_iter: int,
-                         seed: int, output: str) -> dict:
-    """Embed positives and chosen negatives with ``model_dir``, fit the MLP, write ``output``;
-    returns the metadata stored with it."""
+                         seed: int, output: str, device: str = "cpu") -> dict:
+    """Embed positives and chosen negatives with ``model_dir`` on ``device`` (a resolved device),
+    fit the MLP, write ``output``; returns the metadata stored with it."""
     from .model import BilingualModel
     from .similarity import train_mlp
     from .train import read_pairs, read_text
 
-    model = BilingualModel.load(model_dir)
+    model = BilingualModel.load(model_dir, device)
     pos_src, pos_tgt = read_pairs(src_files, tgt_files)
     ns = read_text(noisy_src) if noisy_src else None
     nt = read_text(noisy_tgt) if noisy_tgt else None

@@ -99,7 +99,8 @@ class BilingualEmbedder(nn.Module):
                                                    enforce_sorted=False)
         out, _ = self.encoder[side](packed)
         h, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
-        mask = (torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None])
+        mask = (torch.arange(ids.shape[1], device=ids.device)[None, :]
+                < lengths.to(ids.device)[:, None])
         h = h.masked_fill(~mask[:, :, None], float("-inf"))
         return h.max(dim=1).values
 
@@ -107,7 +108,8 @@ class BilingualEmbedder(nn.Module):
         """Decoder outputs ``[batch, time, 2H]`` for every position of padded ``out_ids`` under
         teacher forcing from initial state ``s0`` (equation 2), before the vocabulary projection."""
         cfg = self.cfg
-        bos = torch.full((out_ids.shape[0], 1), cfg.bos_id, dtype=out_ids.dtype)
+        bos = torch.full((out_ids.shape[0], 1), cfg.bos_id, dtype=out_ids.dtype,
+                         device=out_ids.device)
         inp = torch.cat([bos, out_ids[:, :-1]], dim=1)
         h0 = s0.unsqueeze(0).contiguous()
         state = (h0, torch.zeros_like(h0)) if cfg.rnn == "lstm" else h0
@@ -128,16 +130,20 @@ class BilingualEmbedder(nn.Module):
 class BilingualModel:
     """A trained model directory: tokenizer plus network, ready to embed sentences in batches."""
 
-    def __init__(self, cfg: ModelConfig, sp, net: BilingualEmbedder, path: Path | None = None):
-        """Wrap a config, a sentencepiece processor and a network."""
+    def __init__(self, cfg: ModelConfig, sp, net: BilingualEmbedder, path: Path | None = None,
+                 device: str = "cpu"):
+        """Wrap a config, a sentencepiece processor and a network that lives on ``device`` (a
+        resolved device: ``cpu`` or ``cuda:N``)."""
         self.cfg = cfg
         self.sp = sp
         self.net = net
         self.path = path
+        self.device = device
 
     @classmethod
-    def load(cls, path: str | Path) -> "BilingualModel":
-        """Load a directory written by :meth:`save` (or by ``bitextforge train-bilingual``)."""
+    def load(cls, path: str | Path, device: str = "cpu") -> "BilingualModel":
+        """Load a directory written by :meth:`save` (or by ``bitextforge train-bilingual``) onto
+        ``device`` (a resolved device: ``cpu`` or ``cuda:N``), wherever it was trained."""
         import sentencepiece as spm
 
         path = Path(path)
@@ -155,8 +161,8 @@ class BilingualModel:
         sp = spm.SentencePieceProcessor(model_file=str(files[1]))
         net = BilingualEmbedder(cfg)
         net.load_state_dict(torch.load(files[2], map_location="cpu", weights_only=True))
-        net.eval()
-        return cls(cfg, sp, net, path)
+        net.to(device).eval()
+        return cls(cfg, sp, net, path, device)
 
     def save(self, path: str | Path, spm_bytes: bytes, info: dict | None = None) -> Path:
         """Write the directory: config, vocabulary and weights (plus ``info`` in the config)."""
@@ -164,7 +170,9 @@ class BilingualModel:
         path.mkdir(parents=True, exist_ok=True)
         (path / SPM_FILE).write_bytes(spm_bytes)
         tmp = path / (WEIGHTS_FILE + ".tmp")
-        torch.save(self.net.state_dict(), tmp)
+        from bitextforge.hardware import cpu_state_dict
+
+        torch.save(cpu_state_dict(self.net), tmp)
         tmp.replace(path / WEIGHTS_FILE)
         meta = {"format": FORMAT, "model": asdict(self.cfg), "info": info or {}}
         (path / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
@@ -192,7 +200,7 @@ class BilingualModel:
             for start in range(0, len(order), batch_size):
                 chunk = order[start:start + batch_size]
                 x, lens = pad([ids[i] for i in chunk], self.cfg.pad_id)
-                out[chunk] = self.net.encode(side, x, lens).numpy()
+                out[chunk] = self.net.encode(side, x.to(self.device), lens).cpu().numpy()
         return out
 
 

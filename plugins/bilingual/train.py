@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
 from bitextforge.corpus import read_lines, text_lines
+from bitextforge.hardware import device_field
 
 
 class TrainConfig(BaseModel):
@@ -82,11 +83,13 @@ class TrainConfig(BaseModel):
                                  "space while training.")
     threads: int = Field(1, ge=1, description="torch CPU threads (1 is fastest on a shared "
                          "machine: idle OpenMP threads spin and slow everyone down).")
+    device: str = device_field("the training")
     precision: Literal["auto", "fp32", "bf16"] = Field(
         "auto", description="Arithmetic of the training forward pass: bf16 autocast (weights, "
-        "optimizer and loss stay fp32) or fp32; auto takes bf16 where the CPU has native bf16 "
-        "instructions (avx512_bf16 or amx_bf16) and fp32 elsewhere, where emulated bf16 would "
-        "be slower. Embedding sentences for use is always fp32.")
+        "optimizer and loss stay fp32) or fp32; auto takes bf16 where the device computes it "
+        "natively (a CPU with avx512_bf16 or amx_bf16, a GPU of compute capability 8.0 or "
+        "later) and fp32 elsewhere, where emulated bf16 would be slower. Embedding sentences "
+        "for use is always fp32.")
     snapshots: bool = Field(False, description="Also keep the model of every save in "
                             "snapshots/step-N of the output directory, to measure the "
                             "similarities against training time afterwards.")
@@ -155,7 +158,8 @@ def load_vectors(path: str, sp, dim: int):
 def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: str | Path,
                     mono: list[str] | None = None, dev: tuple[list[str], list[str]] | None = None,
                     log: Callable[[str], None] = print,
-                    tests: dict[str, tuple[list[str], list[str]]] | None = None) -> Path:
+                    tests: dict[str, tuple[list[str], list[str]]] | None = None,
+                    where: str = "train-bilingual") -> Path:
     """Train on parallel ``src``/``tgt`` (plus monolingual sentences ``mono`` in the decoded
     language) and write the model directory ``out_dir``. Returns the directory.
 
@@ -166,12 +170,13 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     import sentencepiece as spm
     import torch
 
-    from bitextforge.hardware import resolve_precision
+    from bitextforge.hardware import autocast, resolve_device, resolve_precision
 
     from .model import BilingualEmbedder, BilingualModel, ModelConfig
 
     if not src:
         raise InputError("no parallel training data")
+    device = resolve_device(cfg.device, where)
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     rng = random.Random(cfg.seed)
@@ -197,7 +202,7 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
                        shared_encoder=cfg.shared_encoder,
                        src_lang=cfg.src_lang, tgt_lang=cfg.tgt_lang)
     net = BilingualEmbedder(mcfg)
-    model = BilingualModel(mcfg, sp, net)
+    model = BilingualModel(mcfg, sp, net, device=device)
     if cfg.init_embeddings:
         ids, mat = load_vectors(cfg.init_embeddings, sp, cfg.embed_dim)
         with torch.no_grad():
@@ -234,6 +239,7 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     if not pairs:
         raise InputError(f"every training pair is longer than max_tokens={cfg.max_tokens}")
 
+    net.to(device)  # after the CPU-side initialisations, before the optimizer sees the weights
     params = list(net.parameters())
     if cfg.optimizer == "adam":
         opt = torch.optim.Adam(params, lr=cfg.lr)
@@ -256,14 +262,15 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
                     yield epoch, b
             epoch += 1
 
-    precision = resolve_precision(cfg.precision)
+    precision = resolve_precision(cfg.precision, device)
     # autocast runs the matrix products of the GRU cells, the bridge and the output projection in
     # bf16 (about 2x faster per update on an AVX-512 bf16 CPU); cross-entropy and the weights
     # Adam updates stay fp32
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
-    log(f"training in {precision} on {cfg.threads} thread(s)")
+    log(f"training in {precision} on "
+        + (f"{cfg.threads} thread(s)" if device == "cpu" else device))
     info: dict = {"train_pairs": len(pairs), "autoencoding_sentences": len(ae_pool),
-                  "precision": precision, "config": cfg.model_dump(), "log": []}
+                  "precision": precision, "device": device, "config": cfg.model_dump(),
+                  "log": []}
     clock = {"start": t_start, "checkpoint_seconds": 0.0}
     step = 0
     tokens = 0
@@ -285,8 +292,8 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
             g["lr"] = learning_rate(cfg, step)
         start = rng.randrange(max(1, len(ae_pool) - len(b) + 1))
         ae = [ae_pool[(start + i) % len(ae_pool)] for i in range(len(b))]
-        with autocast:
-            loss, ntok = batch_loss(net, nmt_in, [pairs[i] for i in b], ae)
+        with autocast(torch, device, precision):
+            loss, ntok = batch_loss(net, nmt_in, [pairs[i] for i in b], ae, device)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, cfg.clip)
@@ -317,7 +324,7 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
 
 
 def batch_loss(net, nmt_in: str, pairs: list[tuple[list[int], list[int]]],
-               ae: list[list[int]]):
+               ae: list[list[int]], device: str = "cpu"):
     """The loss of one update (equations 7-8, or 9-10 with ``nmt_in="tgt"``): summed
     cross-entropy of decoding each pair's output from the ``nmt_in`` encoder's embedding of its
     input, plus that of reconstructing each autoencoding sentence ``ae`` from the other
@@ -330,6 +337,7 @@ def batch_loss(net, nmt_in: str, pairs: list[tuple[list[int], list[int]]],
     y, _ = pad([p[1] for p in pairs], pad_id)
     a, al = pad(ae, pad_id)
     ntok = int((y != pad_id).sum() + (a != pad_id).sum())
+    x, y, a = x.to(device), y.to(device), a.to(device)
     loss = (net.decode_loss(net.encode(nmt_in, x, xl), y)
             + net.decode_loss(net.encode(ae_side, a, al), a)) / ntok
     return loss, ntok

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from bitextforge import InputError, Trainer
+from bitextforge.hardware import device_field, resolve_device
 
 from .train import TrainConfig
 
@@ -85,8 +86,10 @@ class BilingualModelTrainer(Trainer):
             name = Path(s).name if Path(s).name not in tests else f"{Path(s).name}#{i}"
             tests[name] = read_pairs([s], [t])
         cfg = TrainConfig(**{k: getattr(c, k) for k in TrainConfig.model_fields})
-        train_bilingual(cfg, src, tgt, c.output, mono=mono, dev=dev, log=self.log, tests=tests)
-        return {"pairs": len(src), "autoencoding_sentences": len(mono)}
+        device = resolve_device(c.device, self.name)
+        train_bilingual(cfg.model_copy(update={"device": device}), src, tgt, c.output,
+                        mono=mono, dev=dev, log=self.log, tests=tests, where=self.name)
+        return {"pairs": len(src), "autoencoding_sentences": len(mono), "device": device}
 
 
 class MlpSimilarityTrainer(Trainer):
@@ -112,6 +115,7 @@ class MlpSimilarityTrainer(Trainer):
                                   description="Hidden layer sizes.")
         max_iter: int = Field(30, ge=1, description="Training epochs at most.")
         seed: int = Field(1, description="Random seed.")
+        device: str = device_field("the embedding model (the MLP is fitted on the CPU)")
 
     @classmethod
     def input_paths(cls, config):
@@ -125,6 +129,8 @@ class MlpSimilarityTrainer(Trainer):
         from .mlp_training import train_mlp_from_files
 
         c = self.config
-        return train_mlp_from_files(c.model, c.src, c.tgt, c.negatives, c.noisy_src,
+        device = resolve_device(c.device, self.name)
+        meta = train_mlp_from_files(c.model, c.src, c.tgt, c.negatives, c.noisy_src,
                                     c.noisy_tgt, c.worst, c.count, tuple(c.hidden), c.max_iter,
-                                    c.seed, c.output)
+                                    c.seed, c.output, device=device)
+        return {**meta, "device": device}

@@ -32,6 +32,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import Evaluator, InputError, Report
+from bitextforge.hardware import autocast, device_field, resolve_device, resolve_precision
 
 
 def read_mrpc(path: str) -> list[tuple[str, str, int]]:
@@ -66,24 +67,24 @@ class FrozenEncoderTrainer:
     set. Embeddings are computed once per distinct sentence and reused by every run."""
 
     def __init__(self, model: str | None, *, epochs: int, batch_size: int, lr: float,
-                 hidden: int = 256):
+                 hidden: int = 256, device: str = "cpu"):
         from bitextforge.plugins.quality.embeddings import load_sentence_transformer
 
-        self.encoder = load_sentence_transformer(model)
+        self.device = device
+        self.encoder = load_sentence_transformer(model, device, who="mrpc.v1")
         self.epochs, self.batch_size, self.lr, self.hidden = epochs, batch_size, lr, hidden
         self.cache: dict[str, object] = {}
 
     def encode(self, sentences) -> None:
-        """Embed every sentence not embedded yet (bf16 autocast on CPUs with native bf16)."""
+        """Embed every sentence not embedded yet (bf16 autocast where the device has native
+        bf16)."""
         import torch
-
-        from bitextforge.hardware import cpu_has_bf16
 
         todo = list(dict.fromkeys(x for x in sentences if x not in self.cache))
         if not todo:
             return
-        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16,
-                                             enabled=cpu_has_bf16()):
+        with torch.no_grad(), autocast(torch, self.device,
+                                       resolve_precision("auto", self.device)):
             emb = self.encoder.encode(todo, batch_size=64, convert_to_tensor=True)
         for x, e in zip(todo, emb.float()):
             self.cache[x] = e
@@ -108,9 +109,11 @@ class FrozenEncoderTrainer:
         import torch
 
         torch.manual_seed(seed)
-        x, y = self._features(data), torch.tensor([lab for *_, lab in data])
+        x = self._features(data)
+        y = torch.tensor([lab for *_, lab in data]).to(x.device)
         model = torch.nn.Sequential(torch.nn.Linear(x.shape[1], self.hidden), torch.nn.ReLU(),
                                     torch.nn.Dropout(0.1), torch.nn.Linear(self.hidden, 2))
+        model.to(x.device)  # initialised on the CPU first: a seed gives the same start anywhere
         opt = torch.optim.AdamW(model.parameters(), lr=self.lr, weight_decay=0.01)
         gen = torch.Generator().manual_seed(seed)
         model.train()
@@ -139,7 +142,7 @@ class FullFineTuneTrainer:
     the result on a test set; the tokenizer is loaded once, the model once per run."""
 
     def __init__(self, model: str | None, *, epochs: int, batch_size: int, lr: float,
-                 max_length: int):
+                 max_length: int, device: str = "cpu"):
         from transformers import AutoTokenizer
 
         from bitextforge.plugins.quality.embeddings import default_model_path
@@ -149,11 +152,12 @@ class FullFineTuneTrainer:
             raise InputError(f"mrpc.v1: model {self.path}: not a local model directory")
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.epochs, self.batch_size, self.lr, self.max_length = epochs, batch_size, lr, max_length
+        self.device = device
 
     def _encode(self, pairs):
         return self.tokenizer([a for a, _, *_ in pairs], [b for _, b, *_ in pairs],
                               truncation=True, max_length=self.max_length, padding=True,
-                              return_tensors="pt")
+                              return_tensors="pt").to(self.device)
 
     def train_and_test(self, data: list[tuple[str, str, int]], test: list[tuple[str, str, int]],
                        seed: int) -> dict[str, float]:
@@ -165,7 +169,7 @@ class FullFineTuneTrainer:
         torch.manual_seed(seed)
         transformers.logging.set_verbosity_error()  # "newly initialized classifier" is expected
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
-            self.path, num_labels=2)
+            self.path, num_labels=2).to(self.device)
         steps = self.epochs * -(-len(data) // self.batch_size)
         opt = torch.optim.AdamW(model.parameters(), lr=self.lr, weight_decay=0.01)
         sched = transformers.get_linear_schedule_with_warmup(opt, 0, steps)
@@ -177,7 +181,7 @@ class FullFineTuneTrainer:
             for b0 in range(0, len(order), self.batch_size):
                 batch = [data[i] for i in order[b0:b0 + self.batch_size]]
                 enc = self._encode(batch)
-                out = model(**enc, labels=torch.tensor([y for *_, y in batch]))
+                out = model(**enc, labels=torch.tensor([y for *_, y in batch]).to(self.device))
                 opt.zero_grad()
                 out.loss.backward()
                 opt.step()
@@ -238,6 +242,7 @@ class MrpcEvaluator(Evaluator):
         threads: int = Field(1, ge=1, description="torch threads. One: on a busy 2-core "
                              "machine two threads waited on each other (full fine-tuning of "
                              "100 pairs took 360 s with two, 100 s with one).")
+        device: str = device_field("the encoder and the classifiers")
         thresholds: list[float] = Field(default_factory=list, description="One augmented arm per "
                                         "threshold T, with the paraphrases whose score_column is "
                                         "at least T (BET: 0, 0.8, 0.9, 0.95); empty: one arm "
@@ -293,6 +298,7 @@ class MrpcEvaluator(Evaluator):
         from scipy.stats import ttest_ind
 
         c = self.config
+        self.device = resolve_device(c.device, self.name)
         train = read_mrpc(c.train)
         test = read_mrpc(c.test)[: c.test_limit]
         too_big = [n for n in c.sample_sizes if n > len(train) or n < 2]
@@ -315,11 +321,12 @@ class MrpcEvaluator(Evaluator):
         try:
             if c.mode == "head":
                 trainer = FrozenEncoderTrainer(c.model, epochs=c.epochs or 20,
-                                               batch_size=c.batch_size, lr=c.lr or 1e-3)
+                                               batch_size=c.batch_size, lr=c.lr or 1e-3,
+                                               device=self.device)
             else:
                 trainer = FullFineTuneTrainer(c.model, epochs=c.epochs or 3,
                                               batch_size=c.batch_size, lr=c.lr or 5e-5,
-                                              max_length=c.max_length)
+                                              max_length=c.max_length, device=self.device)
             jobs = [(n, seed, arm) for n in c.sample_sizes
                     for seed in range(c.first_seed, c.first_seed + c.seeds) for arm in arms]
             runs: dict[tuple[int, str], dict[str, list[float]]] = {}
@@ -359,6 +366,10 @@ class MrpcEvaluator(Evaluator):
         if c.plot and len(arms) > 1:
             self._plot(numbers, arms[1:])
         return Report(numbers=numbers, items=items, summary=self._summary(numbers, arms))
+
+    def manifest_info(self):
+        """The device the classifiers were trained on."""
+        return {"device": self.device} if getattr(self, "device", None) else {}
 
     def _plot(self, numbers: dict, arms: list[str]) -> None:
         """F1 gain in percent against the sample size, one line per augmented arm (BET Fig. 6);

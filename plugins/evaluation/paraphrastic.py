@@ -36,6 +36,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Evaluator, InputError, Report
+from bitextforge.hardware import device_field, resolve_device
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -116,7 +117,7 @@ class _Vocab:
 class _Averager:
     """g(s): the mean of a sentence's feature embeddings, through one EmbeddingBag."""
 
-    def __init__(self, n_features: int, dim: int, seed: int):
+    def __init__(self, n_features: int, dim: int, seed: int, device: str = "cpu"):
         import torch
 
         gen = torch.Generator().manual_seed(seed)
@@ -124,6 +125,8 @@ class _Averager:
         with torch.no_grad():
             self.bag.weight.copy_(torch.empty(n_features + 1, dim).uniform_(-0.1, 0.1,
                                                                             generator=gen))
+        # drawn on the CPU first, so a seed gives the same start on every device
+        self.bag.to(device)
 
     def __call__(self, seqs: list):
         """Embeddings of feature-id sequences (lists or 1-D LongTensors), one row each."""
@@ -134,7 +137,8 @@ class _Averager:
         seqs = [torch.as_tensor(s, dtype=torch.long) if len(s) else pad for s in seqs]
         lengths = torch.tensor([len(s) for s in seqs])
         offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths[:-1].cumsum(0)])
-        return self.bag(torch.cat(seqs), offsets)
+        dev = self.bag.weight.device
+        return self.bag(torch.cat(seqs).to(dev), offsets.to(dev))
 
 
 def _normalize(x):
@@ -145,9 +149,10 @@ def _normalize(x):
 
 def train_averager(pairs: list[tuple[str, str]], features: Literal["word", "trigram"], *,
                    dim: int, epochs: int, batch_size: int, megabatch: int, margin: float,
-                   lr: float, seed: int) -> tuple[_Vocab, _Averager]:
+                   lr: float, seed: int, device: str = "cpu") -> tuple[_Vocab, _Averager]:
     """Train a WORD or TRIGRAM averaging encoder on ``pairs`` with the margin loss and
-    mega-batch negatives (see the module docstring); returns the vocabulary and the encoder."""
+    mega-batch negatives (see the module docstring) on ``device`` (a resolved device); returns
+    the vocabulary and the encoder."""
     import torch
 
     torch.manual_seed(seed)
@@ -158,7 +163,8 @@ def train_averager(pairs: list[tuple[str, str]], features: Literal["word", "trig
     text_id: dict[str, int] = {}
     lt = torch.tensor([text_id.setdefault(a.strip().lower(), len(text_id)) for a, _ in pairs])
     rt = torch.tensor([text_id.setdefault(b.strip().lower(), len(text_id)) for _, b in pairs])
-    model = _Averager(len(vocab.ids), dim, seed)
+    lt, rt = lt.to(device), rt.to(device)
+    model = _Averager(len(vocab.ids), dim, seed, device)
     # dense Adam, as the papers: SparseAdam was no faster here, since coalescing the tens of
     # thousands of rows an update touches (400 sentences of ~100 trigrams) costs as much
     opt = torch.optim.Adam(model.bag.parameters(), lr=lr)
@@ -177,8 +183,8 @@ def train_averager(pairs: list[tuple[str, str]], features: Literal["word", "trig
                 e2 = _normalize(model([right[i] for i in idx]))
                 pool = torch.cat([e1, e2])                      # candidates: both sides
                 pool_text = torch.cat([lt[idx], rt[idx]])
-                pair_of = torch.arange(n).repeat(2)
-                own = torch.arange(n)
+                pair_of = torch.arange(n, device=device).repeat(2)
+                own = torch.arange(n, device=device)
                 blocked = (pair_of[None, :] == own[:, None]) \
                     | (pool_text[None, :] == lt[idx][:, None]) \
                     | (pool_text[None, :] == rt[idx][:, None])
@@ -335,6 +341,7 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                               "every pair: the random baseline), each sampled to max_pairs. "
                               "Numbers are then <name>.<model>.<benchmark>. Default: one "
                               "training on every pair.")
+        device: str = device_field("the trainings")
         workers: int = Field(1, ge=1, description="Trainings run side by side in this many "
                              "processes (each with `threads` threads); the numbers do not "
                              "depend on it.")
@@ -429,7 +436,8 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     def _run_tasks(self, tasks: list, benches: dict) -> list[dict[str, float]]:
         c = self.config
         options = dict(dim=c.dim, epochs=c.epochs, batch_size=c.batch_size,
-                       megabatch=c.megabatch, margin=c.margin, lr=c.lr, threads=c.threads)
+                       megabatch=c.megabatch, margin=c.margin, lr=c.lr, threads=c.threads,
+                       device=self.device)
         self.log(f"{len(tasks)} trainings ({c.epochs} epochs each), {c.workers} at a time")
         if c.workers == 1 or len(tasks) == 1:
             return [_train_task(pairs, feats, dict(options, seed=seed), benches)
@@ -457,6 +465,7 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         import torch
 
         c = self.config
+        self.device = resolve_device(c.device, self.name)
         # read every benchmark before training, so a bad path fails in a second, not a minute
         benches = {name: read_similarity_set(path) for name, path in c.benchmarks.items()}
         if not benches:
@@ -493,6 +502,10 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
                 numbers[f"{key}.min"], numbers[f"{key}.max"] = min(values), max(values)
                 numbers.update({f"{key}.seed{seed}": v for seed, v in zip(seeds, values)})
         return Report(numbers=numbers, summary=self._summary(numbers, selected, benches))
+
+    def manifest_info(self):
+        """The device the encoders were trained on."""
+        return {"device": self.device} if getattr(self, "device", None) else {}
 
     def _summary(self, numbers: dict, selected: dict, benches: dict) -> str:
         """One row per selection and model (and shuffled floor): r x 100 on each benchmark, the

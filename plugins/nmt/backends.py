@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bitextforge import ComponentError
+from bitextforge.hardware import ct2_device, resolve_device
 
 _MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "pytorch_model.bin")
 _MULTILINGUAL_TYPES = {"m2m_100", "mbart", "nllb", "nllb-moe"}
@@ -156,6 +157,12 @@ class Languages:
             else tgt_lang
 
 
+def backend_device(backend: str, spec: str, where: str) -> str:
+    """The device (``cpu`` or ``cuda:N``) a ``device`` option ``spec`` gives the named backend:
+    ``auto`` asks the library that runs it (CTranslate2 or torch) whether it sees a GPU."""
+    return resolve_device(spec, where, "ctranslate2" if backend == "ctranslate2" else "torch")
+
+
 def _in_input_order(n: int, batches: list[list[int]], results: list[list]) -> list:
     """Per-batch results (in the order of each batch's row indices) as one list in row order."""
     out: list = [None] * n
@@ -180,7 +187,9 @@ class Backend:
 
         self.hf_config = AutoConfig.from_pretrained(str(self.model_dir))
         self.langs = Languages(self.tok, self.hf_config.model_type, src_lang, tgt_lang, option)
-        self.device = device
+        # resolved here as well as by the component: train-nmt's tests pass a resolved device,
+        # and resolving one again leaves it as it is
+        self.device = backend_device(self.name, device, option)
         self.threads = threads
         self.batch_size = batch_size
         self.option = option
@@ -242,7 +251,7 @@ class Backend:
     def info(self) -> dict:
         """Facts for the run manifest."""
         return {"backend": self.name, "model": str(self.model_dir),
-                "model_hash": model_hash(self.model_dir)}
+                "model_hash": model_hash(self.model_dir), "device": self.device}
 
 
 class TransformersBackend(Backend):
@@ -259,10 +268,7 @@ class TransformersBackend(Backend):
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        dev = self.device
-        if dev == "auto":
-            dev = "cuda" if torch.cuda.is_available() else "cpu"
-        self.torch_device = dev
+        dev = self.torch_device = self.device
         try:
             self.model = AutoModelForSeq2SeqLM.from_pretrained(str(self.model_dir)).to(dev).eval()
         except (OSError, ValueError) as exc:
@@ -455,11 +461,9 @@ class CTranslate2Backend(Backend):
                                            f"{self.option}: vocab_map")
         import ctranslate2
 
-        dev = self.device
-        if dev == "auto":
-            dev = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+        dev, index = ct2_device(self.device)
         self.compute_type = compute_type or ("int8" if dev == "cpu" else "float16")
-        supported = ctranslate2.get_supported_compute_types(dev)
+        supported = ctranslate2.get_supported_compute_types(dev, index)
         if self.compute_type not in supported:
             raise ComponentError(f"{self.option}: compute_type {self.compute_type} is not "
                                  f"supported on this {dev}; choose one of "
@@ -478,7 +482,8 @@ class CTranslate2Backend(Backend):
             intra = max(1, threads // self.parallel_batches)
         else:
             self.parallel_batches, intra = 1, self.threads
-        self.translator = kind(str(self.ct2_dir), dev, self.compute_type, self.parallel_batches,
+        self.translator = kind(str(self.ct2_dir), self.device, self.compute_type,
+                               self.parallel_batches,
                                intra, self.vocab_map is not None)
 
     def _job(self, texts: list[str], dec: Decoding) -> tuple[list[list[str]], dict]:

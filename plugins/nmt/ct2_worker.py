@@ -71,11 +71,15 @@ class LocalTranslator:
 
     def __init__(self, model_path: str, device: str, compute_type: str, inter_threads: int,
                  intra_threads: int, vocab_map: bool = False):
-        """Load the model: ``inter_threads`` batches at a time, each on ``intra_threads``."""
+        """Load the model on ``device`` (``cpu`` or ``cuda:N``): ``inter_threads`` batches at a
+        time, each on ``intra_threads``."""
         import ctranslate2
 
-        self._load = dict(model_path=model_path, device=device, compute_type=compute_type,
-                          intra_threads=intra_threads)
+        from bitextforge.hardware import ct2_device
+
+        kind, index = ct2_device(device)
+        self._load = dict(model_path=model_path, device=kind, device_index=index,
+                          compute_type=compute_type, intra_threads=intra_threads)
         self.vocab_map = vocab_map
         if vocab_map:
             self.workers = [ctranslate2.Translator(inter_threads=1, **self._load)

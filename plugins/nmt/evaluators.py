@@ -27,6 +27,7 @@ from pydantic import Field, create_model
 
 from bitextforge import Evaluator, InputError, Report
 from bitextforge.corpus import read_parallel, write_atomic
+from bitextforge.hardware import device_field
 
 from .train import TrainOptions
 
@@ -106,6 +107,7 @@ class TrainAndTestEvaluator(Evaluator):
         compute_type: str | None = Field(None, description="ctranslate2 quantization (default "
                                          "int8 on CPU).")
         beam: int = Field(1, ge=1, description="Beam size (1: greedy).")
+        device: str = device_field("the training and the test decoding")
         baseline: str | None = Field(None, description="Baseline model: a model directory (e.g. "
                                      "from train-nmt), or the directory of another run whose "
                                      "train_and_test.v1 model is reused.")
@@ -232,24 +234,25 @@ class TrainAndTestEvaluator(Evaluator):
             max_steps=c.max_steps,
             # the update budget alone ends the run and validation never interrupts it, so the
             # model depends on the data, settings and seed, not on the machine's speed
-            minutes=1e9, valid_every=1e9, beam=c.beam,
+            minutes=1e9, valid_every=1e9, beam=c.beam, device=c.device,
             **{k: getattr(c, k) for k in TRAIN_SETTINGS})
         tmp = out.with_name(f".{out.name}.tmp")
         if tmp.exists():
             shutil.rmtree(tmp)
-        info = train(opts.model_copy(update={"output": str(tmp)}), log=_log)
+        info = train(opts.model_copy(update={"output": str(tmp)}), log=_log, where=self.name)
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)
         return {"steps": info["steps"], "train_minutes": info["train_minutes"],
                 "pairs": info["pairs"], "parameters": info["parameters"],
-                "precision": info.get("precision")}
+                "precision": info.get("precision"), "device": info.get("device")}
 
     def _translate(self, model: Path, src: list[str]) -> list[str]:
-        from .backends import Decoding, make_backend
+        from .backends import Decoding, backend_device, make_backend
 
         c = self.config
         be = make_backend(c.backend, str(model), threads=c.threads, compute_type=c.compute_type,
+                          device=backend_device(c.backend, c.device, self.name),
                           option=f"{self.name} model {model}")
         try:
             res = be.translate(src, Decoding(beam=c.beam, k=1))

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from bitextforge import ComponentError, Filter
+from bitextforge.hardware import device_field
 
 from .paraphrasers import _local_model
 
@@ -54,6 +55,7 @@ class NmtLogprobFilter(Filter):
                                        "transformers (a forward pass).")
         compute_type: str = Field("float32", description="ctranslate2 weight type.")
         threads: int = Field(0, ge=0, description="CPU threads (0: all).")
+        device: str = device_field("the model")
         batch_size: int = Field(32, ge=1, description="Pairs per batch.")
         max_length: int = Field(256, ge=8, description="Tokens kept of each side.")
 
@@ -81,10 +83,11 @@ class NmtLogprobFilter(Filter):
     def __init__(self, config=None):
         """Load the model(s) once for the run."""
         super().__init__(config)
-        from .backends import make_backend
+        from .backends import backend_device, make_backend
 
         c = self.config
-        kw = dict(threads=c.threads, batch_size=c.batch_size, compute_type=c.compute_type)
+        kw = dict(threads=c.threads, batch_size=c.batch_size, compute_type=c.compute_type,
+                  device=backend_device(c.backend, c.device, self.name))
         many = isinstance(c.model, list)
         self.forwards = [make_backend(c.backend, m, **kw,
                                       option=f"{self.name} model" + (f"[{i}]" if many else ""))

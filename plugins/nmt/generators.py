@@ -97,7 +97,7 @@ class TranslateGenerator(Generator):
         super().__init__(config)
         c = self.config
         self.backend = make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
-                                    option=f"{self.name} model", **c.runtime())
+                                    option=f"{self.name} model", **c.runtime(self.name))
 
     def describe(self) -> str:
         """``translate.v1 model=<dir name> <decoding>``."""

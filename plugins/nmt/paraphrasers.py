@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Paraphraser
 
-from .backends import Decoding, make_backend
+from bitextforge.hardware import device_field
+
+from .backends import Decoding, backend_device, make_backend
 
 
 class _NMTConfig(Paraphraser.Config):
@@ -37,7 +39,7 @@ class _NMTConfig(Paraphraser.Config):
     batch_size: int = Field(32, ge=1, description="Sentences per model call; batches are sorted "
                             "by length to limit padding.")
     max_length: int = Field(256, ge=1, description="Maximum input and output length in tokens.")
-    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="Where to run the model.")
+    device: str = device_field("the model")
     compute_type: Optional[str] = Field(None, description="CTranslate2 quantization (default "
                                         "int8 on CPU, float16 on GPU).")
     threads: int = Field(0, ge=0, description="CPU threads for the model (0: the library's "
@@ -63,9 +65,11 @@ class _NMTConfig(Paraphraser.Config):
                         top_p=self.top_p, temperature=self.temperature, seed=self.seed,
                         max_length=self.max_length)
 
-    def runtime(self) -> dict:
-        """Keyword arguments of :func:`make_backend` other than the model."""
-        return {"device": self.device, "threads": self.threads, "batch_size": self.batch_size,
+    def runtime(self, where: str) -> dict:
+        """Keyword arguments of :func:`make_backend` other than the model, with the device
+        resolved once for the component ``where`` names (errors name it)."""
+        return {"device": backend_device(self.backend, self.device, where),
+                "threads": self.threads, "batch_size": self.batch_size,
                 "compute_type": self.compute_type, "parallel_batches": self.parallel_batches,
                 "vocab_map": self.vocab_map}
 
@@ -157,7 +161,7 @@ class BackTranslateParaphraser(Paraphraser):
         super().__init__(config)
         c = self.config
         self.backend = make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
-                                    option=f"{self.name} model", **c.runtime())
+                                    option=f"{self.name} model", **c.runtime(self.name))
         self.dropped = 0
 
     @classmethod
@@ -254,9 +258,9 @@ class RoundTripParaphraser(Paraphraser):
         self.legs = []
         for j, p in enumerate(c.pivots):
             fwd = make_backend(c.backend, p.forward, src_lang=c.lang, tgt_lang=p.lang,
-                               option=f"{self.name} pivots[{j}].forward", **c.runtime())
+                               option=f"{self.name} pivots[{j}].forward", **c.runtime(self.name))
             bwd = make_backend(c.backend, p.backward, src_lang=p.lang, tgt_lang=c.lang,
-                               option=f"{self.name} pivots[{j}].backward", **c.runtime())
+                               option=f"{self.name} pivots[{j}].backward", **c.runtime(self.name))
             self.legs.append((p, fwd, bwd))
         self.style = _TokenizedLowercase(c.lang) if c.tokenized_lowercase else None
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
 from bitextforge.corpus import read_lines, read_parallel, read_tsv_pairs, write_atomic
-from bitextforge.hardware import resolve_precision
+from bitextforge.hardware import autocast, device_field, resolve_device, resolve_precision
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
 # LAST id and starts the decoder from its (zero, never trained) embedding.  CTranslate2's Marian
@@ -116,11 +116,13 @@ class TrainOptions(BaseModel):
         "ctranslate2", description="Decoder of the test sets: ctranslate2 (float32; the same "
         "greedy output as transformers, several times faster) or transformers.")
     threads: int = Field(2, ge=1, description="torch threads.")
+    device: str = device_field("the training (and the test decoding)")
     precision: Literal["auto", "fp32", "bf16"] = Field(
         "auto", description="Arithmetic of the forward pass: bf16 autocast (weights, optimizer "
-        "and loss stay fp32) or fp32; auto takes bf16 where the CPU has native bf16 "
-        "instructions (avx512_bf16 or amx_bf16), where it trains about 1.75x faster, and fp32 "
-        "elsewhere, where emulated bf16 would be slower.")
+        "and loss stay fp32) or fp32; auto takes bf16 where the device computes it natively "
+        "(a CPU with avx512_bf16 or amx_bf16, where it trains about 1.75x faster; a GPU of "
+        "compute capability 8.0 or later) and fp32 elsewhere, where emulated bf16 would be "
+        "slower.")
     seed: int = Field(1, description="Random seed.")
 
     @model_validator(mode="after")
@@ -381,7 +383,7 @@ def translate(model, tok, texts: list[str], beam: int, batch_size: int = 64,
                           unit=" batches"):
             idx = order[b: b + batch_size]
             enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True,
-                      truncation=True, max_length=min(max_len, table))
+                      truncation=True, max_length=min(max_len, table)).to(model.device)
             new = min(int(enc["input_ids"].shape[1] * 2 + 10), table - 1)
             gen = model.generate(**enc, num_beams=beam, do_sample=False, max_new_tokens=new)
             for i, t in zip(idx, tok.batch_decode(gen, skip_special_tokens=True)):
@@ -391,11 +393,12 @@ def translate(model, tok, texts: list[str], beam: int, batch_size: int = 64,
 
 def evaluate_bleu(model_dir: str | Path, src_file: str, ref_file: str, beam: int,
                   limit: int | None = None, backend: str = "transformers",
-                  threads: int = 2) -> dict:
+                  threads: int = 2, device: str = "cpu") -> dict:
     """sacrebleu BLEU and chrF of a saved model on a test set, with the signature and timing.
 
     ``backend``: ``transformers`` (the reference implementation) or ``ctranslate2`` (float32, the
-    model converted on the fly: the same greedy output, several times faster)."""
+    model converted on the fly: the same greedy output, several times faster); ``device``: a
+    resolved device (``cpu`` or ``cuda:N``)."""
     import sacrebleu
 
     src, ref = read_parallel(src_file, ref_file)
@@ -406,7 +409,7 @@ def evaluate_bleu(model_dir: str | Path, src_file: str, ref_file: str, beam: int
         from .backends import Decoding, make_backend
 
         be = make_backend("ctranslate2", str(model_dir), threads=threads, compute_type="float32",
-                          option="train-nmt test")
+                          device=device, option="train-nmt test")
         try:
             hyp = [r[0][0] if r else "" for r in be.translate(src, Decoding(beam=beam, k=1))]
         finally:
@@ -416,24 +419,25 @@ def evaluate_bleu(model_dir: str | Path, src_file: str, ref_file: str, beam: int
         from transformers import MarianMTModel, MarianTokenizer
 
         tok = MarianTokenizer.from_pretrained(str(model_dir))
-        model = MarianMTModel.from_pretrained(str(model_dir))
+        model = MarianMTModel.from_pretrained(str(model_dir)).to(device)
         torch.manual_seed(0)
         hyp = translate(model, tok, src, beam)
     secs = time.perf_counter() - t0
     metric = sacrebleu.metrics.BLEU()
     bleu = metric.corpus_score(hyp, [ref])
-    return {"test": str(src_file), "backend": backend, "beam": beam, "sentences": len(src),
+    return {"test": str(src_file), "backend": backend, "device": device, "beam": beam,
+            "sentences": len(src),
             "bleu": round(bleu.score, 2), "chrf": round(sacrebleu.corpus_chrf(hyp, [ref]).score, 2),
             "signature": str(metric.get_signature()), "seconds": round(secs, 1)}
 
 
-def valid_loss(torch, model, src, tgt, batches, pad) -> float:
+def valid_loss(torch, model, src, tgt, batches, pad, device: str = "cpu") -> float:
     """Per-token cross-entropy (no smoothing) of the validation set."""
     model.eval()
     tot, n = 0.0, 0
     with torch.inference_mode():
         for idx in batches:
-            x, m, d, y = collate(torch, src, tgt, idx, pad)
+            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
             logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
             tot += torch.nn.functional.cross_entropy(
                 logits.view(-1, logits.size(-1)), y.view(-1), ignore_index=-100,
@@ -485,9 +489,11 @@ def option_paths(opts: TrainOptions) -> dict[str, str | None]:
     return out
 
 
-def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
+def train(opts: TrainOptions, log: Callable[[str], None] = print,
+          where: str = "train-nmt") -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
-    the facts written to ``train_log.json``."""
+    the facts written to ``train_log.json``. ``where`` names the caller in errors (the command,
+    or the recipe's trainer)."""
     if bool(opts.valid_src) != bool(opts.valid_tgt):
         raise InputError("train-nmt: give both valid_src and valid_tgt (--valid-src, --valid-tgt), "
                          "or neither")
@@ -501,6 +507,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
             raise InputError(f"--spm {opts.spm}: no such sentencepiece model file")
         check_spm_ids(opts.spm)
     init = check_init_model(opts) if opts.init_model else None
+    # before any file is read: a missing GPU must not cost the reading of a large corpus
+    device = resolve_device(opts.device, where)
     early = budget_warning(opts)
     if early:
         log(f"train-nmt: warning: {early}")
@@ -510,7 +518,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     torch.set_num_threads(opts.threads)
     torch.manual_seed(opts.seed)
     rng = random.Random(opts.seed)
-    precision = resolve_precision(opts.precision)
+    precision = resolve_precision(opts.precision, device)
     out = Path(opts.output)
     t_start = time.perf_counter()
 
@@ -589,9 +597,11 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         with torch.no_grad():
             model.get_input_embeddings().weight[pad].zero_()
     n_params = sum(p.numel() for p in model.parameters())
+    model.to(device)
+    on = (f"{opts.threads} thread{'s' if opts.threads > 1 else ''}" if device == "cpu"
+          else device)
     log(f"train-nmt: MarianMTModel with {n_params / 1e6:.1f}M parameters, {precision} forward "
-        f"pass on {opts.threads} thread{'s' if opts.threads > 1 else ''}")
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+        f"pass on {on}")
     opt = torch.optim.AdamW(model.parameters(), lr=opts.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=1e-4)
     budget = opts.minutes * 60.0
@@ -626,7 +636,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         entry = {"step": step, "epoch": epoch, "minutes": round(elapsed / 60, 2),
                  "train_loss": round(run_loss / max(run_n, 1), 4)}
         if vsrc is not None:
-            vl = valid_loss(torch, model, vsrc, vtgt, vbatches, pad)
+            vl = valid_loss(torch, model, vsrc, vtgt, vbatches, pad, device)
             entry["valid_loss"] = round(vl, 4)
             better = vl < best
         else:
@@ -649,13 +659,14 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
         batches = make_batches(src, tgt, opts.batch_tokens, rng)
         rng.shuffle(batches)
         for idx in batches:
-            x, m, d, y = collate(torch, src, tgt, idx, pad)
-            with autocast:
+            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
+            with autocast(torch, device, precision):
                 logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
             logits = logits.float()  # the loss and its gradient in fp32 whatever the forward pass
             # one loss for weighted and unweighted corpora: a weight-0 pair then trains exactly
             # like a corpus without it
             w = torch.ones(len(idx)) if weights is None else torch.tensor([weights[i] for i in idx])
+            w = w.to(device)
             loss = weighted_loss(torch, logits, y, w, opts.label_smoothing)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -697,6 +708,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
                 "weighted": weights is not None,
                 "weight_sum": round(sum(weights), 4) if weights is not None else len(src),
                 "parameters": n_params, "vocab": vocab, "precision": precision,
+                "device": device,
                 "steps": step, "epochs": epoch,
                 "train_minutes": round(train_minutes, 2),
                 "total_minutes": round((time.perf_counter() - t_start) / 60, 2),
@@ -716,10 +728,16 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print) -> dict:
     write_atomic(out / VMAP_NAME, "".join(line + "\n" for line in lines))
     log(f"train-nmt: vocabulary map {out / VMAP_NAME} ({len(lines) - 1} source tokens)")
     write_log()  # the training is on record even if a test set fails
+    # the tests decode on the training device when the decoder sees it there too (CTranslate2 may
+    # be built without the CUDA that torch has), else on the CPU
+    from bitextforge.hardware import visible_gpus
+
+    test_device = (device if device == "cpu" or opts.test_backend == "transformers"
+                   or visible_gpus("ctranslate2") else "cpu")
     for ts, tt in opts.tests:
         for beam in sorted({1, opts.beam}):
             r = evaluate_bleu(out, ts, tt, beam, backend=opts.test_backend,
-                              threads=opts.threads)
+                              threads=opts.threads, device=test_device)
             log(f"train-nmt: BLEU {r['bleu']} beam {beam} on {ts} ({r['seconds']} s)")
             results.append(r)
             write_log()

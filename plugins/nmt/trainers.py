@@ -31,6 +31,7 @@ class NmtModelTrainer(Trainer):
         from .train import train
 
         # the Config is a TrainOptions (plus nothing): train() takes it as it is
-        info = train(self.config, log=self.log)
-        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "tests", "warnings")
+        info = train(self.config, log=self.log, where=self.name)
+        return {k: info[k] for k in ("parameters", "steps", "train_minutes", "device", "precision",
+                                     "tests", "warnings")
                 if k in info}

@@ -27,7 +27,8 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
-from bitextforge.hardware import cpu_has_bf16
+from bitextforge.hardware import (autocast, ct2_device, device_field, resolve_device,
+                                  resolve_precision)
 
 from ._common import column_texts, pick_columns
 
@@ -78,8 +79,8 @@ class Ct2MeanPoolEncoder:
     """
 
     def __init__(self, model_path: str, quantization: str = "int8", threads: int | None = None,
-                 output_dir: str | None = None):
-        """Convert (once) and load the encoder."""
+                 output_dir: str | None = None, device: str = "cpu"):
+        """Convert (once) and load the encoder on ``device`` (``cpu`` or ``cuda:N``)."""
         import ctranslate2
         from transformers import AutoTokenizer
 
@@ -89,10 +90,11 @@ class Ct2MeanPoolEncoder:
                 "pooling_mode_mean_tokens"):
             raise ComponentError(f"embedding_cosine.v1: backend ctranslate2 needs a local "
                                  f"sentence-transformers model with mean pooling; {src} has none")
-        supported = ctranslate2.get_supported_compute_types("cpu")
+        kind, index = ct2_device(device)
+        supported = ctranslate2.get_supported_compute_types(kind, index)
         if quantization not in supported:
             raise ComponentError(f"embedding_cosine.v1: ct2_quantization {quantization} is not "
-                                 f"supported on this CPU; choose one of "
+                                 f"supported on this {kind.upper()}; choose one of "
                                  f"{', '.join(sorted(supported))}")
         out = Path(output_dir) if output_dir else ct2_cache_dir(model_path, quantization)
         if not (out / "model.bin").exists():
@@ -101,8 +103,8 @@ class Ct2MeanPoolEncoder:
             out.parent.mkdir(parents=True, exist_ok=True)
             TransformersConverter(str(src)).convert(str(out), quantization=quantization,
                                                     force=True)
-        self.encoder = ctranslate2.Encoder(str(out), device="cpu", compute_type=quantization,
-                                           intra_threads=threads or 0)
+        self.encoder = ctranslate2.Encoder(str(out), device=kind, device_index=index,
+                                           compute_type=quantization, intra_threads=threads or 0)
         self.tokenizer = AutoTokenizer.from_pretrained(str(src))
         cfg = src / "sentence_bert_config.json"
         self.max_len = json.loads(cfg.read_text()).get("max_seq_length", 256) if cfg.exists() \
@@ -141,26 +143,29 @@ class SentenceEncoder:
     def __init__(self, model: str | None = None, precision: str = "auto", batch_size: int = 64,
                  threads: int | None = None, backend: str = "torch",
                  ct2_quantization: str = "int8", ct2_dir: str | None = None,
-                 who: str = "embedding_cosine.v1"):
-        """Load the model once; ``who`` names the component in error messages."""
+                 who: str = "embedding_cosine.v1", device: str = "auto"):
+        """Load the model once on ``device`` (an option value, resolved here); ``who`` names
+        the component in error messages."""
         self.batch_size = batch_size
         self.encoded = 0
         self.quantization = ct2_quantization
-        self.bf16 = precision == "bf16" or (precision == "auto" and cpu_has_bf16())
+        self.device = resolve_device(device, who,
+                                     "ctranslate2" if backend == "ctranslate2" else "torch")
+        self.bf16 = resolve_precision(precision, self.device) == "bf16"
         self.model = self.ct2 = None
         if backend == "ctranslate2":
             path = model or default_model_path(who)
             if not Path(path).exists():
                 raise ComponentError(f"{who}: backend ctranslate2 needs a local "
                                      f"model directory; {path} does not exist")
-            self.ct2 = Ct2MeanPoolEncoder(path, ct2_quantization, threads, ct2_dir)
+            self.ct2 = Ct2MeanPoolEncoder(path, ct2_quantization, threads, ct2_dir, self.device)
             self.bf16 = False
             return
         import torch
 
         if threads:
             torch.set_num_threads(threads)
-        self.model = load_sentence_transformer(model, who=who)
+        self.model = load_sentence_transformer(model, self.device, who=who)
 
     def encode(self, sentences: list[str]):
         """L2-normalised embeddings (float32 numpy rows) of ``sentences``."""
@@ -171,12 +176,9 @@ class SentenceEncoder:
 
         kw = dict(batch_size=self.batch_size, convert_to_numpy=True,
                   normalize_embeddings=True, show_progress_bar=False)
-        with torch.inference_mode():
-            if self.bf16:
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    emb = self.model.encode(sentences, **kw)
-            else:
-                emb = self.model.encode(sentences, **kw)
+        with torch.inference_mode(), autocast(torch, self.device,
+                                              "bf16" if self.bf16 else "fp32"):
+            emb = self.model.encode(sentences, **kw)
         self.encoded += len(sentences)
         return emb.astype("float32", copy=False)
 
@@ -199,11 +201,12 @@ class SentenceEncoder:
         return table[rows]
 
     def info(self) -> dict:
-        """Backend, precision and how many sentences were encoded."""
+        """Backend, precision, device and how many sentences were encoded."""
         if self.ct2 is not None:
             return {"backend": "ctranslate2", "precision": self.quantization,
-                    "encoded": self.encoded}
-        return {"precision": "bf16" if self.bf16 else "fp32", "encoded": self.encoded}
+                    "device": self.device, "encoded": self.encoded}
+        return {"precision": "bf16" if self.bf16 else "fp32", "device": self.device,
+                "encoded": self.encoded}
 
     def close(self):
         """Drop the model."""
@@ -236,6 +239,7 @@ class EmbeddingCosineFilter(Filter):
         batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
         threads: int | None = Field(None, ge=1, description="CPU threads (torch or "
                                     "CTranslate2); empty: the library's default.")
+        device: str = device_field("the model")
         backend: Literal["torch", "ctranslate2"] = Field(
             "torch", description="torch: sentence-transformers; ctranslate2: the same model "
                                  "converted once to CTranslate2 (mean-pooling models only).")
@@ -257,7 +261,7 @@ class EmbeddingCosineFilter(Filter):
         super().__init__(config)
         c = self.config
         self.encoder = SentenceEncoder(c.model, c.precision, c.batch_size, c.threads, c.backend,
-                                       c.ct2_quantization, c.ct2_dir)
+                                       c.ct2_quantization, c.ct2_dir, self.name, c.device)
 
     def encode(self, sentences: list[str]):
         """L2-normalised embeddings (float32 numpy rows) of ``sentences``."""

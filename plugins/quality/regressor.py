@@ -34,6 +34,7 @@ from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
 from bitextforge.components import ComponentConfig
+from bitextforge.hardware import device_field
 
 from ._common import column_texts
 
@@ -52,6 +53,7 @@ class EncoderOptions(ComponentConfig):
                             "the CPU has native bfloat16).")
     batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
     threads: int | None = Field(None, ge=1, description="CPU threads; empty: torch's default.")
+    device: str = device_field("the sentence encoder")
 
 
 def _alphas():
@@ -108,7 +110,7 @@ class SentenceRegressorTrainer(Trainer):
         if len(y) < max(10, 2 * c.folds):
             raise InputError(f"{self.name}: {len(y)} rows of {c.data} match where {c.where}; "
                              f"fitting {c.folds} fold(s) needs at least {max(10, 2 * c.folds)}")
-        X = embed(texts, c.encoder, c.precision, c.batch_size, c.threads, self)
+        X, device = embed(texts, c.encoder, c.precision, c.batch_size, c.threads, self, c.device)
         y = np.array(y)
         fold = np.array(index) % c.folds
         models, oof = [], np.full(len(y), np.nan)
@@ -135,7 +137,7 @@ class SentenceRegressorTrainer(Trainer):
         out = Path(c.output)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        return {"rows": len(y), "folds": c.folds, "dim": int(X.shape[1]),
+        return {"rows": len(y), "folds": c.folds, "dim": int(X.shape[1]), "device": device,
                 "cross_fitted_pearson": round(r, 4),
                 "alpha": [round(m["alpha"], 1) for m in models]}
 
@@ -148,13 +150,14 @@ def text_key(text: str) -> str:
 
 
 def embed(texts: list[str], encoder: str | None, precision: str, batch_size: int,
-          threads: int | None, owner):
-    """Embeddings of ``texts`` (each distinct sentence once) behind ``owner``'s progress bar."""
+          threads: int | None, owner, device: str = "auto"):
+    """Embeddings of ``texts`` (each distinct sentence once) behind ``owner``'s progress bar,
+    and the device that computed them."""
     from .embeddings import SentenceEncoder
 
-    enc = SentenceEncoder(encoder, precision, batch_size, threads, who=owner.name)
+    enc = SentenceEncoder(encoder, precision, batch_size, threads, who=owner.name, device=device)
     try:
-        return enc.encode_rows(texts, chunk=1024, progress=owner.progress)
+        return enc.encode_rows(texts, chunk=1024, progress=owner.progress), enc.device
     finally:
         enc.close()
 
@@ -207,7 +210,7 @@ class SentenceRegressorFilter(Filter):
         self.trained = {int(k): v for k, v in (data.get("trained") or {}).items()}
         self.recognised = self.other_text = 0
         self.encoder = SentenceEncoder(data.get("encoder"), c.precision, c.batch_size, c.threads,
-                                       who=self.name)
+                                       who=self.name, device=c.device)
 
     def score(self, batch):
         """The predicted human score of each row."""
