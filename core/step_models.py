@@ -186,6 +186,10 @@ class WeightStep(StepModel):
 
     key: ClassVar[str] = "weight"
     weight: str = Field(description="Registered Weighter name, e.g. distributed.v1.")
+    origins: list[str] | None = Field(None, min_length=1, description="Weight only the groups "
+                                      "whose origin is one of these (input names, e.g. the "
+                                      "back-translated input); other rows pass once, their "
+                                      "weight unchanged.")
 
 
 class CleanStep(StepModel):

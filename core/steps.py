@@ -814,12 +814,17 @@ class WeightExec(Executor):
         idx: list[int] = []
         weights: list[float] = []
         weight = self.comp.weight
-        V = batch["variant"]
+        V, O, W = batch["variant"], batch["origin"], batch["weight"]
         bounds = group_bounds(batch["id"])
+        want = set(self.step.origins) if self.step.origins is not None else None
         self.count(groups=len(bounds), groups_without_paraphrase=sum(
             1 for start, end in bounds if not any(V[i] for i in range(start, end))))
         with component_call(f"steps[{self.stats.index}]:{self.comp.name}", "weight()", batch):
             for start, end in bounds:
+                if want is not None and O[start] not in want:  # another origin: passes as it is
+                    idx.extend(range(start, end))
+                    weights.extend(W[start:end])
+                    continue
                 group = [dict(zip(names, row)) for row in zip(*(c[start:end] for c in cols))]
                 for j, w in weight(group):
                     if not 0 <= j < end - start:

@@ -352,3 +352,17 @@ def test_marian_weights_cover_synthetic_rows(files, reg):
     src = (out / "corpus.src").read_text().splitlines()
     assert len(weights) == len(src) == 3 + 7  # 2 outputs for 3 sentences, 1 for the loop
     assert [float(w) for w in weights] == [1.0] * 3 + [0.25] * 7
+
+
+def test_weighters_can_weight_some_origins_only(files, reg):
+    """sentence_weights.v1 with origins: [mono] spreads each back-translated sentence's weight
+    over its outputs (1/n, Nichols et al.'s future work); the bitext passes once with its own."""
+    steps = BT + "    with: {k: 2}\n  - weight: sentence_weights.v1\n    origins: [mono]\n"
+    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en, weight: 3}}
+  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    run_recipe(r)
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    assert [(r["src"], r["weight"]) for r in rows if r["origin"] == "bitext"] == [
+        ("eins", "3"), ("zwei", "3"), ("drei", "3")]
+    mono = [r for r in rows if r["origin"] == "mono" and r["tgt"] == "a dog runs"]
+    assert [float(r["weight"]) for r in mono] == [0.5, 0.5]
