@@ -14,6 +14,9 @@ Run from the repository root (about 15 minutes on a loaded 2-core machine):
     nice -n 10 .venv/bin/python tests/bench/bench_opusfilter.py --runs 3 --lid none heliport
 Two benchmarks at once need their own work directories (inputs, configurations and outputs live
 there): set BENCH_OPUSFILTER_WORK=/tmp/other-dir for one of them.
+Old code against new, side by side: --old names the bitextforge of another checkout (its venv's
+bin/bitextforge), timed in the same rounds (OpusFilter, old, this checkout, in turn):
+    .venv/bin/python tests/bench/bench_opusfilter.py --runs 5 --old /tmp/old/.venv/bin/bitextforge
 Profile the bitextforge side (where the time goes):
     .venv/bin/python tests/bench/bench_opusfilter.py --profile heliport
     .venv/bin/python tests/bench/bench_opusfilter.py --input mixed --lines 300000 --profile none
@@ -33,7 +36,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "multi30k"
+SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED / "multi30k"
 WORK = Path(os.environ.get("BENCH_OPUSFILTER_WORK", "/tmp/bench-opusfilter"))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,7 +88,7 @@ def make_mixed_corpus(lines: int) -> tuple[Path, Path]:
     source repeated when it runs out) into WORK."""
     import gzip
 
-    pool = ROOT.parent / "shared" / "data" / "deen-train-pool"
+    pool = SHARED / "deen-train-pool"
     sources = []
     for name in MIXED:
         with gzip.open(pool / name / "train.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
@@ -210,6 +214,8 @@ def main() -> int:
                     choices=["none", "heliport", "lingua"])
     ap.add_argument("--profile", choices=["none", "heliport", "lingua"])
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--old", type=Path, help="the bitextforge executable of another checkout "
+                    "(e.g. /tmp/old/.venv/bin/bitextforge), timed in the same rounds")
     ap.add_argument("--input", choices=["captions", "mixed"], default="captions",
                     help="captions: Multi30k repeated; mixed: mixed-domain text (see MIXED)")
     args = ap.parse_args()
@@ -220,14 +226,21 @@ def main() -> int:
     # byte-compile bitextforge's modules first, as installing a package does (OpusFilter's venv
     # has them compiled): otherwise an editable checkout under PYTHONDONTWRITEBYTECODE compiles
     # its sources again in every timed run
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "core"),
-                    str(ROOT / "plugins")], check=True)
+    roots = [ROOT] + ([args.old.resolve().parents[2]] if args.old else [])
+    subprocess.run([sys.executable, "-m", "compileall", "-q",
+                    *(str(r / d) for r in roots for d in ("core", "plugins"))], check=True)
     results = {}
     for lid in args.lid:
         oc, br = opus_config(lid, s, t), bf_recipe(lid, s, t)
         runs = {"opusfilter": [], "bitextforge": []}
+        if args.old:
+            runs["bitextforge_old"] = []
         for _ in range(args.runs):  # alternate the tools so both see the same machine load
             runs["opusfilter"].append(timed([str(OPUSFILTER), "--overwrite", str(oc)]))
+            if args.old:
+                shutil.rmtree(WORK / f"bf-old-{lid}", ignore_errors=True)
+                runs["bitextforge_old"].append(timed([str(args.old), "run", str(br), "-o",
+                                                      str(WORK / f"bf-old-{lid}")]))
             # a fresh output directory each time (a killed run would otherwise be resumed)
             shutil.rmtree(WORK / f"bf-{lid}", ignore_errors=True)
             runs["bitextforge"].append(timed([str(BITEXTFORGE), "run", str(br)]))
@@ -242,6 +255,14 @@ def main() -> int:
         r["cpu_ratio"] = round(r["opusfilter"]["median_cpu_s"]
                                / r["bitextforge"]["median_cpu_s"], 2)
         r["rows"] = compare(lid)
+        if args.old:
+            r["throughput_ratio_old"] = round(r["opusfilter"]["median_wall_s"]
+                                              / r["bitextforge_old"]["median_wall_s"], 2)
+            r["new_over_old_pair_by_pair"] = [round(n[0] / o[0], 3) for n, o in
+                                              zip(runs["bitextforge"], runs["bitextforge_old"])]
+            r["old_new_identical"] = all(
+                (WORK / f"bf-old-{lid}" / n).read_bytes() == (WORK / f"bf-{lid}" / n).read_bytes()
+                for n in ("corpus.src", "corpus.tgt"))
         results[lid] = r
         print(json.dumps({lid: r}, indent=2, ensure_ascii=False), flush=True)
     if args.json:
