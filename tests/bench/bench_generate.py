@@ -54,8 +54,10 @@ def write_input(path: Path, lines: int, skip: int) -> None:
             f.write(en[(skip + i) % len(en)] + "\n")
 
 
-def write_recipe(path: Path, text: Path, model: Path, beam: int, max_length: int) -> None:
-    """A recipe: ``text`` as monolingual English, back-translated by ``model``."""
+def write_recipe(path: Path, text: Path, model: Path, beam: int, max_length: int,
+                 report: bool = True) -> None:
+    """A recipe: ``text`` as monolingual English, back-translated by ``model``; ``report``:
+    whether the run ends by writing report.html."""
     path.write_text(
         "name: bench-generate\n"
         "input:\n"
@@ -69,7 +71,8 @@ def write_recipe(path: Path, text: Path, model: Path, beam: int, max_length: int
         f"      beam: {beam}\n"
         f"      max_length: {max_length}\n"
         "      threads: 2\n"
-        f"output:\n  dir: {path.parent / 'out'}\n", encoding="utf-8")
+        f"output:\n  dir: {path.parent / 'out'}\n  report: {str(report).lower()}\n",
+        encoding="utf-8")
 
 
 # ------------------------------------------------------------------ the bare CTranslate2 loop
@@ -248,11 +251,12 @@ def memory(args, model: Path) -> None:
         if not text.exists():
             write_input(text, n, 0)
         recipe = work / "recipe.yaml"
-        write_recipe(recipe, text, model, 1, args.memory_max_length)
+        write_recipe(recipe, text, model, 1, args.memory_max_length, args.report)
         shutil.rmtree(work / "out", ignore_errors=True)
         res = run_measured(framework_cmd(recipe, work / "out"), sample=True)
         rows = sum(1 for _ in open(work / "out" / "corpus.src", "rb"))
-        print(json.dumps({"lines": n, "max_length": args.memory_max_length, "rows_out": rows,
+        print(json.dumps({"lines": n, "max_length": args.memory_max_length, "report": args.report,
+                          "rows_out": rows,
                           "wall_s": round(res["wall"], 1),
                           "tree_peak_mb": round(res["tree_kb"] / 1024),
                           "tree_processes": res["tree_procs"],
@@ -285,6 +289,9 @@ def main() -> None:
                     help="memory: input sizes to run (beam 1)")
     ap.add_argument("--memory-max-length", type=int, default=32,
                     help="memory: max_length of the generate step")
+    ap.add_argument("--report", action="store_true", help="memory: end the runs with "
+                    "report.html, which reads up to 1M rows of the run back (core/report.py's "
+                    "MAX_ROWS), so its memory grows with the rows up to there")
     ap.add_argument("--model", type=Path, default=MODEL)
     args = ap.parse_args()
     if not EN.exists():
