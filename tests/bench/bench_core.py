@@ -4,7 +4,8 @@ as whole processes against a hand-written single-pass loop doing the same work, 
 1M lines against the same recipe at 100k lines.
 
 Run from the repository root:  .venv/bin/python tests/bench/bench_core.py [--runs 3]
-It needs ../shared/data/multi30k and installs the example plugin into a temporary directory.
+It needs ../shared/data/multi30k (or $BITEXTFORGE_SHARED_DATA/multi30k) and installs the example
+plugin into a temporary directory.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "multi30k"
-WORK = Path("/tmp/bitextforge-bench")
+SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+DATA = SHARED / "multi30k"
+#: corpora and outputs; BENCH_CORE_WORK gives a benchmark of its own a directory of its own
+WORK = Path(os.environ.get("BENCH_CORE_WORK", "/tmp/bitextforge-bench"))
 
 
 def make_corpus(lines: int, work: Path = WORK) -> tuple[Path, Path]:

@@ -4,7 +4,9 @@ turn, N times, so all three see the same machine load. Used to show that a refac
 the framework down; it also checks that both versions wrote the same corpus.
 
 OLD is a directory holding an importable ``bitextforge`` package of the old code (e.g. ``core/``
-of an exported commit copied to OLD/bitextforge, with ``plugins/`` as OLD/bitextforge/plugins).
+of an exported commit copied to OLD/bitextforge, with ``plugins/`` as OLD/bitextforge/plugins), or
+the Python of a venv in which the old checkout is installed (e.g. /tmp/old/.venv/bin/python): the
+old runs then use that interpreter.
 Run bench_core.py first: it writes the 1M-line corpus and installs the example plugin.
 
 Usage: python tests/bench/bench_core_ab.py OLD PLUGIN_DIR [--runs 5] [--lines 1000000]
@@ -21,17 +23,21 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WORK = Path("/tmp/bitextforge-bench")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import WORK  # noqa: E402  (bench_core.py writes the corpus there)
 
 
-def timed(cmd: list[str], pythonpath: list[str]) -> float:
-    """Wall seconds of one whole command, from GNU time."""
+def timed(cmd: list[str], pythonpath: list[str], cpu: list[float]) -> float:
+    """Wall seconds of one whole command, from GNU time; its user + system CPU seconds are
+    appended to ``cpu`` (on a loaded machine they move less than wall time)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath))
-    res = subprocess.run(["/usr/bin/time", "-f", "%e", *cmd], env=env, capture_output=True,
+    res = subprocess.run(["/usr/bin/time", "-f", "%e %U %S", *cmd], env=env, capture_output=True,
                          text=True)
     if res.returncode != 0:
         sys.exit(f"command failed: {' '.join(cmd)}\n{res.stderr}")
-    return float(res.stderr.strip().splitlines()[-1])
+    wall, user, system = map(float, res.stderr.strip().splitlines()[-1].split())
+    cpu.append(round(user + system, 2))
+    return wall
 
 
 def main() -> int:
@@ -44,23 +50,33 @@ def main() -> int:
     src, tgt = WORK / f"train{args.lines}.de", WORK / f"train{args.lines}.en"
     recipe = ROOT / "tests" / "bench" / "core_recipe.yaml"
 
-    def framework(out: str) -> list[str]:
-        return [sys.executable, "-m", "bitextforge.cli", "run", str(recipe), "-q", "--set",
+    old_python = args.old.is_file()
+
+    def framework(out: str, python: str = sys.executable) -> list[str]:
+        return [python, "-m", "bitextforge.cli", "run", str(recipe), "-q", "--set",
                 f"input.src={src}", "--set", f"input.tgt={tgt}", "-o", str(WORK / out)]
 
     times: dict[str, list[float]] = {"old": [], "new": [], "hand": []}
+    cpu: dict[str, list[float]] = {"old": [], "new": [], "hand": []}
     for _ in range(args.runs):
-        times["old"].append(timed(framework("ab-old"), [str(args.plugin), str(args.old)]))
-        times["new"].append(timed(framework("ab-new"), [str(args.plugin)]))
+        if old_python:
+            times["old"].append(timed(framework("ab-old", str(args.old)), [str(args.plugin)],
+                                      cpu["old"]))
+        else:
+            times["old"].append(timed(framework("ab-old"), [str(args.plugin), str(args.old)],
+                                      cpu["old"]))
+        times["new"].append(timed(framework("ab-new"), [str(args.plugin)], cpu["new"]))
         times["hand"].append(timed([sys.executable, str(ROOT / "tests" / "bench" / "handloop.py"),
                                     str(src), str(tgt), str(WORK / "ab-hand")],
-                                   [str(args.plugin)]))
+                                   [str(args.plugin)], cpu["hand"]))
     med = {k: statistics.median(v) for k, v in times.items()}
     for k, v in times.items():
-        print(f"{k:4} wall s: median {med[k]:.2f} (runs {v})")
+        print(f"{k:4} wall s: median {med[k]:.2f} (runs {v}); CPU s: median "
+              f"{statistics.median(cpu[k]):.2f} (runs {cpu[k]})")
     print(f"ratio to the hand loop: old {med['old'] / med['hand']:.2f}, new "
           f"{med['new'] / med['hand']:.2f}; new/old run by run "
           f"{[round(n / o, 2) for n, o in zip(times['new'], times['old'])]}")
+    print(f"new/old CPU run by run {[round(n / o, 2) for n, o in zip(cpu['new'], cpu['old'])]}")
     same = all(filecmp.cmp(WORK / "ab-old" / n, WORK / "ab-new" / n, shallow=False)
                for n in ("corpus.src", "corpus.tgt"))
     print(f"old and new outputs identical: {same}")

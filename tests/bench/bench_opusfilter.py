@@ -14,6 +14,9 @@ Run from the repository root (about 15 minutes on a loaded 2-core machine):
     nice -n 10 .venv/bin/python tests/bench/bench_opusfilter.py --runs 3 --lid none heliport
 Two benchmarks at once need their own work directories (inputs, configurations and outputs live
 there): set BENCH_OPUSFILTER_WORK=/tmp/other-dir for one of them.
+Old code against new, side by side: --old names the bitextforge of another checkout (its venv's
+bin/bitextforge), timed in the same rounds (OpusFilter, old, this checkout, in turn):
+    .venv/bin/python tests/bench/bench_opusfilter.py --runs 5 --old /tmp/old/.venv/bin/bitextforge
 Profile the bitextforge side (where the time goes):
     .venv/bin/python tests/bench/bench_opusfilter.py --profile heliport
     .venv/bin/python tests/bench/bench_opusfilter.py --input mixed --lines 300000 --profile none
@@ -33,7 +36,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: ../shared/data beside the checkout, or BITEXTFORGE_SHARED_DATA (a git worktree elsewhere)
 SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 DATA = SHARED / "multi30k"
 WORK = Path(os.environ.get("BENCH_OPUSFILTER_WORK", "/tmp/bench-opusfilter"))
@@ -178,12 +180,10 @@ def read_pairs(d: Path, a: str, b: str) -> list[tuple[str, str]]:
         return list(zip((x.rstrip("\n") for x in fa), (y.rstrip("\n") for y in fb)))
 
 
-def compare_paths(a_dir: Path, a_src: str, a_tgt: str, b_dir: Path, b_src: str,
-                  b_tgt: str) -> dict:
-    """Kept rows of OpusFilter (``a``) and bitextforge (``b``): counts, rows only one of them
-    kept, and under ``_differing`` every such pair (OpusFilter's first)."""
-    opus = read_pairs(a_dir, a_src, a_tgt)
-    bf = read_pairs(b_dir, b_src, b_tgt)
+def compare(lid: str) -> dict:
+    """Kept rows of both tools: counts, and rows only one of them kept."""
+    opus = read_pairs(WORK / f"opus-{lid}", "kept.de", "kept.en")
+    bf = read_pairs(WORK / f"bf-{lid}", "corpus.src", "corpus.tgt")
     # OpusFilter writes each segment with trailing whitespace stripped; bitextforge keeps the text
     # as read. Compare the rows modulo that, and count how many texts differ only by it.
     trailing = sum(1 for p in bf if p != (p[0].rstrip(), p[1].rstrip()))
@@ -193,16 +193,7 @@ def compare_paths(a_dir: Path, a_src: str, a_tgt: str, b_dir: Path, b_src: str,
             opus == bf, "bitextforge_rows_with_trailing_space": trailing,
             "only_opusfilter": len(so - sb), "only_bitextforge": len(sb - so),
             "examples_only_opusfilter": sorted(so - sb)[:5],
-            "examples_only_bitextforge": sorted(sb - so)[:5],
-            "_differing": sorted(so - sb) + sorted(sb - so)}
-
-
-def compare(lid: str) -> dict:
-    """Kept rows of both tools: counts, and rows only one of them kept."""
-    r = compare_paths(WORK / f"opus-{lid}", "kept.de", "kept.en", WORK / f"bf-{lid}",
-                      "corpus.src", "corpus.tgt")
-    r.pop("_differing")
-    return r
+            "examples_only_bitextforge": sorted(sb - so)[:5]}
 
 
 def profile(lid: str, recipe: Path) -> None:
@@ -223,6 +214,8 @@ def main() -> int:
                     choices=["none", "heliport", "lingua"])
     ap.add_argument("--profile", choices=["none", "heliport", "lingua"])
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--old", type=Path, help="the bitextforge executable of another checkout "
+                    "(e.g. /tmp/old/.venv/bin/bitextforge), timed in the same rounds")
     ap.add_argument("--input", choices=["captions", "mixed"], default="captions",
                     help="captions: Multi30k repeated; mixed: mixed-domain text (see MIXED)")
     args = ap.parse_args()
@@ -233,14 +226,21 @@ def main() -> int:
     # byte-compile bitextforge's modules first, as installing a package does (OpusFilter's venv
     # has them compiled): otherwise an editable checkout under PYTHONDONTWRITEBYTECODE compiles
     # its sources again in every timed run
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "core"),
-                    str(ROOT / "plugins")], check=True)
+    roots = [ROOT] + ([args.old.resolve().parents[2]] if args.old else [])
+    subprocess.run([sys.executable, "-m", "compileall", "-q",
+                    *(str(r / d) for r in roots for d in ("core", "plugins"))], check=True)
     results = {}
     for lid in args.lid:
         oc, br = opus_config(lid, s, t), bf_recipe(lid, s, t)
         runs = {"opusfilter": [], "bitextforge": []}
+        if args.old:
+            runs["bitextforge_old"] = []
         for _ in range(args.runs):  # alternate the tools so both see the same machine load
             runs["opusfilter"].append(timed([str(OPUSFILTER), "--overwrite", str(oc)]))
+            if args.old:
+                shutil.rmtree(WORK / f"bf-old-{lid}", ignore_errors=True)
+                runs["bitextforge_old"].append(timed([str(args.old), "run", str(br), "-o",
+                                                      str(WORK / f"bf-old-{lid}")]))
             # a fresh output directory each time (a killed run would otherwise be resumed)
             shutil.rmtree(WORK / f"bf-{lid}", ignore_errors=True)
             runs["bitextforge"].append(timed([str(BITEXTFORGE), "run", str(br)]))
@@ -255,6 +255,14 @@ def main() -> int:
         r["cpu_ratio"] = round(r["opusfilter"]["median_cpu_s"]
                                / r["bitextforge"]["median_cpu_s"], 2)
         r["rows"] = compare(lid)
+        if args.old:
+            r["throughput_ratio_old"] = round(r["opusfilter"]["median_wall_s"]
+                                              / r["bitextforge_old"]["median_wall_s"], 2)
+            r["new_over_old_pair_by_pair"] = [round(n[0] / o[0], 3) for n, o in
+                                              zip(runs["bitextforge"], runs["bitextforge_old"])]
+            r["old_new_identical"] = all(
+                (WORK / f"bf-old-{lid}" / n).read_bytes() == (WORK / f"bf-{lid}" / n).read_bytes()
+                for n in ("corpus.src", "corpus.tgt"))
         results[lid] = r
         print(json.dumps({lid: r}, indent=2, ensure_ascii=False), flush=True)
     if args.json:
