@@ -74,11 +74,11 @@ def resolve_device(spec: str, where: str, library: str = "torch") -> str:
     ``where`` names the component (a step prefixes its index), so that asking for a GPU that is
     not there fails before any work with e.g. ``nmt_logprob.v1: device cuda: no GPU visible to
     torch``."""
-    kind, index = parse_device(spec, where)
-    if kind == "cpu":
+    dev, index = parse_device(spec, where)
+    if dev == "cpu":
         return "cpu"
     count = visible_gpus(library)
-    if kind == "auto":
+    if dev == "auto":
         return "cuda:0" if count else "cpu"
     if not count:
         raise ComponentError(f"{where}: device {spec}: no GPU visible to {library}")

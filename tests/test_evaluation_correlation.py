@@ -24,11 +24,12 @@ def _write(tmp_path, rows, header="src\ttgt\thuman\ta\tb\tsplit"):
     return p
 
 
-def _run(tmp_path, path, with_: str, columns: str = "[src, tgt, human, a, b, split]"):
+def _run(tmp_path, path, with_: str, columns: str = "[src, tgt, human, a, b, split]",
+         out: str = "out"):
     recipe = f"""
 name: corr
 input: {{path: '{path}', format: tsv, header: true, columns: {columns}}}
-output: {{dir: '{tmp_path / "out"}', formats: [tsv]}}
+output: {{dir: '{tmp_path / out}', formats: [tsv]}}
 progress: false
 evaluate:
   - evaluator: score_correlation.v1
@@ -105,8 +106,10 @@ def test_unknown_split_or_empty_evaluation_split_is_an_error(tmp_path):
     path = _write(tmp_path, _data(20))
     with pytest.raises(InputError, match="split column 'part' is not in the corpus"):
         _run(tmp_path, path, "{human: human, split: part}")
+    # another directory: a run that failed after its merge keeps its shards for a resume of the
+    # same recipe, and another recipe is refused there (core/driver.py)
     with pytest.raises(InputError, match="0 rows have split = 'test'"):
-        _run(tmp_path, path, "{human: human, split: split, evaluate_on: test}")
+        _run(tmp_path, path, "{human: human, split: split, evaluate_on: test}", out="out2")
 
 
 def test_mlqe_translating_models_own_log_probability(tmp_path):
