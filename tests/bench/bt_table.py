@@ -49,8 +49,8 @@ def main() -> None:
         bleu = " / ".join(f"{m['bleu']:.2f}" for m in ms)
         chrf = statistics.median(m["chrf"] for m in ms)
         n = d["numbers"]
-        per = ", ".join(f"{n[f'seed{m['seed']}_bleu_delta']:+.2f} ({n[f'seed{m['seed']}_bleu_p_value']:.3f})"
-                        for m in ms if f"seed{m['seed']}_bleu_delta" in n)
+        keys = [(f"seed{m['seed']}_bleu_delta", f"seed{m['seed']}_bleu_p_value") for m in ms]
+        per = ", ".join(f"{n[d]:+.2f} ({n[p]:.3f})" for d, p in keys if d in n)
         gap = ""
         if base is not None and top is not None and run not in ("bt-multi30k-bitext",
                                                                   "bt-multi30k-real29k"):
