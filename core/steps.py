@@ -160,6 +160,16 @@ def as_scores(raw, label: str) -> list[float]:
     raise AssertionError("unreachable: every value converted")  # pragma: no cover
 
 
+def check_candidate_columns(name: str, info: dict, declared: tuple[str, ...],
+                            also: tuple[str, ...] = ()) -> None:
+    """Refuse a candidate whose info dict carries a column its component did not declare in
+    ``extra_columns`` (``also``: keys the step reads itself, a paraphrase's ``provenance``)."""
+    unknown = set(info) - set(declared) - set(also)
+    if unknown:
+        raise ComponentError(f"{name}: candidate carries undeclared columns {sorted(unknown)}; "
+                             f"declare them in extra_columns")
+
+
 def group_bounds(ids: list) -> list[tuple[int, int]]:
     """``(start, end)`` of each run of equal ids (groups are contiguous by construction)."""
     n = len(ids)
@@ -446,11 +456,7 @@ class ParaphraseExec(Executor):
                     prov = name
                     info = cand[2] if len(cand) > 2 else None
                     if info:
-                        unknown = set(info) - set(self.extra) - {"provenance"}
-                        if unknown:
-                            raise ComponentError(
-                                f"{name}: candidate carries undeclared columns {sorted(unknown)}; "
-                                f"declare them in extra_columns")
+                        check_candidate_columns(name, info, self.extra, ("provenance",))
                         if info.get("provenance"):
                             prov = f"{name}:{info['provenance']}"
                     origin.append(prov)
@@ -577,11 +583,7 @@ class GenerateExec(Executor):
                 made_from.append(batch["id"][i])
                 info = cand[2] if len(cand) > 2 else None
                 if info:
-                    unknown = set(info) - set(self.extra)
-                    if unknown:
-                        raise ComponentError(f"{self.comp.name}: candidate carries undeclared "
-                                             f"columns {sorted(unknown)}; declare them in "
-                                             f"extra_columns")
+                    check_candidate_columns(self.comp.name, info, self.extra)
                 for k, lst in extra.items():
                     lst.append(info.get(k) if info else None)
         out = take_rows(batch, idx)
