@@ -3,14 +3,14 @@ Khadivi & Ney): sentence alignment recovery (section 4.1, Table 1) on three de-e
 speed (embedding, pairs scored per second, 3000 x 3000 alignment, faiss kNN), and ROC-AUC of
 each measure against ParaCrawl's human verdicts. Results go to docs/benchmarks.md.
 
-Run from the repository root after the models of tests/bench/bench_bilingual_train.sh exist:
+Run from the repository root after the models of benchmarks/bench_bilingual_train.sh exist:
 
-    nice -n 10 .venv/bin/python tests/bench/bench_bilingual.py align --model models/bilingual-de-en \
+    nice -n 10 .venv/bin/python benchmarks/bench_bilingual.py align --model models/bilingual-de-en \
         --mlp models/mlp-de-en.joblib
-    nice -n 10 .venv/bin/python tests/bench/bench_bilingual.py speed --model models/bilingual-de-en \
+    nice -n 10 .venv/bin/python benchmarks/bench_bilingual.py speed --model models/bilingual-de-en \
         --mlp models/mlp-de-en.joblib
-    .venv/bin/python tests/bench/bench_bilingual.py knn --model models/bilingual-de-en
-    nice -n 10 .venv/bin/python tests/bench/bench_bilingual.py paracrawl --lang fr \
+    .venv/bin/python benchmarks/bench_bilingual.py knn --model models/bilingual-de-en
+    nice -n 10 .venv/bin/python benchmarks/bench_bilingual.py paracrawl --lang fr \
         --model models/bilingual-en-fr --mlp models/mlp-en-fr.joblib
 
 The MLP files come from `bitextforge train-mlp-similarity` (commands in docs/benchmarks.md).
@@ -19,41 +19,25 @@ The MLP files come from `bitextforge train-mlp-similarity` (commands in docs/ben
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-D = Path("../shared/data")
-TESTS = {
-    "multi30k-test2016": (D / "multi30k/test_2016_flickr.de.gz", D / "multi30k/test_2016_flickr.en.gz"),
-    "newstest2019-deen": (D / "wmt-newstest-deen/newstest2019-deen.de",
-                          D / "wmt-newstest-deen/newstest2019-deen.en"),
-    "flores-devtest": (D / "flores200-devtest/deu_Latn.devtest",
-                       D / "flores200-devtest/eng_Latn.devtest"),
-}
+from _common import median_time, shared_data
+from bitextforge.corpus import read_lines as lines
 
 
-def lines(p: Path, n: int | None = None) -> list[str]:
-    """Lines of a plain or gzipped file."""
-    op = gzip.open if p.suffix == ".gz" else open
-    with op(p, "rt", encoding="utf-8") as fh:
-        out = [x.rstrip("\r\n") for x in fh]
-    return out[:n] if n else out
-
-
-def median_time(fn, runs: int = 3) -> tuple[float, object]:
-    """Median wall time of ``runs`` calls and the last result."""
-    ts, res = [], None
-    for _ in range(runs):
-        t = time.perf_counter()
-        res = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), res
+def test_sets() -> dict[str, tuple[Path, Path]]:
+    """The three de-en alignment test sets of section 4.1."""
+    return {"multi30k-test2016": (shared_data("multi30k", "test_2016_flickr.de.gz"),
+                                  shared_data("multi30k", "test_2016_flickr.en.gz")),
+            "newstest2019-deen": (shared_data("wmt-newstest-deen", "newstest2019-deen.de"),
+                                  shared_data("wmt-newstest-deen", "newstest2019-deen.en")),
+            "flores-devtest": (shared_data("flores200-devtest", "deu_Latn.devtest"),
+                               shared_data("flores200-devtest", "eng_Latn.devtest"))}
 
 
 def align(args) -> dict:
@@ -65,7 +49,7 @@ def align(args) -> dict:
     m = BilingualModel.load(args.model)
     mlp = MLPSimilarity.load(args.mlp) if args.mlp else None
     out = {}
-    for name, (ps, pt) in TESTS.items():
+    for name, (ps, pt) in test_sets().items():
         src, tgt = lines(ps), lines(pt)
         t = time.perf_counter()
         a, b = m.embed(src, "src"), m.embed(tgt, "tgt")
@@ -101,7 +85,7 @@ def speed(args) -> dict:
 
     m = BilingualModel.load(args.model)
     mlp = MLPSimilarity.load(args.mlp) if args.mlp else None
-    eng = lines(D / "tatoeba-test-v2021-08-07/deu-eng.eng", args.embed_n)
+    eng = lines(shared_data("tatoeba-test-v2021-08-07", "deu-eng.eng"), args.embed_n)
     res: dict = {}
     sec, emb = median_time(lambda: m.embed(eng, "tgt"))
     res["embed"] = {"sentences": len(eng), "median_seconds": round(sec, 2),
@@ -116,8 +100,8 @@ def speed(args) -> dict:
         res[f"pairs_{measure}"] = {"pairs": len(A), "median_seconds": round(sec, 3),
                                    "pairs_per_second": round(len(A) / sec)}
         print(measure, json.dumps(res[f"pairs_{measure}"]), flush=True)
-    de = lines(D / "wmt-newstest-deen/newstest2014.de", 3000)
-    en = lines(D / "wmt-newstest-deen/newstest2014.en", 3000)
+    de = lines(shared_data("wmt-newstest-deen", "newstest2014.de"), 3000)
+    en = lines(shared_data("wmt-newstest-deen", "newstest2014.en"), 3000)
     a, b = m.embed(de, "src"), m.embed(en, "tgt")
     for measure in ("cosine", "csls", "margin"):
         sec, _ = median_time(lambda: best_matches(a, b, measure, 4))
@@ -136,7 +120,7 @@ def knn(args) -> dict:
     from bitextforge.plugins.bilingual.model import BilingualModel
 
     emb = BilingualModel.load(args.model).embed(
-        lines(D / "tatoeba-test-v2021-08-07/deu-eng.eng", args.embed_n), "tgt")
+        lines(shared_data("tatoeba-test-v2021-08-07", "deu-eng.eng"), args.embed_n), "tgt")
     A = np.tile(emb, (-(-100_000 // len(emb)), 1))[:100_000]
     return knn_timing(A, args.knn_queries)
 
@@ -171,7 +155,7 @@ def paracrawl(args) -> dict:
 
     m = BilingualModel.load(args.model)
     mlp = MLPSimilarity.load(args.mlp) if args.mlp else None
-    base = D / "paracrawl-human-eval"
+    base = shared_data("paracrawl-human-eval")
     out = {}
     for rel, folder, bic_col, lab_col in (("v3", "paracrawl-v3-validation-data", 6, 7),
                                           ("v6", "paracrawl-v6-validation", 4, 5)):

@@ -5,7 +5,7 @@ pool), the trainer's own loss (``batch_loss``), autocast, Adam and clipping. The
 turns update by update in one process, so machine noise hits them alike; prints the median
 seconds per update and pairs per second of each.
 
-    .venv/bin/python tests/bench/bench_bilingual_speed.py --steps 30 \\
+    .venv/bin/python benchmarks/bench_bilingual_speed.py --steps 30 \\
         precision=fp32 precision=bf16 precision=bf16,vocab_size=4000 \\
         precision=bf16,batch_size=128
 
@@ -24,7 +24,8 @@ from pathlib import Path
 
 import torch
 
-POOL = "../shared/data/deen-train-pool/{}/train.de-en.tsv.gz"
+from _common import shared_data
+
 SETS = ("tatoeba-anki-deu-eng-2018-05", "europarl-v7-deen-first20k",
         "news-commentary-v11-deen-20k", "wmt-newstest-2008-2013-deen")
 
@@ -48,7 +49,8 @@ def main() -> None:
     rng = random.Random(1)
     src, tgt = [], []
     for name in SETS:
-        s, t = read_tsv_pairs([POOL.format(name)], swap=False)
+        s, t = read_tsv_pairs([str(shared_data("deen-train-pool", name, "train.de-en.tsv.gz"))],
+                              swap=False)
         idx = rng.sample(range(len(s)), min(args.per_set, len(s)))
         src += [s[i] for i in idx]
         tgt += [t[i] for i in idx]

@@ -4,7 +4,7 @@ against the current one (length-matched autoencoding runs, projection of real to
 the same real parallel batches, alternating the two in one process so machine noise hits both
 alike. Prints the median seconds per update of each and their ratio.
 
-    .venv/bin/python tests/bench/bench_bilingual_step.py --steps 40
+    .venv/bin/python benchmarks/bench_bilingual_step.py --steps 40
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import time
 
 import torch
 from torch import nn
+
+from _common import shared_data
 
 
 def padded_loss(net, s0, out_ids):
@@ -33,12 +35,14 @@ def main() -> None:
     from bitextforge.plugins.bilingual.train import train_sentencepiece
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--src", default="../shared/data/multi30k/train.de.gz")
-    ap.add_argument("--tgt", default="../shared/data/multi30k/train.en.gz")
+    ap.add_argument("--src", help="German training text (default: shared Multi30k train)")
+    ap.add_argument("--tgt", help="English training text (default: shared Multi30k train)")
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
+    args.src = args.src or str(shared_data("multi30k", "train.de.gz"))
+    args.tgt = args.tgt or str(shared_data("multi30k", "train.en.gz"))
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
     rng = random.Random(1)

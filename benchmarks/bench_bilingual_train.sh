@@ -4,9 +4,10 @@
 # autoencoding, <= 50 subwords, Adam 2e-3, one torch thread each). de-en trains on one core for
 # 55 minutes while en-fr and then en-cs train on the other for 25 minutes each. Run from the
 # repository root:
-#   nohup sh tests/bench/bench_bilingual_train.sh > models/bilingual-train.log 2>&1 &
+#   BITEXTFORGE_SHARED_DATA=/work/shared/data nohup sh benchmarks/bench_bilingual_train.sh \
+#       > models/bilingual-train.log 2>&1 &
 # The recipes recipes/kim-*.yaml train the same models in their prepare: lists when missing.
-D=../shared/data
+D=${BITEXTFORGE_SHARED_DATA:?set BITEXTFORGE_SHARED_DATA to the shared data folder}
 BF=.venv/bin/bitextforge
 mkdir -p models/logs
 $BF train-bilingual -o models/bilingual-de-en --src-lang de --tgt-lang en \

@@ -1,5 +1,5 @@
 """Core benchmark of two versions of the code, interleaved: the benchmark recipe
-(tests/bench/core_recipe.yaml) run by the OLD code, by this checkout, and the hand-written loop, in
+(benchmarks/core_recipe.yaml) run by the OLD code, by this checkout, and the hand-written loop, in
 turn, N times, so all three see the same machine load. Used to show that a refactoring did not slow
 the framework down; it also checks that both versions wrote the same corpus.
 
@@ -9,7 +9,7 @@ the Python of a venv in which the old checkout is installed (e.g. /tmp/old/.venv
 old runs then use that interpreter.
 Run bench_core.py first: it writes the 1M-line corpus and installs the example plugin.
 
-Usage: python tests/bench/bench_core_ab.py OLD PLUGIN_DIR [--runs 5] [--lines 1000000]
+Usage: python benchmarks/bench_core_ab.py OLD PLUGIN_DIR [--runs 5] [--lines 1000000]
 """
 
 from __future__ import annotations
@@ -18,26 +18,19 @@ import argparse
 import filecmp
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import WORK  # noqa: E402  (bench_core.py writes the corpus there)
+from _common import BENCH, machine_line, timed
+from bench_core import WORK  # bench_core.py writes the corpus there
 
 
-def timed(cmd: list[str], pythonpath: list[str], cpu: list[float]) -> float:
-    """Wall seconds of one whole command, from GNU time; its user + system CPU seconds are
-    appended to ``cpu`` (on a loaded machine they move less than wall time)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath))
-    res = subprocess.run(["/usr/bin/time", "-f", "%e %U %S", *cmd], env=env, capture_output=True,
-                         text=True)
-    if res.returncode != 0:
-        sys.exit(f"command failed: {' '.join(cmd)}\n{res.stderr}")
-    wall, user, system = map(float, res.stderr.strip().splitlines()[-1].split())
-    cpu.append(round(user + system, 2))
-    return wall
+def timed_run(cmd: list[str], pythonpath: list[str], cpu: list[float]) -> float:
+    """Wall seconds of one whole command; its user + system CPU seconds are appended to ``cpu``
+    (on a loaded machine they move less than wall time)."""
+    run = timed(cmd, dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath)))
+    cpu.append(round(run.cpu, 2))
+    return round(run.wall, 2)
 
 
 def main() -> int:
@@ -48,7 +41,7 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     args = ap.parse_args()
     src, tgt = WORK / f"train{args.lines}.de", WORK / f"train{args.lines}.en"
-    recipe = ROOT / "tests" / "bench" / "core_recipe.yaml"
+    recipe = BENCH / "core_recipe.yaml"
 
     old_python = args.old.is_file()
 
@@ -60,15 +53,16 @@ def main() -> int:
     cpu: dict[str, list[float]] = {"old": [], "new": [], "hand": []}
     for _ in range(args.runs):
         if old_python:
-            times["old"].append(timed(framework("ab-old", str(args.old)), [str(args.plugin)],
-                                      cpu["old"]))
+            times["old"].append(timed_run(framework("ab-old", str(args.old)),
+                                          [str(args.plugin)], cpu["old"]))
         else:
-            times["old"].append(timed(framework("ab-old"), [str(args.plugin), str(args.old)],
-                                      cpu["old"]))
-        times["new"].append(timed(framework("ab-new"), [str(args.plugin)], cpu["new"]))
-        times["hand"].append(timed([sys.executable, str(ROOT / "tests" / "bench" / "handloop.py"),
-                                    str(src), str(tgt), str(WORK / "ab-hand")],
-                                   [str(args.plugin)], cpu["hand"]))
+            times["old"].append(timed_run(framework("ab-old"), [str(args.plugin), str(args.old)],
+                                          cpu["old"]))
+        times["new"].append(timed_run(framework("ab-new"), [str(args.plugin)], cpu["new"]))
+        times["hand"].append(timed_run([sys.executable, str(BENCH / "handloop.py"),
+                                        str(src), str(tgt), str(WORK / "ab-hand")],
+                                       [str(args.plugin)], cpu["hand"]))
+    print(machine_line())
     med = {k: statistics.median(v) for k, v in times.items()}
     for k, v in times.items():
         print(f"{k:4} wall s: median {med[k]:.2f} (runs {v}); CPU s: median "

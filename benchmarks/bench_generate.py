@@ -16,28 +16,23 @@ RSS (the run and its CTranslate2 child process, read from /proc every 0.2 s) and
 single process's peak from ``/usr/bin/time -v``.
 
 Run from the repository root (the model is the one ``recipes/bt-multi30k.yaml`` trains):
-    .venv/bin/python tests/bench/bench_generate.py --runs 3 --lines 20000
-    .venv/bin/python tests/bench/bench_generate.py --memory 100000 500000 --runs 0
-Data: ../shared/data/multi30k, or the directory BITEXTFORGE_SHARED_DATA names.
+    .venv/bin/python benchmarks/bench_generate.py --runs 3 --lines 20000
+    .venv/bin/python benchmarks/bench_generate.py --memory 100000 500000 --runs 0
+Data: $BITEXTFORGE_SHARED_DATA/multi30k.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
-EN = SHARED / "multi30k" / "train.en.gz"
+from _common import ROOT, cycled, machine, shared_data, timed, write_columns
+
 WORK = Path(os.environ.get("BENCH_GENERATE_WORK", "/tmp/bench-generate"))
 MODEL = ROOT / "models" / "m30k-5k-en-de"
 #: rows per recipe batch (the recipe default); the backend sorts each such batch by length
@@ -47,11 +42,10 @@ RECIPE_BATCH = 5000
 def write_input(path: Path, lines: int, skip: int) -> None:
     """``lines`` English lines of Multi30k train from line ``skip + 1`` on, cycling through the
     file (from its first line) when it runs out."""
-    en = gzip.open(EN, "rt", encoding="utf-8").read().splitlines()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(lines):
-            f.write(en[(skip + i) % len(en)] + "\n")
+    from bitextforge.corpus import read_lines
+
+    en = read_lines(shared_data("multi30k", "train.en.gz"))
+    write_columns(((x,) for x in cycled(en, lines, skip)), (path,))
 
 
 def write_recipe(path: Path, text: Path, model: Path, beam: int, max_length: int,
@@ -117,75 +111,6 @@ def bare_loop(args) -> None:
 
 # ------------------------------------------------------------------ measuring
 
-def _tree_rss_kb(root: int) -> tuple[int, dict[int, int]]:
-    """Summed RSS (kB) of ``root`` and all its descendants, and each one's RSS."""
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(d))
-    rss: dict[int, int] = {}
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        rss[pid] = int(line.split()[1])
-        except OSError:
-            pass
-    return sum(rss.values()), rss
-
-
-def run_measured(cmd: list[str], sample: bool = False) -> dict:
-    """Run ``cmd`` under ``/usr/bin/time -v``: wall seconds (monotonic clock around the whole
-    process), CPU seconds (user + system, child processes included), the largest single
-    process's peak RSS, and with ``sample`` the peak of the process
-    tree's summed RSS read from /proc every 0.2 s."""
-    t0 = time.monotonic()
-    proc = subprocess.Popen(["/usr/bin/time", "-v", *cmd], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    peak = {"tree_kb": 0, "procs": 0}
-    own_peaks: dict[int, int] = {}
-    done = threading.Event()
-
-    def poll():
-        while not done.wait(0.2):
-            total, each = _tree_rss_kb(proc.pid)
-            for pid, kb in each.items():
-                own_peaks[pid] = max(kb, own_peaks.get(pid, 0))
-            if total > peak["tree_kb"]:
-                peak.update(tree_kb=total, procs=len(each) - 1)  # /usr/bin/time itself excluded
-
-    watcher = threading.Thread(target=poll, daemon=True)
-    if sample:
-        watcher.start()
-    stdout, stderr = proc.communicate()
-    wall = time.monotonic() - t0
-    done.set()
-    if proc.returncode != 0:
-        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{stderr[-3000:]}")
-    fields = dict(line.strip().rsplit(": ", 1) for line in stderr.splitlines()
-                  if line.startswith("\t") and ": " in line)
-    res = {"wall": wall, "max_rss_kb": int(fields["Maximum resident set size (kbytes)"]),
-           "cpu": float(fields["User time (seconds)"]) + float(fields["System time (seconds)"]),
-           "stdout": stdout}
-    if sample:
-        # the tree sum includes /usr/bin/time's own ~2 MB; a sampled peak can miss a spike
-        own_peaks.pop(proc.pid, None)
-        res.update(tree_kb=peak["tree_kb"], tree_procs=peak["procs"],
-                   each_kb=sorted(own_peaks.values(), reverse=True))
-    return res
-
-
 def framework_cmd(recipe: Path, out: Path) -> list[str]:
     """The whole ``bitextforge run`` process."""
     return [sys.executable, "-m", "bitextforge.cli", "run", str(recipe), "-q", "-o", str(out)]
@@ -211,33 +136,33 @@ def speed(args, model: Path) -> None:
     fw, lp, ratios, tokens = [], [], [], None
     for r in range(args.runs):
         shutil.rmtree(work / "out", ignore_errors=True)
-        a = run_measured(framework_cmd(recipe, work / "out"))
-        b = run_measured(bare)
-        tokens = json.loads(b["stdout"].strip().splitlines()[-1])["source_tokens"]
+        a = timed(framework_cmd(recipe, work / "out"))
+        b = timed(bare)
+        tokens = json.loads(b.stdout.strip().splitlines()[-1])["source_tokens"]
         fw.append(a)
         lp.append(b)
-        ratios.append(a["wall"] / b["wall"])
-        print(f"run {r + 1}: bitextforge {a['wall']:.2f} s ({a['cpu']:.1f} s CPU), bare loop "
-              f"{b['wall']:.2f} s ({b['cpu']:.1f} s CPU), ratio {ratios[-1]:.3f}, load "
+        ratios.append(a.wall / b.wall)
+        print(f"run {r + 1}: bitextforge {a.wall:.2f} s ({a.cpu:.1f} s CPU), bare loop "
+              f"{b.wall:.2f} s ({b.cpu:.1f} s CPU), ratio {ratios[-1]:.3f}, load "
               f"{os.getloadavg()[0]:.1f}", flush=True)
     got = (work / "out" / "corpus.src").read_text(encoding="utf-8").splitlines()
     want = (work / "bare.de").read_text(encoding="utf-8").splitlines()
     same = sum(x == y for x, y in zip(got, want))
-    f_med = statistics.median(x["wall"] for x in fw)
-    b_med = statistics.median(x["wall"] for x in lp)
+    f_med = statistics.median(x.wall for x in fw)
+    b_med = statistics.median(x.wall for x in lp)
     summary = {
-        "lines": args.lines, "source_tokens": tokens, "beam": args.beam, "runs": args.runs,
-        "bitextforge_wall": [round(x["wall"], 2) for x in fw],
-        "bare_wall": [round(x["wall"], 2) for x in lp],
+        "machine": machine(), "lines": args.lines, "source_tokens": tokens, "beam": args.beam, "runs": args.runs,
+        "bitextforge_wall": [round(x.wall, 2) for x in fw],
+        "bare_wall": [round(x.wall, 2) for x in lp],
         "ratios": [round(x, 3) for x in ratios],
         "median_ratio": round(statistics.median(ratios), 3),
-        "bitextforge_cpu": [round(x["cpu"], 1) for x in fw],
-        "bare_cpu": [round(x["cpu"], 1) for x in lp],
-        "cpu_ratios": [round(x["cpu"] / y["cpu"], 3) for x, y in zip(fw, lp)],
+        "bitextforge_cpu": [round(x.cpu, 1) for x in fw],
+        "bare_cpu": [round(x.cpu, 1) for x in lp],
+        "cpu_ratios": [round(x.cpu / y.cpu, 3) for x, y in zip(fw, lp)],
         "bitextforge_tokens_per_s": round(tokens / f_med),
         "bare_tokens_per_s": round(tokens / b_med),
-        "bitextforge_max_rss_mb": round(statistics.median(x["max_rss_kb"] for x in fw) / 1024),
-        "bare_max_rss_mb": round(statistics.median(x["max_rss_kb"] for x in lp) / 1024),
+        "bitextforge_max_rss_mb": round(statistics.median(x.rss_mb for x in fw)),
+        "bare_max_rss_mb": round(statistics.median(x.rss_mb for x in lp)),
         "identical_translations": f"{same} of {len(want)} (bitextforge wrote {len(got)} rows)",
     }
     print(json.dumps(summary, indent=1), flush=True)
@@ -253,16 +178,15 @@ def memory(args, model: Path) -> None:
         recipe = work / "recipe.yaml"
         write_recipe(recipe, text, model, 1, args.memory_max_length, args.report)
         shutil.rmtree(work / "out", ignore_errors=True)
-        res = run_measured(framework_cmd(recipe, work / "out"), sample=True)
+        res = timed(framework_cmd(recipe, work / "out"), sample_tree=True)
         rows = sum(1 for _ in open(work / "out" / "corpus.src", "rb"))
         print(json.dumps({"lines": n, "max_length": args.memory_max_length, "report": args.report,
                           "rows_out": rows,
-                          "wall_s": round(res["wall"], 1),
-                          "tree_peak_mb": round(res["tree_kb"] / 1024),
-                          "tree_processes": res["tree_procs"],
-                          "largest_process_peak_mb": round(res["max_rss_kb"] / 1024),
-                          "sampled_peak_of_each_process_mb": [round(k / 1024)
-                                                              for k in res["each_kb"]],
+                          "wall_s": round(res.wall, 1),
+                          "tree_peak_mb": round(res.tree_mb),
+                          "tree_processes": len(res.each_mb),
+                          "largest_process_peak_mb": round(res.rss_mb),
+                          "sampled_peak_of_each_process_mb": [round(m) for m in res.each_mb],
                           "load": round(os.getloadavg()[0], 1)}), flush=True)
         shutil.rmtree(work / "out", ignore_errors=True)
 
@@ -294,8 +218,7 @@ def main() -> None:
                     "MAX_ROWS), so its memory grows with the rows up to there")
     ap.add_argument("--model", type=Path, default=MODEL)
     args = ap.parse_args()
-    if not EN.exists():
-        sys.exit(f"needs {EN} (set BITEXTFORGE_SHARED_DATA)")
+    shared_data("multi30k", "train.en.gz")  # a missing shared data folder says so first
     if not (args.model / "config.json").exists():
         sys.exit(f"needs the model {args.model} (recipes/bt-multi30k.yaml trains it)")
     if args.runs:

@@ -29,7 +29,7 @@ Set-up (never in the project's .venv; see docs/benchmarks.md for why two modules
         /work/benchvenv/lib/python3.11/site-packages/   # hardrules imports kenlm (LM filter off)
 Run from the repository root:
     BITEXTFORGE_SHARED_DATA=/work/shared/data nice -n 10 .venv/bin/python \\
-        tests/bench/bench_hardrules.py --lines 100000 --runs 3 --json /tmp/bench-hardrules.json
+        benchmarks/bench_hardrules.py --lines 100000 --runs 3 --json /tmp/bench-hardrules.json
 """
 
 from __future__ import annotations
@@ -43,8 +43,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_opusfilter as bo  # noqa: E402  (the mixed input builder and the timer)
+import bench_opusfilter as bo  # the mixed input builder and the timer
 
 ROOT = bo.ROOT
 WORK = Path(os.environ.get("BENCH_HARDRULES_WORK", "/tmp/bench-hardrules"))

@@ -7,54 +7,36 @@
 
 Run from the repository root, after training tables (see docs/filters.md):
 
-    .venv/bin/python tests/bench/bench_lexical.py --tables models/lexical-deen \
+    .venv/bin/python benchmarks/bench_lexical.py --tables models/lexical-deen \
         --coverage stem:1 lowercase:1 stem:3 lowercase:3
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
+from _common import ding_lexicon, mlqe_split, shared_data
 from bitextforge.plugins.bilingual.components import AlignmentRecoveryEvaluator
 from bitextforge.plugins.lexical.components import LexicalCoverageFilter, LexicalTranslationFilter
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data"
-DING = DATA / "deen-train-pool/ding-trans-de-en-1.9-6-lexicon/subentry_pairs.de-en.tsv.gz"
-TESTS = {
-    "newstest2019": (DATA / "wmt-newstest-deen/newstest2019-deen.de",
-                     DATA / "wmt-newstest-deen/newstest2019-deen.en"),
-    "flores": (DATA / "flores200-devtest/deu_Latn.devtest",
-               DATA / "flores200-devtest/eng_Latn.devtest"),
-}
 
-
-def mlqe_dev():
-    """English sources, German MT, da_z_mean and the NMT log-probability of the dev split."""
-    rows = []
-    with gzip.open(DATA / "mlqe-pe-ende/da_scores.en-de.train-dev.tsv.gz", "rt",
-                   encoding="utf-8") as fh:
-        head = fh.readline().rstrip("\n").split("\t")
-        for line in fh:
-            r = dict(zip(head, line.rstrip("\n").split("\t")))
-            if r["split"] == "dev":
-                rows.append(r)
-    return ([r["en_source"] for r in rows], [r["de_mt"] for r in rows],
-            np.array([float(r["da_z_mean"]) for r in rows]),
-            np.array([float(r["nmt_model_logprob"]) for r in rows]))
+def test_sets() -> dict[str, tuple]:
+    """The two alignment-recovery test sets: newstest2019 de-en and FLORES-200 devtest de-en."""
+    return {"newstest2019": (shared_data("wmt-newstest-deen", "newstest2019-deen.de"),
+                             shared_data("wmt-newstest-deen", "newstest2019-deen.en")),
+            "flores": (shared_data("flores200-devtest", "deu_Latn.devtest"),
+                       shared_data("flores200-devtest", "eng_Latn.devtest"))}
 
 
 def recovery(measure: str, options: dict, csls: bool) -> dict:
     """Error % on each test set."""
     out = {}
-    for name, (s, t) in TESTS.items():
+    for name, (s, t) in test_sets().items():
         ev = AlignmentRecoveryEvaluator(AlignmentRecoveryEvaluator.Config(
             measure=measure, lexical=options, lexical_csls=csls, src=str(s), tgt=str(t),
             limit=1000))
@@ -71,7 +53,7 @@ def main(argv=None):
                     "lexical_coverage.v1 to measure (e.g. stem:1).")
     ap.add_argument("--no-mlqe", action="store_true", help="Skip MLQE-PE.")
     a = ap.parse_args(argv)
-    en, de, z, logprob = mlqe_dev()
+    en, de, z, logprob = mlqe_split("dev")
     if not a.no_mlqe:
         print(json.dumps({"measure": "nmt_model_logprob",
                           "mlqe_pearson": round(float(np.corrcoef(logprob, z)[0, 1]), 4)}),
@@ -79,7 +61,7 @@ def main(argv=None):
     runs = []
     for spec in a.coverage:
         norm, mw = spec.split(":")
-        opts = {"dictionary": str(DING), "normalise": norm, "max_words": int(mw)}
+        opts = {"dictionary": str(ding_lexicon()), "normalise": norm, "max_words": int(mw)}
         runs.append(("lexical_coverage", opts, LexicalCoverageFilter, spec))
     for tdir in a.tables:
         for d in ("both", "src2tgt", "tgt2src"):

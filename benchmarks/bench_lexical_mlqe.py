@@ -5,7 +5,7 @@ perplexity, of label-free averages of standardised scores, and of a linear regre
 and the translating model's own log-probability fitted on the train split only (7,000 rows;
 scikit-learn ``RidgeCV`` on standardised features), for docs/benchmarks.md ("Lexical filtering").
 
-    .venv/bin/python tests/bench/bench_lexical_mlqe.py --tables models/lexical-deen \
+    .venv/bin/python benchmarks/bench_lexical_mlqe.py --tables models/lexical-deen \
         --classifier models/pair-classifier-deen.joblib \
         --nmt models/general-en-de --nmt-reverse models/general-de-en \
         --kenlm models/general-lm/de.binary
@@ -14,30 +14,14 @@ scikit-learn ``RidgeCV`` on standardised features), for docs/benchmarks.md ("Lex
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
+from _common import ding_lexicon, mlqe_split
 from bitextforge.plugins.lexical.components import LexicalCoverageFilter, LexicalTranslationFilter
 from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-DING = DATA / "deen-train-pool/ding-trans-de-en-1.9-6-lexicon/subentry_pairs.de-en.tsv.gz"
-
-
-def split(name: str):
-    """English sources, German MT, da_z_mean and the NMT log-probability of one split."""
-    with gzip.open(DATA / "mlqe-pe-ende/da_scores.en-de.train-dev.tsv.gz", "rt",
-                   encoding="utf-8") as fh:
-        head = fh.readline().rstrip("\n").split("\t")
-        rows = [dict(zip(head, ln.rstrip("\n").split("\t"))) for ln in fh]
-    rows = [r for r in rows if r["split"] == name]
-    return ([r["en_source"] for r in rows], [r["de_mt"] for r in rows],
-            np.array([float(r["da_z_mean"]) for r in rows]),
-            np.array([float(r["nmt_model_logprob"]) for r in rows]))
 
 
 def main(argv=None):
@@ -61,7 +45,7 @@ def main(argv=None):
             tables=a.tables, direction=d, src_lang="en", tgt_lang="de", floor=a.floor)), False)
             for d in ("src2tgt", "tgt2src")}
     scorers["coverage"] = (LexicalCoverageFilter(LexicalCoverageFilter.Config(
-        dictionary=str(DING), src_lang="en", tgt_lang="de")), False)
+        dictionary=str(ding_lexicon()), src_lang="en", tgt_lang="de")), False)
     if a.nmt:
         from bitextforge.plugins.nmt.filters import NmtLogprobFilter, dual_cross_entropy
 
@@ -79,7 +63,7 @@ def main(argv=None):
             model=a.classifier)), True)
     feats, z, out = {}, {}, {}
     for name in ("train", "dev"):
-        en, de, zz, lp = split(name)
+        en, de, zz, lp = mlqe_split(name)
         cols = {"nmt_model_logprob": lp}
         for k, (f, swap) in scorers.items():
             batch = {"src": de, "tgt": en} if swap else {"src": en, "tgt": de}

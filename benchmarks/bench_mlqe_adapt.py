@@ -9,7 +9,7 @@ post-edits (released tokenized; Moses-detokenized here) as references, rows that
 system's output, so BLEU against them also rewards that system's word choices. Prints one JSON
 line per model and beam (the ``evaluate-nmt`` format).
 
-    .venv/bin/python tests/bench/bench_mlqe_adapt.py models/general-en-de \
+    .venv/bin/python benchmarks/bench_mlqe_adapt.py models/general-en-de \
         models/mlqe-en-de-fold0 models/mlqe-en-de-fold1
 """
 
@@ -22,10 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_lexical_mlqe import DATA as SHARED, split
+from _common import mlqe_split, shared_data
 from bitextforge.plugins.nmt.train import detokenize, evaluate_bleu
-
-DATA = SHARED / "mlqe-pe-ende"
 
 
 def main(argv=None):
@@ -35,8 +33,9 @@ def main(argv=None):
     ap.add_argument("--beam", type=int, nargs="+", default=[1])
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args(argv)
-    src = split("dev")[0]
-    with gzip.open(DATA / "pe.dev.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
+    src = mlqe_split("dev")[0]
+    with gzip.open(shared_data("mlqe-pe-ende", "pe.dev.de-en.tsv.gz"), "rt",
+                   encoding="utf-8") as fh:
         ref = detokenize([ln.split("\t")[0] for ln in fh.read().splitlines()], "de")
     if len(src) != len(ref):
         raise SystemExit(f"{len(src)} dev sources but {len(ref)} post-edits")

@@ -10,7 +10,7 @@ ridge regressions (scikit-learn ``RidgeCV`` on standardised columns) fitted to e
 the 95 % bootstrap interval of ``score_correlation.v1``.
 
     .venv/bin/bitextforge run recipes/mlqe-qe.yaml
-    .venv/bin/python tests/bench/bench_mlqe_targets.py runs/mlqe-qe/corpus.tsv
+    .venv/bin/python benchmarks/bench_mlqe_targets.py runs/mlqe-qe/corpus.tsv
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ import csv
 import gzip
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
+from _common import shared_data
 from bitextforge.plugins.evaluation.correlation import bootstrap_pearson
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mlqe-pe-ende"
 OURS = ["nmt_logprob", "nmt_adapted", "kenlm_de", "ibm1_mt_given_src", "ibm1_src_given_mt",
         "coverage", "pair_classifier", "source_length", "length_ratio"]
 
@@ -38,7 +37,8 @@ def hter(mt: list[str]) -> np.ndarray:
 
     from bitextforge.plugins.nmt.train import detokenize
 
-    with gzip.open(DATA / "pe.train.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
+    with gzip.open(shared_data("mlqe-pe-ende", "pe.train.de-en.tsv.gz"), "rt",
+                   encoding="utf-8") as fh:
         pe = detokenize([line.split("\t")[0] for line in fh.read().splitlines()], "de")
     if len(pe) != len(mt):
         raise SystemExit(f"{len(pe)} post-edits but {len(mt)} train rows")

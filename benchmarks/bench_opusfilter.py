@@ -1,6 +1,6 @@
 """Benchmark against OpusFilter: the same real lines (by default 1,000,000 lines of Multi30k de-en
 train repeated; ``--input mixed``: mixed-domain text, long news and parliament sentences
-interleaved with short everyday ones and captions, from ../shared/data) through LengthFilter + LengthRatioFilter + a language-ID filter (none, HeliportSimpleFilter
+interleaved with short everyday ones and captions, from $BITEXTFORGE_SHARED_DATA) through LengthFilter + LengthRatioFilter + a language-ID filter (none, HeliportSimpleFilter
 or LinguaFilter, the same library on both sides each time) + remove_duplicates in OpusFilter 3.3.1
 (Aulamo et al. 2020, *OpusFilter: A Configurable Parallel Corpus Filtering Toolbox*) and the same
 filters in one bitextforge recipe. Whole commands are timed side by side (median of N runs each,
@@ -10,16 +10,16 @@ Set-up (OpusFilter lives in its own venv, never in .venv):
     python3 -m venv /tmp/opusfilter-venv
     /tmp/opusfilter-venv/bin/pip install -c constraints.txt opusfilter==3.3.1 heliport
 Run from the repository root (about 15 minutes on a loaded 2-core machine):
-    nice -n 10 .venv/bin/python tests/bench/bench_opusfilter.py --runs 3
-    nice -n 10 .venv/bin/python tests/bench/bench_opusfilter.py --runs 3 --lid none heliport
+    nice -n 10 .venv/bin/python benchmarks/bench_opusfilter.py --runs 3
+    nice -n 10 .venv/bin/python benchmarks/bench_opusfilter.py --runs 3 --lid none heliport
 Two benchmarks at once need their own work directories (inputs, configurations and outputs live
 there): set BENCH_OPUSFILTER_WORK=/tmp/other-dir for one of them.
 Old code against new, side by side: --old names the bitextforge of another checkout (its venv's
 bin/bitextforge), timed in the same rounds (OpusFilter, old, this checkout, in turn):
-    .venv/bin/python tests/bench/bench_opusfilter.py --runs 5 --old /tmp/old/.venv/bin/bitextforge
+    .venv/bin/python benchmarks/bench_opusfilter.py --runs 5 --old /tmp/old/.venv/bin/bitextforge
 Profile the bitextforge side (where the time goes):
-    .venv/bin/python tests/bench/bench_opusfilter.py --profile heliport
-    .venv/bin/python tests/bench/bench_opusfilter.py --input mixed --lines 300000 --profile none
+    .venv/bin/python benchmarks/bench_opusfilter.py --profile heliport
+    .venv/bin/python benchmarks/bench_opusfilter.py --input mixed --lines 300000 --profile none
 """
 
 from __future__ import annotations
@@ -27,21 +27,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
-DATA = SHARED / "multi30k"
+from _common import MIXED, ROOT, mixed_corpus, multi30k_corpus, timed  # noqa: F401
+
 WORK = Path(os.environ.get("BENCH_OPUSFILTER_WORK", "/tmp/bench-opusfilter"))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_core  # noqa: E402  (the corpus writer is shared with the core benchmark)
 OPUSFILTER = Path(os.environ.get("OPUSFILTER", "/tmp/opusfilter-venv/bin/opusfilter"))
 BITEXTFORGE = ROOT / ".venv" / "bin" / "bitextforge"
 
@@ -77,40 +72,14 @@ BF_LID = {
 }
 
 
-#: the mixed-domain input: de-en TSV files of ../shared/data/deen-train-pool, one line of each
-#: in turn (news and parliament sentences are long, Tatoeba's everyday ones short), plus captions
-MIXED = ("news-commentary-v11-deen-20k", "wmt-newstest-2008-2013-deen",
-         "europarl-v7-deen-first20k", "tatoeba-anki-deu-eng-2018-05")
-
-
 def make_mixed_corpus(lines: int) -> tuple[Path, Path]:
-    """Write ``lines`` mixed-domain lines (the MIXED sources and Multi30k captions in turn, each
-    source repeated when it runs out) into WORK."""
-    import gzip
-
-    pool = SHARED / "deen-train-pool"
-    sources = []
-    for name in MIXED:
-        with gzip.open(pool / name / "train.de-en.tsv.gz", "rt", encoding="utf-8") as fh:
-            sources.append([ln.rstrip("\n").split("\t")[:2] for ln in fh if "\t" in ln])
-    de = gzip.open(DATA / "train.de.gz", "rt", encoding="utf-8").read().splitlines()
-    en = gzip.open(DATA / "train.en.gz", "rt", encoding="utf-8").read().splitlines()
-    sources.append([[a, b] for a, b in zip(de, en)])
-    WORK.mkdir(parents=True, exist_ok=True)
-    s, t = WORK / f"mixed{lines}.de", WORK / f"mixed{lines}.en"
-    if not s.exists():
-        with open(s, "w", encoding="utf-8") as fs, open(t, "w", encoding="utf-8") as ft:
-            for i in range(lines):
-                src = sources[i % len(sources)]
-                a, b = src[(i // len(sources)) % len(src)]
-                fs.write(a + "\n")
-                ft.write(b + "\n")
-    return s, t
+    """The mixed-domain input (``_common.mixed_corpus``) of ``lines`` lines, in WORK."""
+    return mixed_corpus(lines, WORK)
 
 
 def make_corpus(lines: int) -> tuple[Path, Path]:
-    """Write Multi30k train (de, en) repeated up to ``lines`` lines into WORK."""
-    return bench_core.make_corpus(lines, WORK)
+    """Multi30k train (de, en) repeated up to ``lines`` lines, in WORK."""
+    return multi30k_corpus(lines, WORK)
 
 
 def opus_config(lid: str, s: Path, t: Path) -> Path:
@@ -157,21 +126,6 @@ progress: false
     path = WORK / f"bf-{lid}.yaml"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def timed(cmd: list[str]) -> tuple[float, float, float]:
-    """Run ``cmd`` under /usr/bin/time -v: (wall s, user+sys CPU s, peak RSS MB)."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{p.stderr[-3000:]}")
-    err = p.stderr
-
-    def field(name: str) -> float:
-        return float(re.search(rf"{name}: ([\d.]+)", err).group(1))
-    cpu = field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
-    return wall, cpu, field(r"Maximum resident set size \(kbytes\)") / 1024
 
 
 def read_pairs(d: Path, a: str, b: str) -> list[tuple[str, str]]:

@@ -25,8 +25,8 @@ on unseen text. Its table compares training on Multi30k alone, NTREX alone and b
     apt-get install dict-freedict-eng-fra dict-freedict-fra-eng dict-freedict-eng-ces dict-freedict-ces-eng
     .venv/bin/python scripts/freedict_tsv.py en fr models/freedict-en-fr.tsv.gz
     .venv/bin/python scripts/freedict_tsv.py en cs models/freedict-en-cs.tsv.gz
-    OMP_NUM_THREADS=1 .venv/bin/python tests/bench/bench_paracrawl_lexical.py fr cs
-    OMP_NUM_THREADS=1 .venv/bin/python tests/bench/bench_paracrawl_lexical.py --news fr cs
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py fr cs
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --news fr cs
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ from pathlib import Path
 
 import numpy as np
 
+from _common import (cached_features, design_data, multi30k_tables, negative_kinds,
+                     print_variants, shared_data, transfer_features)
 from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_paracrawl_design import (DATA, KINDS, TRANSFER, cached_features,  # noqa: E402
-                                    design_data, multi30k_tables, print_variants)
+KINDS = negative_kinds()
+TRANSFER = transfer_features()
 
 MARGIN = 4
 
@@ -105,7 +106,7 @@ NTREX = {"fr": "fra", "cs": "ces"}
 
 def ntrex(lang: str) -> tuple[list[str], list[str]]:
     """The NTREX-128 news pairs: newstest2019's English and its ``lang`` reference."""
-    d = DATA / "wmt19-ende-multiref"
+    d = shared_data("wmt19-ende-multiref")
     en = (d / "newstest2019.src.en").read_text(encoding="utf-8").split("\n")[:-1]
     xx = (d / f"newstest2019.ref-ntrex.{NTREX[lang]}").read_text(encoding="utf-8").split("\n")[:-1]
     return en, xx

@@ -2,11 +2,11 @@
 against raw sentence-transformers fp32 encoding of the same sentences, on real data.
 
 Command (from the project root; results go to docs/benchmarks.md by hand):
-    nice -n 10 .venv/bin/python tests/bench/bench_quality_embedding.py --runs 3 --lines 100 \
+    nice -n 10 .venv/bin/python benchmarks/bench_quality_embedding.py --runs 3 --lines 100 \
         --sts 300 --ct2-types int8 int16 float32
     (add --bf16 to time bf16 autocast too: emulated, hence very slow, on CPUs without native bf16)
 
-Two corpora from ../shared/data:
+Two corpora from $BITEXTFORGE_SHARED_DATA:
 - paraphrase-shaped: WMT19 en-de newstest2019, each of the first ``--lines`` official references
   paired with the 7 other human German references of the same source (7 pairs per line; the
   original repeats 7 times, as in a paraphrase run where one original has several candidates);
@@ -24,17 +24,14 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from conftest import SHARED, read_lines  # noqa: E402
+from _common import shared_data
+from bitextforge.corpus import read_lines
 
 
 def paraphrase_corpus(n=300):
     """(left, right) pairs: each WMT reference vs the 7 other German references of its line."""
-    d = SHARED / "wmt19-ende-multiref"
+    d = shared_data("wmt19-ende-multiref")
     ref = read_lines(d / "newstest2019.ref-wmt.de", n)
     others = ["ntrex.de", "google-ar.de", "google-arp.de", "google-wmtp.de", "google-hqall.de",
               "google-hqp.de", "google-hqr.de"]
@@ -49,7 +46,7 @@ def paraphrase_corpus(n=300):
 
 def sts_corpus(n=1000):
     rows = [ln.rstrip("\r").split("\t")[:7]
-            for ln in read_lines(SHARED / "stsbenchmark" / "sts-dev.csv", n)]
+            for ln in read_lines(shared_data("stsbenchmark", "sts-dev.csv"), n)]
     return [r[5] for r in rows], [r[6] for r in rows]
 
 

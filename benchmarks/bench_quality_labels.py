@@ -1,7 +1,7 @@
 """Quality of the quality filters against human labels, and language-ID throughput, on real data.
 
 Command (from the project root; results copied into docs/benchmarks.md):
-    nice -n 10 .venv/bin/python tests/bench/bench_quality_labels.py [--speed]
+    nice -n 10 .venv/bin/python benchmarks/bench_quality_labels.py [--speed]
 
 1. language_id.v1 (heliport, and lingua with 12 candidate languages) on the ParaCrawl human
    evaluations (v3, v6, v7; en-fr and en-cs): ROC-AUC of the score for "not L" (wrong language)
@@ -18,20 +18,16 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
+from _common import shared_data
+from bitextforge.corpus import read_lines
 
-from conftest import SHARED, read_lines  # noqa: E402
-
-PC = SHARED / "paracrawl-human-eval"
 RELEASES = ["paracrawl-v3-validation-data", "paracrawl-v6-validation", "paracrawl-v7-validation"]
 
 
 def paracrawl(rel: str, pair: str):
     rows = []
-    for line in read_lines(PC / rel / f"sorted.{pair}"):
+    for line in read_lines(shared_data("paracrawl-human-eval", rel, f"sorted.{pair}")):
         f = line.split("\t")
         rows.append((f[2], f[3], (f[7] if "v3" in rel else f[5]).strip()))
     return rows
@@ -70,10 +66,10 @@ def refclf_table():
     from sklearn.metrics import accuracy_score, roc_auc_score
 
     from bitextforge.plugins.quality.classifier import train_reference_classifier
-    from test_quality_real import mqm_split
+    from bitextforge.testing import mqm_split
 
     print("\n## reference_classifier.v1\n")
-    (tr_r, tr_m), (te_r, te_m) = mqm_split()
+    (tr_r, tr_m), (te_r, te_m) = mqm_split(shared_data("mqm-ted-ende", "mqm_ted_ende.tsv"))
     t0 = time.perf_counter()
     m = train_reference_classifier(tr_r, tr_m)
     dt = time.perf_counter() - t0
@@ -105,8 +101,8 @@ def refclf_table():
 def langid_speed(runs: int = 3):
     from bitextforge.plugins.quality.langid import LanguageIdFilter
 
-    de = read_lines(SHARED / "multi30k" / "train.de.gz")
-    en = read_lines(SHARED / "multi30k" / "train.en.gz")
+    de = read_lines(shared_data("multi30k", "train.de.gz"))
+    en = read_lines(shared_data("multi30k", "train.en.gz"))
     n = 100_000
     de = (de * (n // len(de) + 1))[:n]
     en = (en * (n // len(en) + 1))[:n]

@@ -4,8 +4,8 @@ runner and under the Ray runner with 2 actors, side by side in one invocation (r
 median of ``--runs``), each run a whole ``bitextforge run`` process.
 
 Run from the repository root:
-    nice -n 10 .venv/bin/python tests/bench/bench_ray.py --lines 400 --batch 50 --runs 3
-It needs ../shared/data/multi30k; results go to docs/benchmarks.md by hand.
+    nice -n 10 .venv/bin/python benchmarks/bench_ray.py --lines 400 --batch 50 --runs 3
+It needs $BITEXTFORGE_SHARED_DATA/multi30k; results go to docs/benchmarks.md by hand.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "multi30k"
+from _common import ROOT, shared_data
+
 WORK = Path("/tmp/bitextforge-bench-ray")
 
 RECIPE = """\
@@ -44,7 +44,7 @@ def make_input(lines: int) -> tuple[Path, Path]:
     WORK.mkdir(parents=True, exist_ok=True)
     s, t = WORK / f"m30k{lines}.de", WORK / f"m30k{lines}.en"
     for lang, path in (("de", s), ("en", t)):
-        with gzip.open(DATA / f"train.{lang}.gz", "rt", encoding="utf-8") as fh:
+        with gzip.open(shared_data("multi30k", f"train.{lang}.gz"), "rt", encoding="utf-8") as fh:
             rows = [next(fh) for _ in range(lines)]
         path.write_text("".join(rows), encoding="utf-8")
     return s, t

@@ -1,9 +1,10 @@
 """Benchmark of ``bitextforge serve`` at 1,000,000 rows: a real run of the de-en training pool
-(every set of ../shared/data/deen-train-pool, repeated to 1M pairs) through length, length_ratio,
-language_id (heliport) and a ``top`` selection, then the server started as a user starts it and
-its re-decision endpoint timed over HTTP while a threshold moves, with the server's memory.
+(every set of $BITEXTFORGE_SHARED_DATA/deen-train-pool, repeated to 1M pairs) through length,
+length_ratio, language_id (heliport) and a ``top`` selection, then the server started as a user
+starts it and its re-decision endpoint timed over HTTP while a threshold moves, with the server's
+memory.
 
-Run from the repository root:  .venv/bin/python tests/bench/bench_serve.py [--moves 21]
+Run from the repository root:  .venv/bin/python benchmarks/bench_serve.py [--moves 21]
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-POOL = ROOT.parent / "shared" / "data" / "deen-train-pool"
+from _common import ROOT, cycled, shared_data, write_columns
+
 WORK = Path("/tmp/bitextforge-bench-serve")
 RECIPE = """name: serve-bench
 input: {{src: {src}, tgt: {tgt}}}
@@ -50,26 +51,24 @@ progress: false
 
 def make_corpus(rows: int) -> tuple[Path, Path]:
     """``rows`` de-en pairs from every training set of the pool, repeated."""
-    WORK.mkdir(parents=True, exist_ok=True)
     s, t = WORK / f"pool{rows}.de", WORK / f"pool{rows}.en"
-    if s.exists():
+    if s.exists() and t.exists():
         return s, t
+    pool = shared_data("deen-train-pool")
     pairs = []
-    for f in sorted(POOL.glob("*/train.de-en.tsv.gz")) + sorted(POOL.glob("*/help.train.de-en.tsv.gz")):
+    for f in sorted(pool.glob("*/train.de-en.tsv.gz")) + sorted(
+            pool.glob("*/help.train.de-en.tsv.gz")):
         with gzip.open(f, "rt", encoding="utf-8") as fh:
             for line in fh:
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) == 2:
                     pairs.append(parts)
-    with open(s, "w", encoding="utf-8") as fs, open(t, "w", encoding="utf-8") as ft:
-        for i in range(rows):
-            de, en = pairs[i % len(pairs)]
-            fs.write(de + "\n")
-            ft.write(en + "\n")
+    write_columns(cycled(pairs, rows), (s, t))
     return s, t
 
 
 def rss_mb(pid: int) -> float:
+    """The current RSS of a process, in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
@@ -77,7 +76,8 @@ def rss_mb(pid: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    """Run the recipe once (kept in WORK), start the server and move every bound."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--moves", type=int, default=21)
     args = ap.parse_args()

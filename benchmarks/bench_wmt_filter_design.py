@@ -17,7 +17,7 @@ recipes/models-deen.yaml prepare[2] / [3]).
     .venv/bin/bitextforge run recipes/wmt-filter-deen.yaml            # the tables, if absent
     .venv/bin/bitextforge prepare recipes/models-deen.yaml --only 2    # the KenLM models
     .venv/bin/bitextforge prepare recipes/models-deen.yaml --only 3
-    OMP_NUM_THREADS=1 .venv/bin/python tests/bench/bench_wmt_filter_design.py
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_wmt_filter_design.py
 """
 
 from __future__ import annotations
@@ -28,29 +28,23 @@ from pathlib import Path
 
 import numpy as np
 
+from _common import cached_features, ding_lexicon, flores, print_variants, shared_data
 from bitextforge.corpus import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import (NEGATIVES, SURFACE, FeatureFilter,
                                                          evenly, make_negatives)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_paracrawl_design import DATA, cached_features, flores, print_variants  # noqa: E402
-
-POOL = DATA / "deen-train-pool"
-POOL_FILES = [POOL / "tatoeba-anki-deu-eng-2018-05/train.de-en.tsv.gz",
-              POOL / "news-commentary-v11-deen-20k/train.de-en.tsv.gz",
-              POOL / "europarl-v7-deen-first20k/train.de-en.tsv.gz",
-              POOL / "wmt-newstest-2008-2013-deen/train.de-en.tsv.gz"]
-DING = str(POOL / "ding-trans-de-en-1.9-6-lexicon/subentry_pairs.de-en.tsv.gz")
-FLORES_DE = "deu_Latn"
+#: the recipe's pool sets (5,000 pairs of each)
+POOL_SETS = ("tatoeba-anki-deu-eng-2018-05", "news-commentary-v11-deen-20k",
+             "europarl-v7-deen-first20k", "wmt-newstest-2008-2013-deen")
 
 
 def training_pairs() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The recipe's 20,000 pool pairs, and the 2,999 pairs no table or LM saw."""
     pool = []
-    for f in POOL_FILES:
-        s, t = read_tsv_pairs([str(f)])
+    for name in POOL_SETS:
+        s, t = read_tsv_pairs([str(shared_data("deen-train-pool", name, "train.de-en.tsv.gz"))])
         pool += evenly(list(zip(s, t)), 5000)
-    news = DATA / "wmt-newstest-deen"
+    news = shared_data("wmt-newstest-deen")
     unseen = list(zip(*read_tsv_pairs([(str(news / "newstest2016.de"),
                                         str(news / "newstest2016.en"))])))
     return pool, unseen
@@ -58,9 +52,6 @@ def training_pairs() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
 def main() -> int:
     """Print the table."""
-    import bench_paracrawl_design
-
-    bench_paracrawl_design.FLORES["de"] = FLORES_DE
     t0 = time.perf_counter()
     pool, unseen = training_pairs()
     rng = np.random.default_rng(1)
@@ -73,7 +64,7 @@ def main() -> int:
                                                     "direction": "src2tgt"}),
              ("ibm_t2s", "lexical_translation.v1", {"tables": "models/lexical-deen",
                                                     "direction": "tgt2src"}),
-             ("cov", "lexical_coverage.v1", {"dictionary": DING}),
+             ("cov", "lexical_coverage.v1", {"dictionary": str(ding_lexicon())}),
              ("lid", "language_id.v1", {"src_lang": "de", "tgt_lang": "en",
                                         "backend": "heliport"}),
              ("lm_de", "kenlm_perplexity.v1", {"model": "models/general-lm/de.binary",

@@ -3,7 +3,7 @@ runs' train_and_test.v1 reports: BLEU and chrF per seed, the median, each seed's
 the bitext-only model of the same seed with its paired-bootstrap p-value, and the share of the gap
 to the 29,000-real-pairs upper bound that the median closes.
 
-Run from the repository root after the arms:  .venv/bin/python tests/bench/bt_table.py
+Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Used to show that a refactoring changed no output: run the test suite with
 ``--basetemp=BEFORE`` on the old code and ``--basetemp=AFTER`` on the new one (pytest names each
 test's directory after the test), and the benchmark recipe into two directories.
 
-Usage: python tests/bench/compare_outputs.py BEFORE AFTER
+Usage: python benchmarks/compare_outputs.py BEFORE AFTER
 Exit status 0 when every common run is identical, 1 otherwise.
 """
 

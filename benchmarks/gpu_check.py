@@ -36,23 +36,19 @@ import time
 import traceback
 from pathlib import Path
 
+from _common import shared_data
+
 POOL = ("europarl-v7-deen-first20k", "news-commentary-v11-deen-20k",
         "wmt-mixed-sample-opennmt-10k", "wmt-newstest-2008-2013-deen")
 TEST = ("wmt-newstest-deen/newstest2016.de", "wmt-newstest-deen/newstest2016.en")
-
-
-def default_data() -> Path:
-    """``$BITEXTFORGE_SHARED_DATA``, else ``../shared/data`` beside the checkout."""
-    env = os.environ.get("BITEXTFORGE_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     """The command line (``--help``)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, default=default_data(),
-                   help="the shared data folder (holds deen-train-pool/ and wmt-newstest-deen/)")
+    p.add_argument("--data", type=Path, help="the shared data folder (holds deen-train-pool/ "
+                   "and wmt-newstest-deen/; default: $BITEXTFORGE_SHARED_DATA)")
     p.add_argument("--out", type=Path, default=Path("gpu_check.json"), help="JSON of figures")
     p.add_argument("--work", type=Path, default=None, help="models go here (default: a "
                    "temporary folder, removed at the end)")
@@ -68,6 +64,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--smoke", action="store_true", help="tiny settings: a check of the script "
                    "itself, on any machine, in about a minute")
     args = p.parse_args(argv)
+    args.data = args.data or shared_data()
     if args.smoke:
         args.gpu_steps, args.cpu_steps = min(args.gpu_steps, 12), min(args.cpu_steps, 4)
         args.sentences, args.test_limit = min(args.sentences, 120), min(args.test_limit, 40)

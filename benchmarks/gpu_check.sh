@@ -2,12 +2,12 @@
 # The GPU check of issue #36 on a lent device machine (docs/benchmarks.md, "GPU check").
 #
 # Run from the repository root of the copy on that machine, e.g. through the device tool:
-#   bash tests/bench/gpu_check.sh --data .gpu-data --out "$OUT/gpu_check.json"
+#   bash benchmarks/gpu_check.sh --data .gpu-data --out "$OUT/gpu_check.json"
 # It installs the wheels carried in .whl/ (what that machine lacks: ctranslate2, pydantic,
 # sacremoses, ...), then this project without its dependencies, then runs gpu_check.py with the
 # arguments given (--smoke --device cpu checks the script itself on any machine).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if compgen -G ".whl/*.whl" > /dev/null; then
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -19,4 +19,4 @@ if ! "$PY" -c "import bitextforge" 2>/dev/null; then
     "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e .
 fi
 export PYTHONUNBUFFERED=1
-exec "$PY" tests/bench/gpu_check.py "$@"
+exec "$PY" benchmarks/gpu_check.py "$@"

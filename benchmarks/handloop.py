@@ -1,8 +1,8 @@
 """The hand-written baseline of the core benchmark: one pass over the paired files doing exactly
-what tests/bench/core_recipe.yaml does (dedupe, two length bounds, length ratio, the example
+what benchmarks/core_recipe.yaml does (dedupe, two length bounds, length ratio, the example
 plugin's contraction paraphraser, Nichols' distributed expansion with n=2), written as a plain loop.
 
-Usage: python tests/bench/handloop.py SRC TGT OUT_DIR
+Usage: python benchmarks/handloop.py SRC TGT OUT_DIR
 """
 
 import re

@@ -4,7 +4,7 @@ many noisy pairs (label ``N``, with the noise kind) made from other, disjoint li
 newstest2015 and the Tatoeba test set by the pair classifier's six synthetic noise kinds
 (misaligned, shuffled words, truncated, wrong language, untranslated copy, changed numbers).
 
-    .venv/bin/python tests/bench/make_noisy_deen.py runs/noisy-deen.tsv
+    .venv/bin/python benchmarks/make_noisy_deen.py runs/noisy-deen.tsv
 
 The columns are ``src tgt label kind``; ``recipes/wmt-filter-deen-auc.yaml`` reads the file.
 The noise comes from the same generator as the classifier's training negatives (on other
@@ -17,9 +17,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from _common import shared_data
 from bitextforge.plugins.lexical.pair_classifier import NEGATIVES, make_negatives
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def lines(path: Path) -> list[str]:
@@ -29,8 +28,8 @@ def lines(path: Path) -> list[str]:
 
 def main(out: str) -> int:
     """Write the corpus to ``out``."""
-    news = DATA / "wmt-newstest-deen"
-    tat = DATA / "tatoeba-test-v2021-08-07"
+    news = shared_data("wmt-newstest-deen")
+    tat = shared_data("tatoeba-test-v2021-08-07")
     tde, ten = lines(tat / "deu-eng.deu"), lines(tat / "deu-eng.eng")
     clean = list(zip(lines(news / "newstest2017.de"), lines(news / "newstest2017.en")))
     clean += list(zip(tde[:2000:2], ten[:2000:2]))

@@ -21,12 +21,12 @@ that generator has seen these kinds (on other sentences): its ROC-AUC here is an
 
 Rows are shuffled (seed 7), so the first rows up to a word budget are a random selection.
 
-    .venv/bin/python tests/bench/make_noisy_multi30k.py runs/wmt18-data
+    .venv/bin/python benchmarks/make_noisy_multi30k.py runs/wmt18-data
 
 writes ``noisy.tsv`` (``src tgt label kind``), ``clean.tsv`` (its clean rows, the oracle's input)
 and prints the clean rows' target words (the recipe's word budget).
 
-    .venv/bin/python tests/bench/make_noisy_multi30k.py --news runs/wmt18-news-data
+    .venv/bin/python benchmarks/make_noisy_multi30k.py --news runs/wmt18-news-data
 
 builds the general-domain variant of ``recipes/wmt18-filtering-news.yaml`` instead: the clean rows
 and the noise come from the pool's News Commentary, Europarl and WMT news 2008-2013 sets and a
@@ -44,10 +44,10 @@ import random
 import sys
 from pathlib import Path
 
+from _common import shared_data
 from bitextforge.corpus import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import make_negatives
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SYNTHETIC = ("misaligned", "misordered", "wrong_language", "untranslated", "short")
 OPUS_MISALIGNED = 2000
 
@@ -161,12 +161,12 @@ def _summary(rows, clean, d: Path) -> None:
 
 def main_news(out: str) -> int:
     """Build the general-domain variant (news, parliament, everyday sentences) into ``out``."""
-    pool = DATA / "deen-train-pool"
+    pool = shared_data("deen-train-pool")
     sets = {k: _tsv_pairs(pool / v / "train.de-en.tsv.gz") for k, v in NEWS_SETS.items()}
     corpus, scorers = news_split(sets)
     half = len(corpus) // 2
     clean, base = corpus[:half], corpus[half:]
-    fr = [x for x in _gz_lines(DATA / "multi30k" / "train.fr.gz") if x.strip()]
+    fr = [x for x in _gz_lines(shared_data("multi30k", "train.fr.gz")) if x.strip()]
     rng = random.Random(11)
     foreign = [fr[rng.randrange(len(fr))] for _ in base]
     web = _tsv_pairs(pool / "opus100-deen-sample-8k" / "train.de-en.tsv.gz")
@@ -185,11 +185,11 @@ def main_news(out: str) -> int:
 
 
 def main(out: str, n_clean: int = 14500) -> int:
-    """Build the corpus from ``../shared/data`` into the folder ``out``."""
-    m = DATA / "multi30k"
+    """Build the corpus from the shared data folder into the folder ``out``."""
+    m = shared_data("multi30k")
     de, en, fr = (_gz_lines(m / f"train.{x}.gz") for x in ("de", "en", "fr"))
     pairs = list(zip(de, en))
-    web = _tsv_pairs(DATA / "deen-train-pool" / "opus100-deen-sample-8k" / "train.de-en.tsv.gz")
+    web = _tsv_pairs(shared_data("deen-train-pool", "opus100-deen-sample-8k", "train.de-en.tsv.gz"))
     rows = build(pairs[:n_clean], pairs[n_clean:], fr[n_clean:], web)
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)

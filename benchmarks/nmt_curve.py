@@ -6,13 +6,13 @@ translates each test set with every snapshot (CTranslate2, float32, greedy by de
 backend, whose greedy output matched transformers' on every sentence in docs/benchmarks.md) and
 prints one row per snapshot with the training minutes from ``train_log.json``.
 
-Run (after ``bitextforge run recipes/models-deen.yaml``)::
+Run (after ``bitextforge run recipes/models-deen.yaml``; D=$BITEXTFORGE_SHARED_DATA)::
 
-    .venv/bin/python tests/bench/nmt_curve.py models/general-de-en \\
-        --test ../shared/data/wmt-newstest-deen/newstest2019-deen.de \\
-               ../shared/data/wmt-newstest-deen/newstest2019-deen.en \\
-        --test ../shared/data/wmt-newstest-deen-2021-2022/newstest2021.de-en.de \\
-               ../shared/data/wmt-newstest-deen-2021-2022/newstest2021.de-en.en
+    .venv/bin/python benchmarks/nmt_curve.py models/general-de-en \\
+        --test $D/wmt-newstest-deen/newstest2019-deen.de \\
+               $D/wmt-newstest-deen/newstest2019-deen.en \\
+        --test $D/wmt-newstest-deen-2021-2022/newstest2021.de-en.de \\
+               $D/wmt-newstest-deen-2021-2022/newstest2021.de-en.en
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ It prints the median of the timed updates (the first few are warm-up and not cou
 
 Run::
 
-    .venv/bin/python tests/bench/nmt_step_speed.py --threads 2 --batch-tokens 1500 4000
-    .venv/bin/python tests/bench/nmt_step_speed.py --threads 1
+    .venv/bin/python benchmarks/nmt_step_speed.py --threads 2 --batch-tokens 1500 4000
+    .venv/bin/python benchmarks/nmt_step_speed.py --threads 1
 """
 
 from __future__ import annotations

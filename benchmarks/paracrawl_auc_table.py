@@ -3,7 +3,7 @@ recipes/paracrawl-filter.yaml: each file's ROC-AUC of the classifier and of the 
 score for V (valid) against the rest, the paired bootstrap interval of their difference (rows
 resampled, both scores on the same resample), and ROC-AUC of V against one verdict at a time.
 
-    .venv/bin/python tests/bench/paracrawl_auc_table.py          # reads runs/paracrawl-filter-*
+    .venv/bin/python benchmarks/paracrawl_auc_table.py          # reads runs/paracrawl-filter-*
 """
 
 from __future__ import annotations

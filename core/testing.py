@@ -13,12 +13,19 @@ Enable it in a ``conftest.py`` with ``pytest_plugins = ["bitextforge.testing"]``
 A test that defines its components in the test file itself passes the classes instead of a
 module: ``bitextforge_plugin(MyFilter, MyTrainer, name="mine")`` registers each under the hook of
 its kind (:func:`plugin_module` builds that module, also for a registry of one's own).
+
+It also holds the readers of shared test data that the project's tests and its benchmarks
+(benchmarks/) both use, so that a benchmark never imports a test module: the MQM-TED split of the
+reference classifier and the gold ERG profile items of the ERG plugin.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import types
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +81,51 @@ def bitextforge_plugin():
     yield add
     for name in added:
         reg.remove_plugin(name)
+
+
+# ------------------------------------------------------------------ shared test data readers
+
+#: ERG gold items whose generation answers tests/fixtures/erg holds (i-id -> sentence)
+ERG_GEN_ITEMS = {11: "It rained.", 421: "The dog couldn't bark.", 451: "The dog probably barked.",
+                 681: "Browne squeezed in the cat.", 1011: "Somebody chased Abrams."}
+
+
+def erg_gold_items(profile: str | Path, derivations: bool = False) -> dict:
+    """``{i-id: (sentence, top gold MRS text[, derivation])}`` of a gold [incr tsdb()] profile
+    directory (read with pydelphin's ``delphin.itsdb``)."""
+    from delphin import itsdb
+
+    ts = itsdb.TestSuite(str(profile))
+    return {int(r["i-id"]): (r["i-input"], r["results"][0]["mrs"]) + (
+                (r["results"][0]["derivation"],) if derivations else ())
+            for r in ts.processed_items() if r["results"] and r["results"][0]["mrs"]}
+
+
+def erg_pred_key(mrs_text: str) -> str:
+    """The sorted predicates of a SimpleMRS text: how the ACE stand-in finds a generation
+    answer."""
+    from delphin.codecs import simplemrs
+
+    return " ".join(sorted(ep.predicate for ep in simplemrs.decode(mrs_text).rels))
+
+
+def mqm_split(path: str | Path) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]:
+    """Human references ("ref") and MT outputs of MQM-TED en-de (``mqm_ted_ende.tsv``), split by
+    talk: every 4th talk is held out, so no source sentence is shared between training and test.
+    Returns ``((train refs, train MT), (test refs, test MT))``."""
+    from .corpus import read_lines
+
+    tag = re.compile(r"</?v>")
+    segs: dict = defaultdict(dict)
+    docs = {}
+    for line in read_lines(path)[1:]:
+        f = line.split("\t")
+        segs[int(f[3])].setdefault(f[0], tag.sub("", f[6]).strip())
+        docs[int(f[3])] = f[1]
+    test_docs = set(sorted(set(docs.values()))[::4])
+    out: dict = {True: ([], []), False: ([], [])}
+    for seg, systems in segs.items():
+        refs, mts = out[docs[seg] in test_docs]
+        for name, text in systems.items():
+            (refs if name == "ref" else mts).append(text)
+    return out[False], out[True]

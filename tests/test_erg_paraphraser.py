@@ -22,28 +22,17 @@ from bitextforge.plugins.erg import ErgParaphraser, change_label, check_mrs, ran
 from bitextforge.plugins.erg import ace as ergace
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
+from bitextforge.testing import ERG_GEN_ITEMS, erg_gold_items, erg_pred_key as pred_key
 
 from conftest import shared
 
 FIX = Path(__file__).parent / "fixtures" / "erg"
-GEN_ITEMS = {11: "It rained.", 421: "The dog couldn't bark.", 451: "The dog probably barked.",
-             681: "Browne squeezed in the cat.", 1011: "Somebody chased Abrams."}
+GEN_ITEMS = ERG_GEN_ITEMS
 
 
 def gold_items(profile="mrs", derivations=False):
-    """{i-id: (sentence, top gold MRS text[, derivation])} of a gold profile (delphin.itsdb)."""
-    from delphin import itsdb
-
-    ts = itsdb.TestSuite(shared("erg-gold-profiles", profile))
-    return {int(r["i-id"]): (r["i-input"], r["results"][0]["mrs"]) + (
-                (r["results"][0]["derivation"],) if derivations else ())
-            for r in ts.processed_items() if r["results"] and r["results"][0]["mrs"]}
-
-
-def pred_key(mrs_text):
-    from delphin.codecs import simplemrs
-
-    return " ".join(sorted(ep.predicate for ep in simplemrs.decode(mrs_text).rels))
+    """{i-id: (sentence, top gold MRS text[, derivation])} of a gold profile of the shared data."""
+    return erg_gold_items(shared("erg-gold-profiles", profile), derivations)
 
 
 @pytest.fixture

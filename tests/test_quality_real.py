@@ -1,9 +1,7 @@
 """Quality filters on real data from ../shared/data (each test skips when it is absent):
 ParaCrawl human verdicts, Multi30k, MRPC, STS-B, WMT19 multi-reference and MQM-TED."""
 
-import re
 import statistics
-from collections import defaultdict
 
 import pytest
 from sklearn.metrics import roc_auc_score
@@ -17,6 +15,7 @@ from bitextforge.plugins.quality.overlap import (NgramOverlapFilter, SentenceBle
 from bitextforge.plugins.quality.wordvec import ParaphraseScoreFilter, train_word_vectors
 from bitextforge.recipe import parse_recipe
 from bitextforge.run import run_recipe
+from bitextforge.testing import mqm_split
 
 from conftest import read_lines, shared
 from test_run import read_tsv
@@ -155,26 +154,8 @@ def test_paraphrase_score_with_trained_vectors_follows_sts_gold(tmp_path):
     assert spearmanr(s, [r[0] for r in dev]).statistic > 0.25  # measured 0.39 with 5749 pairs
 
 
-def mqm_split():
-    """Human references ("ref") and MT outputs of MQM-TED en-de, split by talk: every 4th talk
-    is held out, so no source sentence is shared between training and test."""
-    tag = re.compile(r"</?v>")
-    segs, docs = defaultdict(dict), {}
-    for line in read_lines(shared("mqm-ted-ende", "mqm_ted_ende.tsv"))[1:]:
-        f = line.split("\t")
-        segs[int(f[3])].setdefault(f[0], tag.sub("", f[6]).strip())
-        docs[int(f[3])] = f[1]
-    test_docs = set(sorted(set(docs.values()))[::4])
-    out = {True: ([], []), False: ([], [])}
-    for seg, systems in segs.items():
-        refs, mts = out[docs[seg] in test_docs]
-        for name, text in systems.items():
-            (refs if name == "ref" else mts).append(text)
-    return out[False], out[True]
-
-
 def test_reference_classifier_tells_references_from_mt_on_unseen_talks(tmp_path):
-    (tr_r, tr_m), (te_r, te_m) = mqm_split()
+    (tr_r, tr_m), (te_r, te_m) = mqm_split(shared("mqm-ted-ende", "mqm_ted_ende.tsv"))
     model = train_reference_classifier(tr_r, tr_m)
     path = save_model(model, tmp_path / "ref.joblib", {})
     f = ReferenceClassifierFilter(ReferenceClassifierFilter.Config(model=str(path), column="tgt"))
