@@ -13,8 +13,16 @@ demo: env
 test: env
 	$(PY) -m pytest -q tests
 
+# `make bench` lists the benchmarks of benchmarks/README.md; `make bench NAME ARGS='...'` runs one.
+ifeq (bench,$(firstword $(MAKECMDGOALS)))
+BENCH_NAME := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+.PHONY: $(BENCH_NAME)
+$(BENCH_NAME):
+	@:
+endif
+
 bench: env
-	$(PY) tests/bench/bench_core.py
+	@$(PY) benchmarks/_common.py $(BENCH_NAME) $(ARGS)
 
 clean-env:
 	rm -rf $(VENV)

@@ -44,7 +44,6 @@ import random
 import sys
 from pathlib import Path
 
-from _common import shared_data
 from bitextforge.corpus import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import make_negatives
 
@@ -161,6 +160,8 @@ def _summary(rows, clean, d: Path) -> None:
 
 def main_news(out: str) -> int:
     """Build the general-domain variant (news, parliament, everyday sentences) into ``out``."""
+    from _common import shared_data  # here, not above: tests/test_wmt18_noise.py loads build()
+
     pool = shared_data("deen-train-pool")
     sets = {k: _tsv_pairs(pool / v / "train.de-en.tsv.gz") for k, v in NEWS_SETS.items()}
     corpus, scorers = news_split(sets)
@@ -186,6 +187,8 @@ def main_news(out: str) -> int:
 
 def main(out: str, n_clean: int = 14500) -> int:
     """Build the corpus from the shared data folder into the folder ``out``."""
+    from _common import shared_data  # here, not above: tests/test_wmt18_noise.py loads build()
+
     m = shared_data("multi30k")
     de, en, fr = (_gz_lines(m / f"train.{x}.gz") for x in ("de", "en", "fr"))
     pairs = list(zip(de, en))

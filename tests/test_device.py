@@ -174,7 +174,7 @@ def test_models_saved_from_any_device_load_on_the_cpu(model, tmp_path):
     torch.save(net.state_dict(), a)
     torch.save(state, b)
     assert a.getvalue() == b.getvalue()
-    # (a GPU module's copy to the CPU is checked by tests/bench/gpu_check.py on a GPU)
+    # (a GPU module's copy to the CPU is checked by benchmarks/gpu_check.py on a GPU)
     # the train-nmt model directory holds safetensors weights, which carry no device
     d, _ = model
     assert (d / "de-en" / "model.safetensors").is_file()

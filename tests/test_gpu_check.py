@@ -1,4 +1,4 @@
-"""tests/bench/gpu_check.py, the device check of issue #36, on its CPU path with tiny settings
+"""benchmarks/gpu_check.py, the device check of issue #36, on its CPU path with tiny settings
 (``--smoke``): every section runs and writes its figures, so the script a lent GPU machine runs
 has been run before it gets there."""
 
@@ -22,7 +22,7 @@ def test_smoke_run_writes_every_figure(tmp_path):
     data = shared("deen-train-pool").parent
     out = tmp_path / "figures.json"
     res = subprocess.run(
-        ["bash", str(ROOT / "tests" / "bench" / "gpu_check.sh"), "--smoke", "--device", "cpu",
+        ["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), "--smoke", "--device", "cpu",
          "--data", str(data), "--out", str(out), "--work", str(tmp_path / "work")],
         capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable},
         timeout=600)

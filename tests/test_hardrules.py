@@ -153,7 +153,7 @@ def test_composite_reason_in_rejected_tsv_manifest_and_summary(tmp_path):
 
 def test_language_sets_and_glued_words_as_bicleaner_hardrules_2_10_8():
     """Differences the side-by-side run with bicleaner-hardrules 2.10.8 found
-    (tests/bench/bench_hardrules.py): its glued-words pattern wants two capitalised words written
+    (benchmarks/bench_hardrules.py): its glued-words pattern wants two capitalised words written
     together, not three (it rejects news text naming YouTube or PayPal); Romanian and Ligurian
     write "Â"; ISO 639-3 codes of Chinese, Japanese and Korean count characters."""
     glued = hr.GluedWordsFilter()

@@ -1,4 +1,4 @@
-"""The noisy-corpus builder of recipes/wmt18-filtering.yaml (tests/bench/make_noisy_multi30k.py):
+"""The noisy-corpus builder of recipes/wmt18-filtering.yaml (benchmarks/make_noisy_multi30k.py):
 every row carries the label and noise kind it was made with, and the recipe's documented random
 and oracle variants validate."""
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _builder():
     spec = importlib.util.spec_from_file_location(
-        "make_noisy_multi30k", ROOT / "tests" / "bench" / "make_noisy_multi30k.py")
+        "make_noisy_multi30k", ROOT / "benchmarks" / "make_noisy_multi30k.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
