@@ -68,3 +68,99 @@ def test_every_shipped_recipe_validates():
     for path in recipes:
         recipe = load_recipe(path, registry=reg)
         assert recipe.steps or recipe.evaluate or recipe.prepare, path
+
+
+# ------------------------------------------------------------------ links, benchmarks and their scripts
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+#: what a figure's command may name: a benchmark script or a shipped recipe
+SCRIPT = re.compile(r"\b(benchmarks/[\w./-]+\.(?:py|sh|yaml)|recipes/[\w.-]+\.yaml)\b")
+
+
+def _slugs(path):
+    """The anchors GitHub gives the headings of a markdown file (duplicates get -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    out = set()
+    in_code = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code or not line.startswith("#"):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def _user_docs():
+    return [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "benchmarks-history.md"] \
+        + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
+
+
+def test_relative_links_and_anchors_resolve():
+    """Every relative link of the docs points at a file that exists, and an anchor at a heading
+    of it (moving a section must move its links)."""
+    bad = []
+    for doc in _user_docs() + [ROOT / "docs" / "benchmarks-history.md"]:
+        for target in LINK.findall(doc.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            dest = (doc.parent / file).resolve() if file else doc
+            if not dest.exists():
+                bad.append(f"{doc.name}: {target} (no such file)")
+            elif anchor and dest.suffix == ".md" and anchor not in _slugs(dest):
+                bad.append(f"{doc.name}: {target} (no such heading)")
+    assert not bad, bad
+
+
+def test_every_figure_names_a_script_that_exists():
+    """Each row of a figure table on the benchmarks page (a table whose last column is the
+    command) names the benchmarks/ script or recipe that reproduces it, or says "no script";
+    every script named there exists. The page stays today's figures, not a lab notebook."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 400, "docs/benchmarks.md: today's figures only; " \
+        "older runs go to docs/benchmarks-history.md"
+    rows = 0
+    in_table = False
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if not in_table:
+            in_table = cells[-1] == "command"
+            continue
+        if set(cells[0]) <= {"-"}:
+            continue
+        rows += 1
+        named = SCRIPT.findall(cells[-1])
+        assert named or "no script" in cells[-1], f"names no script: {line}"
+        for path in named:
+            assert (ROOT / path).is_file(), f"{path} does not exist: {line}"
+    assert rows >= 40
+
+
+def test_benchmark_index_and_named_scripts_exist():
+    """benchmarks/README.md lists every script of benchmarks/ (the index `make bench` reads),
+    each listed script exists, and every benchmarks/ path the docs, recipes and tests name
+    exists."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "benchmarks" / "_common.py")
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    listed = {script for script, *_ in common.index().values()}
+    scripts = {p.name for p in (ROOT / "benchmarks").iterdir()
+               if p.suffix in (".py", ".sh") and not p.name.startswith("_")}
+    helpers = {"handloop.py", "gpu_check.py"}  # run by core and gpu-check, not on their own
+    assert listed == scripts - helpers
+    sources = _user_docs() + sorted((ROOT / "recipes").glob("*.yaml")) \
+        + sorted((ROOT / "tests").glob("*.py"))
+    missing = [f"{p.name}: {m}" for p in sources
+               for m in re.findall(r"\bbenchmarks/[\w./-]+\.(?:py|sh|yaml|md)\b",
+                                   p.read_text(encoding="utf-8"))
+               if not (ROOT / m).is_file()]
+    assert not missing, missing
