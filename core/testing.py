@@ -22,9 +22,9 @@ import types
 
 import pytest
 
-from . import registry as _registry
-from .components import Component
-from .hookspecs import hookimpl
+from .components import registry as _registry
+from .components.base import Component
+from .components.hookspecs import hookimpl
 
 _HOOKS = _registry.HOOK_FOR_KIND
 

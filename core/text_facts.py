@@ -5,7 +5,7 @@ removes duplicates after normalising whitespace: each of those reads the same tw
 module works out, for a list of texts, each text's whitespace token count (``len(t.split())``)
 and whether the text is already in whitespace-normal form (``t == " ".join(t.split())``), with a
 few NumPy passes over the UTF-8 bytes of the joined column instead of a Python call per row, and
-remembers the answer for that list object. :func:`bitextforge.corpus.take_rows` hands the facts
+remembers the answer for that list object. :func:`bitextforge.io.corpus.take_rows` hands the facts
 of the rows it selects on to the new lists, so a later step sees them without recomputing.
 
 Column lists are never changed in place once a batch exists (every step builds new lists), which

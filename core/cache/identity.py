@@ -1,8 +1,8 @@
 """Content identity of the files a component reads, so that a model replaced at the same path is
 never taken for the old one.
 
-The score cache (:mod:`bitextforge.cache`) and the resume check of sharded runs
-(:func:`bitextforge.shards.input_fingerprint`) both call :func:`component_identity`: every path a
+The score cache (:mod:`bitextforge.cache.scores`) and the resume check of sharded runs
+(:func:`bitextforge.io.shards.input_fingerprint`) both call :func:`component_identity`: every path a
 component declares with :meth:`bitextforge.Component.input_paths` (lists and mappings of paths
 included) enters as the identity of what is there now:
 
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from .checks import _flatten
+from ..recipe.checks import _flatten
 
 ABSENT = "absent"
 #: a file modified this recently (seconds) is not remembered: its timestamps might not change
@@ -46,8 +46,8 @@ RACY_SECONDS = 2.0
 
 def sidecar_path() -> Path:
     """Where remembered file hashes live (beside the score caches)."""
-    # imported here: cache.py imports this module, and the cache root has one home, cache_dir()
-    from .cache import cache_dir
+    # imported here: scores.py imports this module, and the cache root has one home, cache_dir()
+    from .scores import cache_dir
 
     return cache_dir().parent / "identities.sqlite"
 

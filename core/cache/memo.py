@@ -10,7 +10,7 @@ hash table, 16 bytes a slot and at most half full, looked up and filled a whole 
 :class:`TextScoreMemo` keys texts by Python's 64-bit string hash, so two different texts would
 share a score only if their hashes collided (odds about n² / 2⁶⁵ for n distinct texts, below
 one in ten million for a million texts). It lives in one process and is never saved: a score
-cache across runs is :mod:`bitextforge.cache`'s job.
+cache across runs is :mod:`bitextforge.cache.scores`'s job.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ One SQLite file per (component, config, files) under ``$BITEXTFORGE_CACHE/scores
   option is another file, so every row is computed again,
 - the identity of each path the component declares with
   :meth:`bitextforge.Component.input_paths`, by its ``with:`` key: a file's SHA-256, a
-  directory's hash over every file inside (see :mod:`bitextforge.identity`, which remembers file
+  directory's hash over every file inside (see :mod:`bitextforge.cache.identity`, which remembers file
   hashes so a big model is not read again while its size, times and inode are unchanged). A model,
   table or dictionary replaced at the same path is therefore another file too. Paths a component
   reads without declaring them (and hub ids) enter by name only, through the configuration.
@@ -32,7 +32,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .corpus import Batch, batch_len, take_rows
+from ..io.corpus import Batch, batch_len, take_rows
 from .identity import component_identity
 
 BOOKKEEPING = {"id", "variant", "origin", "weight"}

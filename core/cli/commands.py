@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import BitextforgeError, InputError, RecipeError, RegistryError
+from ..errors import BitextforgeError, InputError, RecipeError, RegistryError
 
 Setup = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
 
@@ -138,7 +138,7 @@ def config_from_args(config: type[BaseModel], args: argparse.Namespace, fields: 
                      sets: list[str], where: str, extra: dict[str, Any] | None = None):
     """Validate the given flags and ``--set`` assignments against ``config``; every problem is
     one line naming its flag."""
-    from .recipe import _yaml_load
+    from ..recipe.load import _yaml_load
 
     values: dict[str, Any] = dict(extra or {})
     for name in fields:
@@ -154,7 +154,7 @@ def config_from_args(config: type[BaseModel], args: argparse.Namespace, fields: 
             raise RecipeError(f"{where}: --set {assignment!r}: expected key=value")
         key, raw = assignment.split("=", 1)
         if key not in config.model_fields:
-            from .registry import suggest
+            from ..components.registry import suggest
 
             raise RecipeError(f"{where}: --set {key}: unknown field"
                               f"{suggest(key, config.model_fields)}")
@@ -177,8 +177,8 @@ def config_from_args(config: type[BaseModel], args: argparse.Namespace, fields: 
 def run_trainer(name: str, config, registry=None) -> dict[str, Any]:
     """Train ``name`` with a validated ``config`` into temporary names and move the outputs into
     place when training succeeds (as a recipe's ``prepare:`` does); the manifest entry."""
-    from .prepare import train_one
-    from .registry import get_registry
+    from ..pipeline.prepare import train_one
+    from ..components.registry import get_registry
 
     # the command prints its own one-line summary: no "training ..."/"wrote ..." messages
     return train_one(registry or get_registry(), name, config, f"train {name}", force=True,
@@ -206,7 +206,7 @@ def trainer_command(trainer: str, add_extra: Callable | None = None,
     turn them into Config values (e.g. paired ``--test-src``/``--test-tgt`` into ``tests``).
     """
     def setup(parser: argparse.ArgumentParser):
-        from .registry import get_registry
+        from ..components.registry import get_registry
 
         cls = get_registry().get("trainer", trainer)
         fields = add_config_flags(parser, cls.Config)
@@ -236,7 +236,7 @@ def add_train_command(sub) -> None:
     p.add_argument("-h", "--help", action="store_true")
 
     def handler(args) -> int:
-        from .registry import get_registry
+        from ..components.registry import get_registry
 
         reg = get_registry()
         if args.trainer is None:

@@ -9,9 +9,9 @@ from typing import Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .kinds import STEP_KINDS
-from .recipe import EvaluateStep, InputSpec, OutputSpec, PrepareStep, Recipe
-from .registry import Registry, config_fields
+from ..pipeline.kinds import STEP_KINDS
+from ..recipe.load import EvaluateStep, InputSpec, OutputSpec, PrepareStep, Recipe
+from ..components.registry import Registry, config_fields
 
 KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "cleaner": "Cleaners",
                "filter": "Filters", "weighter": "Weighters",

@@ -17,17 +17,17 @@ import sys
 import threading
 import traceback
 
-from . import __version__
+from .. import __version__
 from .commands import add_train_command, plugin_commands
-from .errors import BitextforgeError, RegistryError, StepError
-from .registry import describe_failure, get_registry
+from ..errors import BitextforgeError, RegistryError, StepError
+from ..components.registry import describe_failure, get_registry
 
 
 def _cmd_run(args) -> int:
-    from .checks import output_problems
-    from .recipe import load_recipe
-    from .run import run_recipe
-    from .summary import summary_table
+    from ..recipe.checks import output_problems
+    from ..recipe.load import load_recipe
+    from ..pipeline.run import run_recipe
+    from ..report.summary import summary_table
 
     overrides = list(args.set)
     if args.runner:
@@ -61,9 +61,9 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_prepare(args) -> int:
-    from .checks import check_recipe_files
-    from .prepare import run_prepare
-    from .recipe import load_recipe
+    from ..recipe.checks import check_recipe_files
+    from ..pipeline.prepare import run_prepare
+    from ..recipe.load import load_recipe
 
     recipe = load_recipe(args.recipe, args.set)
     registry = get_registry()
@@ -79,9 +79,9 @@ def _print_prepared(entries) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from .checks import check_recipe_files
-    from .recipe import dump_yaml, load_recipe
-    from .registry import get_registry
+    from ..recipe.checks import check_recipe_files
+    from ..recipe.load import dump_yaml, load_recipe
+    from ..components.registry import get_registry
 
     recipe = load_recipe(args.recipe, args.set)
     check_recipe_files(recipe, get_registry(), output=True)
@@ -99,7 +99,7 @@ def _cmd_validate(args) -> int:
 
 def _cmd_plugins(args) -> int:
     from .docgen import summary_line
-    from .registry import get_registry
+    from ..components.registry import get_registry
 
     reg = get_registry()
     kind_filter = _kind_argument(args.kind)
@@ -117,8 +117,8 @@ def _cmd_plugins(args) -> int:
 
 def _kind_argument(value: str | None) -> str | None:
     """``filter``, ``filters`` or ``Filters`` -> ``filter``; a wrong kind is a one-line error."""
-    from .components import KINDS
-    from .registry import suggest
+    from ..components.base import KINDS
+    from ..components.registry import suggest
 
     if value is None:
         return None
@@ -131,7 +131,7 @@ def _kind_argument(value: str | None) -> str | None:
 
 def _cmd_describe(args) -> int:
     from .docgen import component_section
-    from .registry import get_registry
+    from ..components.registry import get_registry
 
     kind, reg = get_registry().find(args.name)
     print(f"{kind}, from {reg.origin}\n")
@@ -141,15 +141,15 @@ def _cmd_describe(args) -> int:
 
 def _cmd_reference(args) -> int:
     from .docgen import render_reference
-    from .registry import get_registry
+    from ..components.registry import get_registry
 
     sys.stdout.write(render_reference(get_registry()))
     return 0
 
 
 def _cmd_score(args) -> int:
-    from .scoring import score_recipe
-    from .summary import summary_table
+    from ..pipeline.scoring import score_recipe
+    from ..report.summary import summary_table
 
     recipe_out = score_recipe(args.recipe, args.output, args.set, quiet=args.quiet,
                               force=args.force)
@@ -161,7 +161,7 @@ def _cmd_score(args) -> int:
 
 
 def _cmd_serve(args) -> int:
-    from .serve import serve
+    from ..serve import serve
 
     serve(args.target, scores=args.scores, host=args.host, port=args.port,
           save_dir=None if args.no_save else args.save_dir, open_browser=args.open)
@@ -169,7 +169,7 @@ def _cmd_serve(args) -> int:
 
 
 def _cmd_doctor(args) -> int:
-    from .registry import get_registry
+    from ..components.registry import get_registry
 
     reg = get_registry()
     problems = 0

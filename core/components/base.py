@@ -52,7 +52,7 @@ class Component:
         ``with:`` mapping (``{"model": "models/lm.bin", "tests[0][0]": "test.de"}``). The framework
         checks them all before any work starts (``bitextforge validate`` too) and lists every
         missing one at once; a path that an earlier ``prepare:`` entry writes is fine. The content
-        of each (of every file inside a directory; :mod:`bitextforge.identity`) also enters a
+        of each (of every file inside a directory; :mod:`bitextforge.cache.identity`) also enters a
         filter's score cache key and the resume check of sharded runs, so declare every file the
         results depend on. Leave out values that may name something else (a hub id, a column).
         Empty by default."""
@@ -75,13 +75,13 @@ class Component:
 
     def log(self, message: str) -> None:
         """Report a message on the run's one channel (stderr, prefixed with the component name)."""
-        from .log import say
+        from ..log import say
 
         say(self.name, message)
 
     def progress(self, items, total: int | None = None, unit: str = " items"):
         """Iterate ``items`` behind a progress bar named after the component (quiet runs: none)."""
-        from .log import progress
+        from ..log import progress
 
         return progress(items, self.name, total=total, unit=unit)
 
@@ -266,7 +266,7 @@ class Evaluator(Component):
         """Evaluators take no common options."""
 
     def evaluate(self, corpus) -> Report:
-        """Return a :class:`Report` for ``corpus`` (a :class:`bitextforge.corpus.CorpusView`)."""
+        """Return a :class:`Report` for ``corpus`` (a :class:`bitextforge.io.corpus.CorpusView`)."""
         raise NotImplementedError
 
 

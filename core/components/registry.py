@@ -22,9 +22,9 @@ import pluggy
 from pydantic import BaseModel
 
 from . import hookspecs
-from .commands import Command, collect_commands
-from .components import KINDS, Component
-from .errors import RegistryError
+from ..cli.commands import Command, collect_commands
+from .base import KINDS, Component
+from ..errors import RegistryError
 
 ENTRY_POINT_GROUP = "bitextforge"
 HOOK_FOR_KIND = {

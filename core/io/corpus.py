@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from . import tokens
-from .errors import InputError
+from .. import text_facts
+from ..errors import InputError
 
 Batch = dict[str, list]
 BASE_COLUMNS = ("id", "variant", "origin", "src", "tgt", "weight")
@@ -232,7 +232,7 @@ def batch_len(batch: Batch) -> int:
 
 def take_rows(batch: Batch, idx: list[int]) -> Batch:
     """A new batch of the rows at ``idx`` (in that order, repeats allowed); the text facts
-    remembered for its ``src`` and ``tgt`` (:mod:`bitextforge.tokens`) go with the rows."""
+    remembered for its ``src`` and ``tgt`` (:mod:`bitextforge.text_facts`) go with the rows."""
     if len(idx) < 2:  # itemgetter of one index returns the item itself, of none fails
         out = {k: [v[i] for i in idx] for k, v in batch.items()}
     else:
@@ -240,7 +240,7 @@ def take_rows(batch: Batch, idx: list[int]) -> Batch:
         out = {k: list(get(v)) for k, v in batch.items()}
     for side in ("src", "tgt"):
         if side in batch:
-            tokens.carry(batch[side], out[side], idx)
+            text_facts.carry(batch[side], out[side], idx)
     return out
 
 
@@ -250,7 +250,7 @@ class Reader:
 
     def __init__(self, spec, batch_size: int, start: int = 0, cap: int | None = None,
                  seed: int = 0):
-        """``spec`` is a :class:`bitextforge.recipe.InputSpec`; ids start at ``start``; ``cap``
+        """``spec`` is a :class:`bitextforge.recipe.load.InputSpec`; ids start at ``start``; ``cap``
         bounds the rows read (a ``max_ratio`` worked out by :class:`MultiReader`); ``seed``
         draws a ``sample: random``."""
         self.spec = spec
@@ -482,7 +482,7 @@ class MultiReader:
     ``max_ratio`` caps an input at a multiple of the two-sided rows read before it."""
 
     def __init__(self, specs: list, batch_size: int, seed: int = 0):
-        """``specs`` are the recipe's :class:`~bitextforge.recipe.InputSpec` entries."""
+        """``specs`` are the recipe's :class:`~bitextforge.recipe.load.InputSpec` entries."""
         self.specs = specs
         self.batch_size = batch_size
         self.seed = seed
@@ -502,7 +502,7 @@ class MultiReader:
     def expected_rows(self) -> int | None:
         """The rows the inputs will give, counted from their files (one quick pass each), for
         a progress bar with an ETA; None when a file cannot be counted."""
-        from .checks import count_lines
+        from ..recipe.checks import count_lines
 
         total = paired = 0
         for spec in self.specs:

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from .corpus import AtomicFile, write_atomic
-from .errors import InputError
+from ..errors import InputError
 
 #: the folder of a run directory that holds the datasets and the configuration
 FOLDER = "opustrainer"

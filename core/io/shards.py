@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from .corpus import AtomicFile, Batch, write_atomic
-from .errors import BitextforgeError, InputError
-from .identity import component_identity
+from ..errors import BitextforgeError, InputError
+from ..cache.identity import component_identity
 
 SHARD_DIR = ".shards"
 #: the shard folder once its shards are merged into the final files (their names in ``MERGED``)
@@ -47,10 +47,10 @@ def input_fingerprint(recipe, components: Sequence = ()) -> Fingerprint:
     """What a resumed run must share with the run it continues: the filled recipe, each input
     file's path, size and modification time, and the content identity of every file and directory
     each step's built component (``components``, in step order) declares with ``input_paths``
-    (:func:`bitextforge.identity.component_identity`, the same identity the score cache is keyed
+    (:func:`bitextforge.cache.identity.component_identity`, the same identity the score cache is keyed
     on), so a model retrained between the kill and the rerun is seen even at the same path, size
     and time."""
-    from .recipe import input_specs
+    from ..recipe.load import input_specs
 
     parts = {"recipe": json.dumps(recipe.filled(), sort_keys=True, default=str)}
     several = isinstance(recipe.input, list)

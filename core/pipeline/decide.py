@@ -3,8 +3,8 @@
 A filter step scores rows and then decides: rows outside its scope (``apply_to``) pass with an
 empty score; ``min``/``max`` bound the others (inclusive, NaN fails); ``top``/``words`` then select
 the best of the survivors over the whole corpus (``order`` highest or lowest, ties kept in stream
-order, words counted on ``words_side``). The run's executors (:mod:`bitextforge.steps`),
-``bitextforge score`` (:mod:`bitextforge.scoring`) and ``bitextforge serve``
+order, words counted on ``words_side``). The run's executors (:mod:`bitextforge.pipeline.executors`),
+``bitextforge score`` (:mod:`bitextforge.pipeline.scoring`) and ``bitextforge serve``
 (:mod:`bitextforge.serve.data`) all decide with these functions, so the three agree by
 construction.
 """
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .step_models import KeepSpec
-from .tokens import token_counts
+from ..recipe.step_models import KeepSpec
+from ..text_facts import token_counts
 
 
 def within_bounds(keep: KeepSpec, scores):
@@ -67,7 +67,7 @@ def in_scope(apply_to: str, variant: np.ndarray, origin=None,
 
 def count_words(src: list[str], tgt: list[str], side: str) -> np.ndarray:
     """Whitespace tokens per row on ``side`` (``src``, ``tgt`` or ``both``), what ``keep.words``
-    counts, as an int64 array (:func:`bitextforge.tokens.token_counts`, shared with the steps that
+    counts, as an int64 array (:func:`bitextforge.text_facts.token_counts`, shared with the steps that
     count the same columns)."""
     if side == "both":
         return token_counts(src) + token_counts(tgt)

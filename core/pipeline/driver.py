@@ -1,7 +1,7 @@
 """The driver of a run, shared by ``bitextforge run`` and ``bitextforge score``: the preamble
 (recipe files checked, seeds, the output claimed, the ``prepare:`` list trained, the source
 opened), then the runner over the source, in one pass or shard by shard with resume
-(:mod:`~bitextforge.shards`), each packet fed to the sink, which only writes.
+(:mod:`~bitextforge.io.shards`), each packet fed to the sink, which only writes.
 
 ``docs/architecture.md`` draws where it sits between the stages.
 """
@@ -13,13 +13,13 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
 
-from .checks import check_recipe_files
-from .errors import BitextforgeError
+from ..recipe.checks import check_recipe_files
+from ..errors import BitextforgeError
 from .plan import Plan, seed_everything
 from .prepare import run_prepare
-from .registry import Registry
+from ..components.registry import Registry
 from .runners.stream import Packet
-from .shards import ShardStore, input_fingerprint
+from ..io.shards import ShardStore, input_fingerprint
 from .sink import Written
 from .source import Source
 
@@ -53,7 +53,7 @@ def preamble(recipe, registry: Registry, progress: bool,
 
 class Writer(Protocol):
     """What the driver feeds: the output files of a run or shard
-    (:class:`~bitextforge.sink.Outputs`, or the score TSV of ``bitextforge score``)."""
+    (:class:`~bitextforge.pipeline.sink.Outputs`, or the score TSV of ``bitextforge score``)."""
 
     rows: int
     rejected_rows: int

@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Iterator
 
-from .components import Cleaner, Component, Filter, Generator, Paraphraser, Splitter, Weighter
-from .corpus import Batch, batch_len, take_rows
+from ..components.base import Cleaner, Component, Filter, Generator, Paraphraser, Splitter, Weighter
+from ..io.corpus import Batch, batch_len, take_rows
 from .decide import count_words, scope_rows, select_global, selection_cut, within_bounds
-from .errors import BitextforgeError, ComponentError, StepError
-from .step_models import (CleanStep, FilterStep, GenerateStep, KeepSpec, ParaphraseStep,
+from ..errors import BitextforgeError, ComponentError, StepError
+from ..recipe.step_models import (CleanStep, FilterStep, GenerateStep, KeepSpec, ParaphraseStep,
                           SplitStep, StepModel)
 
 NAN = float("nan")
@@ -628,7 +628,7 @@ class FilterExec(Executor):
         use_cache = comp.cache_scores if step.cache is None else step.cache
         self.cache = None
         if use_cache and not comp.stateful:
-            from .cache import ScoreCache
+            from ..cache.scores import ScoreCache
 
             self.cache = ScoreCache(comp, self.col)
 

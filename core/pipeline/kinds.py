@@ -13,12 +13,12 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from .components import KINDS, Component
-from .step_models import (CleanStep, FilterStep, GenerateStep, ParaphraseStep, SplitStep,
+from ..components.base import KINDS, Component
+from ..recipe.step_models import (CleanStep, FilterStep, GenerateStep, ParaphraseStep, SplitStep,
                           StepModel, WeightStep)
-from .steps import (CleanExec, Executor, FilterExec, GenerateExec, ParaphraseExec, SplitExec,
+from .executors import (CleanExec, Executor, FilterExec, GenerateExec, ParaphraseExec, SplitExec,
                     WeightExec)
-from .summary import clean_note, filter_note, generate_note, paraphrase_note, weight_note
+from ..report.summary import clean_note, filter_note, generate_note, paraphrase_note, weight_note
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class StepKind:
     component: str                 # the registry kind of its component
     executor: type[Executor]       # what runs it
     before: tuple[str, ...] = ()   # kinds that may not come before a step of this kind
-    #: what the run's summary table says about a step's counts (``summary.py``); None: nothing
+    #: what the run's summary table says about a step's counts (``report/summary.py``); None: nothing
     note: Callable[[dict[str, int]], str] | None = None
 
     @property

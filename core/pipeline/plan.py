@@ -1,5 +1,5 @@
 """The plan stage of a run: the validated recipe becomes one built component and one executor per
-step, found through the table of step kinds (:mod:`bitextforge.kinds`).
+step, found through the table of step kinds (:mod:`bitextforge.pipeline.kinds`).
 
 Every component is built before the first line is read, so a missing model fails fast. The plan
 also knows the run's columns and carries the state a sharded run saves and restores.
@@ -11,12 +11,12 @@ import random
 import sys
 from typing import Any, Collection
 
-from .components import Component
-from .corpus import order_columns
-from .errors import BitextforgeError, ComponentError
+from ..components.base import Component
+from ..io.corpus import order_columns
+from ..errors import BitextforgeError, ComponentError
 from .kinds import kind_of
-from .registry import Registry
-from .steps import Executor
+from ..components.registry import Registry
+from .executors import Executor
 
 BASE_COLUMNS = ["id", "variant", "origin", "src", "tgt", "weight"]
 
@@ -44,7 +44,7 @@ def driver_config(recipe, step, config):
     if (getattr(recipe, "runner", "local") != "ray" or res is None or not res.num_gpus
             or getattr(config, "device", "cpu") == "cpu"):
         return config
-    from .hardware import visible_gpus
+    from ..hardware import visible_gpus
 
     if visible_gpus("torch") or visible_gpus("ctranslate2"):
         return config

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .components import Trainer
-from .errors import ComponentError, RecipeError
-from .log import say as _say
+from ..components.base import Trainer
+from ..errors import ComponentError, RecipeError
+from ..log import say as _say
 
 
 def _remove(path: Path) -> None:

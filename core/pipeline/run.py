@@ -1,9 +1,9 @@
 """Runs a validated Recipe as a short pipeline of stages, each in its own module:
 
-plan (:mod:`~bitextforge.plan`: one executor per step) -> source (:mod:`~bitextforge.source`: the
-reader's batches) -> runner (:mod:`~bitextforge.runners`: local or Ray) -> sink
-(:mod:`~bitextforge.sink`: output files) -> reports (:mod:`~bitextforge.reports`: evaluators,
-manifest, signature). The driver (:mod:`~bitextforge.driver`) does the preamble, runs the runner
+plan (:mod:`~bitextforge.pipeline.plan`: one executor per step) -> source (:mod:`~bitextforge.pipeline.source`: the
+reader's batches) -> runner (:mod:`~bitextforge.pipeline.runners`: local or Ray) -> sink
+(:mod:`~bitextforge.pipeline.sink`: output files) -> reports (:mod:`~bitextforge.report.run_reports`: evaluators,
+manifest, signature). The driver (:mod:`~bitextforge.pipeline.driver`) does the preamble, runs the runner
 (shard by shard, with resume) and feeds the sink; ``docs/architecture.md`` draws it.
 """
 
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .. import __version__
 from .driver import Driver, preamble
 from .plan import Plan, build_component, seed_everything  # noqa: F401 - re-exported
-from .recipe import Recipe
-from .registry import Registry, get_registry
-from .reports import library_versions, run_evaluators, write_reports  # noqa: F401 - re-exported
+from ..recipe.load import Recipe
+from ..components.registry import Registry, get_registry
+from ..report.run_reports import library_versions, run_evaluators, write_reports  # noqa: F401 - re-exported
 from .runners import get_runner
 from .sink import RunDir, Sink
 

@@ -14,15 +14,15 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .corpus import AtomicFile, TsvWriter
+from ..io.corpus import AtomicFile, TsvWriter
 from .driver import Driver, preamble
 from .decide import count_words, decide_rows
-from .errors import BitextforgeError
+from ..errors import BitextforgeError
 from .plan import Plan
-from .recipe import load_recipe
-from .registry import get_registry
+from ..recipe.load import load_recipe
+from ..components.registry import get_registry
 from .runners import score as score_runner
-from .steps import NAN
+from .executors import NAN
 
 
 @dataclass

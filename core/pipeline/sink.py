@@ -6,7 +6,7 @@ A run writes ``corpus.src``/``corpus.tgt`` (plain), ``corpus.tsv`` (every column
 all 1), ``rejected.tsv`` (each rejected row with the step and score that rejected it) and, when
 the recipe has ``clean:`` steps, ``cleaned.tsv`` (every text a clean step changed). Every file is
 written under a temporary name and renamed only when the run (or shard) succeeds. The
-sink only writes: the driver (:mod:`~bitextforge.driver`) runs the runner, shard by shard, and
+sink only writes: the driver (:mod:`~bitextforge.pipeline.driver`) runs the runner, shard by shard, and
 feeds it the packets.
 
 :class:`RunDir` claims the directory for the whole run: a directory that holds files but no
@@ -23,17 +23,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
-from .errors import BitextforgeError
+from ..io.corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
+from ..errors import BitextforgeError
 from .runners.stream import Packet
-from .shards import MERGED_DIR, SHARD_DIR
-from .steps import Changed, Rejected
+from ..io.shards import MERGED_DIR, SHARD_DIR
+from .executors import Changed, Rejected
 
 #: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
 CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
-from .shards import ShardStore, input_fingerprint
+from ..io.shards import ShardStore, input_fingerprint
 from .source import Source
-from .steps import Changed, Rejected
+from .executors import Changed, Rejected
 
 #: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
 CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
@@ -43,7 +43,7 @@ LOCK_FILE = ".bitextforge.lock"
 #: files a finished or unfinished run leaves in its directory; any of them marks a bitextforge run
 RUN_MARKERS = ("manifest.json", SHARD_DIR, MERGED_DIR, LOCK_FILE)
 #: the top-level files a run writes under a temporary name (``.NAME.XXXXXXXX.tmp``, see
-#: :class:`~bitextforge.corpus.AtomicFile`): a killed run leaves them behind, the next run removes
+#: :class:`~bitextforge.io.corpus.AtomicFile`): a killed run leaves them behind, the next run removes
 #: them
 RUN_FILES = ("corpus.src", "corpus.tgt", "corpus.tsv", "corpus.jsonl", "corpus.weights",
              "rejected.tsv", "cleaned.tsv", "recipe.filled.yaml", "signature.txt", "manifest.json",

@@ -1,21 +1,21 @@
 """The source stage of a run: the recipe's input as columnar batches, read by
-:class:`~bitextforge.corpus.Reader` (with all its input checks and statistics), behind an optional
+:class:`~bitextforge.io.corpus.Reader` (with all its input checks and statistics), behind an optional
 progress bar."""
 
 from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .corpus import Batch, MultiReader, Reader, batch_len
-from .log import progress
-from .shards import split_shards
+from ..io.corpus import Batch, MultiReader, Reader, batch_len
+from ..log import progress
+from ..io.shards import split_shards
 
 
 class Source:
     """Batches of the input, once, in order."""
 
     def __init__(self, spec, batch_size: int, progress: bool = False, seed: int = 0):
-        """Read ``spec`` (an :class:`~bitextforge.recipe.InputSpec`, or a list of them: several
+        """Read ``spec`` (an :class:`~bitextforge.recipe.load.InputSpec`, or a list of them: several
         inputs one after the other) in batches of ``batch_size`` rows; ``progress`` shows a bar
         with rows per second on stderr; ``seed`` draws ``sample: random`` inputs."""
         self.reader = (MultiReader(spec, batch_size, seed) if isinstance(spec, list)

@@ -16,7 +16,7 @@ import gzip
 import os
 from pathlib import Path
 
-from .errors import BitextforgeError
+from ..errors import BitextforgeError
 
 _BLOCK = 1 << 20
 
@@ -52,8 +52,8 @@ def _missing(source: str, key: str, path: str, what: str = "no such file or dire
 
 def input_problems(recipe) -> list[str]:
     """Problems with the recipe's ``input`` files: missing files, unequal plain line counts."""
-    from .corpus import gzip_problem
-    from .recipe import input_specs
+    from ..io.corpus import gzip_problem
+    from .load import input_specs
 
     source = recipe.source
     several = isinstance(recipe.input, list)
@@ -123,7 +123,7 @@ def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
 def component_problems(recipe, registry) -> list[str]:
     """Paths that trainers and components declare with ``input_paths`` and that neither exist nor
     are written by an earlier ``prepare:`` entry."""
-    from .prepare import _declared_outputs
+    from ..pipeline.prepare import _declared_outputs
 
     source = recipe.source
     problems: list[str] = []
@@ -149,7 +149,7 @@ def component_problems(recipe, registry) -> list[str]:
 
 def step_kind(step) -> str:
     """The registry kind of a recipe step's component."""
-    from .kinds import kind_of
+    from ..pipeline.kinds import kind_of
 
     return kind_of(step).component
 

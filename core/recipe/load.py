@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .components import ComponentConfig
-from .errors import RecipeError, RegistryError
-from .kinds import STEP_KINDS
-from .registry import Registry, get_registry, suggest
+from ..components.base import ComponentConfig
+from ..errors import RecipeError, RegistryError
+from ..pipeline.kinds import STEP_KINDS
+from ..components.registry import Registry, get_registry, suggest
 from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep,  # noqa: F401
                           Resources, SplitStep, StepModel, WeightStep)
 

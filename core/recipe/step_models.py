@@ -2,7 +2,7 @@
 what every step has (its component name, ``with:``, Ray ``resources``) and what a kind may add
 (a score column, checks against its component class).
 
-The table that ties each model to its component base and executor is :mod:`bitextforge.kinds`.
+The table that ties each model to its component base and executor is :mod:`bitextforge.pipeline.kinds`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .steps import ADDS
+from ..pipeline.executors import ADDS
 
 SAMPLE_ROWS = 8
 # Above this many rows the report reads a seeded random sample of them (histograms and sample rows
@@ -26,9 +26,9 @@ MAX_ROWS = 1_000_000
 
 def write_report(out_dir: Path) -> str:
     """Write ``out_dir/report.html``; return a note instead when the run cannot be read back."""
-    from .corpus import write_atomic
-    from .errors import BitextforgeError
-    from .serve.data import load_run
+    from ..io.corpus import write_atomic
+    from ..errors import BitextforgeError
+    from ..serve.data import load_run
 
     try:
         data = load_run(out_dir, max_rows=MAX_ROWS)

@@ -11,13 +11,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .corpus import CorpusView, write_atomic
-from .plan import Plan, build_component
-from .recipe import Recipe, dump_yaml
-from .registry import Registry
-from .sink import Written
-from .source import Source
+from .. import __version__
+from ..io.corpus import CorpusView, write_atomic
+from ..pipeline.plan import Plan, build_component
+from ..recipe.load import Recipe, dump_yaml
+from ..components.registry import Registry
+from ..pipeline.sink import Written
+from ..pipeline.source import Source
 from .summary import run_warnings
 
 KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
@@ -74,7 +74,7 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
     step_dicts = [ex.stats.to_dict() for ex in plan.executors]
     opustrainer = None
     if "opustrainer" in recipe.output.formats:
-        from .opustrainer import write_opustrainer
+        from ..io.opustrainer import write_opustrainer
 
         opustrainer = write_opustrainer(out_dir, recipe.seed)
     manifest = {
@@ -106,7 +106,7 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
     write_atomic(out_dir / "signature.txt", signature + "\n")
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     if recipe.output.report:
-        from .report import write_report
+        from .html import write_report
 
         note = write_report(out_dir)  # a snapshot of the serve page, read from the finished run
         if note:

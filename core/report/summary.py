@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .steps import ADDS
+from ..pipeline.executors import ADDS
 
 #: a paraphrase step warns when more than this share of its candidates is degenerate
 DEGENERATE_SHARE = 0.5
@@ -25,7 +25,7 @@ def step_label(step: dict[str, Any]) -> str:
 
 def step_note(step: dict[str, Any]) -> str:
     """What the table's last column says about one step: the cut of a top/words decision, else
-    what its kind's note (:attr:`bitextforge.kinds.StepKind.note`) says about its counts."""
+    what its kind's note (:attr:`bitextforge.pipeline.kinds.StepKind.note`) says about its counts."""
     counts = step.get("counts", {})
     cut = step.get("effective_threshold")
     if cut:
@@ -85,8 +85,8 @@ def weight_note(counts: dict[str, int]) -> str:
 
 
 def _kind(step: dict[str, Any]):
-    """The :class:`~bitextforge.kinds.StepKind` of a manifest step entry (None if unknown)."""
-    from .kinds import STEP_KINDS  # kinds names this module's note functions
+    """The :class:`~bitextforge.pipeline.kinds.StepKind` of a manifest step entry (None if unknown)."""
+    from ..pipeline.kinds import STEP_KINDS  # kinds names this module's note functions
 
     return STEP_KINDS.get(step["kind"])
 

@@ -290,7 +290,7 @@ def main() -> None:
     ap.add_argument("--memory-max-length", type=int, default=32,
                     help="memory: max_length of the generate step")
     ap.add_argument("--report", action="store_true", help="memory: end the runs with "
-                    "report.html, which reads up to 1M rows of the run back (core/report.py's "
+                    "report.html, which reads up to 1M rows of the run back (core/report/html.py's "
                     "MAX_ROWS), so its memory grows with the rows up to there")
     ap.add_argument("--model", type=Path, default=MODEL)
     args = ap.parse_args()

@@ -27,7 +27,7 @@ import numpy as np
 from bitextforge.plugins.lexical.pair_classifier import (ALL_SURFACE, EXTRA_SURFACE, NEGATIVES,
                                                          SURFACE, FeatureFilter, FeatureScorer,
                                                          make_negatives)
-from bitextforge.corpus import read_tsv_pairs
+from bitextforge.io.corpus import read_tsv_pairs
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 FLORES = {"en": "eng_Latn", "fr": "fra_Latn", "cs": "ces_Latn"}

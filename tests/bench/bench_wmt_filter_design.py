@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bitextforge.corpus import read_tsv_pairs
+from bitextforge.io.corpus import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import (NEGATIVES, SURFACE, FeatureFilter,
                                                          evenly, make_negatives)
 

@@ -1,15 +1,15 @@
 """Execution backends. ``local`` streams batches through the steps in this process, ``ray`` runs
 them on Ray Data. A runner is a module with ``run(source, executors, recipe) -> Iterator[Packet]``
-that yields :class:`~bitextforge.runners.stream.Packet` objects in input order and adds every
-step's counters to the driver's executors (see :mod:`bitextforge.runners.local`)."""
+that yields :class:`~bitextforge.pipeline.runners.stream.Packet` objects in input order and adds every
+step's counters to the driver's executors (see :mod:`bitextforge.pipeline.runners.local`)."""
 
 from __future__ import annotations
 
 import importlib
 
-from ..errors import RecipeError
+from ...errors import RecipeError
 
-RUNNERS = {"local": "bitextforge.runners.local", "ray": "bitextforge.runners.ray"}
+RUNNERS = {"local": "bitextforge.pipeline.runners.local", "ray": "bitextforge.pipeline.runners.ray"}
 
 
 def get_runner(name: str):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..corpus import Batch
+from ...io.corpus import Batch
 from .stream import Packet, ahead, drive, packets
 
 #: rows a thread may run ahead of the next one (about 50 MB of typical text)

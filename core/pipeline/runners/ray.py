@@ -3,15 +3,15 @@
 Design in ``docs/ray.md``; the components run unchanged, this module only decides where each step
 executes.
 
-* The driver keeps reading (the :class:`~bitextforge.corpus.Reader` with all its input checks and
-  statistics) and feeds :class:`~bitextforge.runners.stream.Packet` objects, through a bounded
+* The driver keeps reading (the :class:`~bitextforge.io.corpus.Reader` with all its input checks and
+  statistics) and feeds :class:`~bitextforge.pipeline.runners.stream.Packet` objects, through a bounded
   queue, to a Ray Data read task. One Ray row is one packet, pickled whole: the batch keeps its
   ``id`` groups (weighters and paraphrase expansion see whole groups), its exact Python values
   (ints, ``None`` scores of out-of-scope rows), and the packet carries the rows its steps rejected
   and their counters.
 * Every streaming step is a ``map_batches`` over an autoscaling actor pool; each actor builds the
   component ONCE from its class and config (not its registered name: the registry is
-  process-local) through the :class:`~bitextforge.plan.Plan` loop the driver builds with, with
+  process-local) through the :class:`~bitextforge.pipeline.plan.Plan` loop the driver builds with, with
   ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
   An actor of a step without ``num_gpus`` sees no GPU (Ray leaves ``CUDA_VISIBLE_DEVICES`` alone
   for it), so on a mixed cluster ``device: auto`` puts only the steps that asked for GPUs on
@@ -38,10 +38,10 @@ import threading
 import traceback
 from typing import Iterable, Iterator
 
-from ..corpus import Batch, batch_len
-from ..errors import BitextforgeError, RecipeError
-from ..step_models import Resources
-from ..steps import Executor
+from ...io.corpus import Batch, batch_len
+from ...errors import BitextforgeError, RecipeError
+from ...recipe.step_models import Resources
+from ..executors import Executor
 from .stream import Packet, drive, packets
 
 _QUEUE_SIZE = 8
@@ -51,7 +51,7 @@ _END = b""
 def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iterator[Packet]:
     """Run ``executors`` over ``source`` on Ray; yield packets in input order."""
     # the actors get the recipe's configs: the driver's copy of a GPU step may have been built
-    # on the CPU (:func:`bitextforge.plan.driver_config`)
+    # on the CPU (:func:`bitextforge.pipeline.plan.driver_config`)
     configs = dict(enumerate(recipe.configs)) if recipe is not None else {}
     import ray
 
@@ -139,7 +139,7 @@ def _step_resources(ex: Executor) -> Resources:
 
 class _StepActor:
     """One worker of one or more consecutive steps with equal resources: builds their components
-    once, through the driver's own :class:`~bitextforge.plan.Plan` loop, and runs pickled reader
+    once, through the driver's own :class:`~bitextforge.pipeline.plan.Plan` loop, and runs pickled reader
     batches through the steps in order."""
 
     def __init__(self, specs: list, seed: int, source: str = "recipe", num_gpus: float = 0):
@@ -208,7 +208,7 @@ class _StepActor:
 
 
 class _WorkerRecipe:
-    """What :class:`~bitextforge.plan.Plan` reads of a recipe, for the steps a worker runs (the
+    """What :class:`~bitextforge.pipeline.plan.Plan` reads of a recipe, for the steps a worker runs (the
     others are None and skipped)."""
 
     def __init__(self, specs: list, seed: int, source: str):

@@ -1,7 +1,7 @@
 """The runner of ``bitextforge score``: each batch through every scoring step in this process,
 with nothing removed (``Executor.score_only``), one packet per batch in input order.
 
-It is not a runner a recipe can choose; the driver (:mod:`bitextforge.driver`) runs it as it
+It is not a runner a recipe can choose; the driver (:mod:`bitextforge.pipeline.driver`) runs it as it
 runs ``local`` or ``ray``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..corpus import Batch
+from ...io.corpus import Batch
 from .stream import Packet
 
 

@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TypeVar
 
-from ..corpus import Batch, batch_len
-from ..steps import Changed, Executor, Rejected, StepResult
+from ...io.corpus import Batch, batch_len
+from ..executors import Changed, Executor, Rejected, StepResult
 
 T = TypeVar("T")
 

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from bitextforge import tokens
-from bitextforge.corpus import take_rows
-from bitextforge.memo import TextScoreMemo
-from bitextforge.sink import plain_lines
+from bitextforge import text_facts
+from bitextforge.io.corpus import take_rows
+from bitextforge.cache.memo import TextScoreMemo
+from bitextforge.pipeline.sink import plain_lines
 
 #: every character str.split() splits on, and a few that it does not but that sit near them
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
@@ -31,7 +31,7 @@ def test_facts_match_str_split_on_random_texts():
         pieces = no_break if k % 4 else PIECES
         texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
                  for _ in range(rng.randint(1, 7))]
-        facts = tokens._analyse(texts)
+        facts = text_facts._analyse(texts)
         counts, normal = expected(texts)
         assert facts.tokens.tolist() == counts, texts
         assert facts.normal.tolist() == normal, texts
@@ -39,21 +39,21 @@ def test_facts_match_str_split_on_random_texts():
 
 def test_facts_of_edge_columns():
     for texts in ([], [""], ["", ""], [" "], ["a"], ["a\nb", "c"], ["\n", " x "]):
-        facts = tokens._analyse(texts)
+        facts = text_facts._analyse(texts)
         assert (facts.tokens.tolist(), facts.normal.tolist()) == expected(texts), texts
 
 
 def test_facts_are_computed_once_per_column_and_follow_selected_rows():
     src = ["a b", "c  d e", " f", "g"]
     batch = {"id": [0, 1, 2, 3], "src": src, "tgt": ["x", "y", "z", "w"]}
-    first = tokens.text_facts(src)
-    assert tokens.text_facts(src) is first
+    first = text_facts.text_facts(src)
+    assert text_facts.text_facts(src) is first
     part = take_rows(batch, [3, 1])
-    carried = tokens._cached(part["src"])
+    carried = text_facts._cached(part["src"])
     assert carried is not None and carried.tokens.tolist() == [1, 3]
     assert carried.normal.tolist() == [True, False]
     # an equal list that is another object is analysed on its own
-    assert tokens.text_facts(list(src)) is not first
+    assert text_facts.text_facts(list(src)) is not first
 
 
 def test_memo_computes_each_distinct_text_once_and_grows():
@@ -82,4 +82,4 @@ def test_plain_lines_writes_one_line_per_text():
     assert plain_lines([]) == ""
     assert plain_lines(["a", "", "b c"]) == "a\n\nb c\n"
     assert plain_lines(["a\nb", "c"]) == "a b\nc\n"
-    assert np.array_equal(tokens.token_counts(["a b", "c"]), [2, 1])
+    assert np.array_equal(text_facts.token_counts(["a b", "c"]), [2, 1])
