@@ -100,7 +100,7 @@ def cycled(rows: Sequence, n: int, skip: int = 0) -> Iterable:
 
 def multi30k_pairs() -> list[tuple[str, str]]:
     """The 29,000 Multi30k de-en training pairs."""
-    from bitextforge.corpus import read_lines
+    from bitextforge.io.corpus import read_lines
 
     m = shared_data("multi30k")
     return list(zip(read_lines(m / "train.de.gz"), read_lines(m / "train.en.gz")))
@@ -332,7 +332,7 @@ def design_data(lang: str, limit: int, kinds: tuple[str, ...]):
     ``wk`` the validation negatives' kinds."""
     import numpy as np
 
-    from bitextforge.corpus import read_tsv_pairs
+    from bitextforge.io.corpus import read_tsv_pairs
     from bitextforge.plugins.lexical.pair_classifier import make_negatives
 
     m = shared_data("multi30k")

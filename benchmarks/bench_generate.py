@@ -42,7 +42,7 @@ RECIPE_BATCH = 5000
 def write_input(path: Path, lines: int, skip: int) -> None:
     """``lines`` English lines of Multi30k train from line ``skip + 1`` on, cycling through the
     file (from its first line) when it runs out."""
-    from bitextforge.corpus import read_lines
+    from bitextforge.io.corpus import read_lines
 
     en = read_lines(shared_data("multi30k", "train.en.gz"))
     write_columns(((x,) for x in cycled(en, lines, skip)), (path,))
@@ -214,7 +214,7 @@ def main() -> None:
     ap.add_argument("--memory-max-length", type=int, default=32,
                     help="memory: max_length of the generate step")
     ap.add_argument("--report", action="store_true", help="memory: end the runs with "
-                    "report.html, which reads up to 1M rows of the run back (core/report.py's "
+                    "report.html, which reads up to 1M rows of the run back (core/report/html.py's "
                     "MAX_ROWS), so its memory grows with the rows up to there")
     ap.add_argument("--model", type=Path, default=MODEL)
     args = ap.parse_args()

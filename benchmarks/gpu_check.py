@@ -89,7 +89,7 @@ def model_options(args, device: str, steps: int, output: Path, spm: str | None =
 
 def read_test(args) -> tuple[list[str], list[str]]:
     """The first --test-limit lines of newstest2016 de-en."""
-    from bitextforge.corpus import read_parallel
+    from bitextforge.io.corpus import read_parallel
 
     src, ref = read_parallel(str(args.data / TEST[0]), str(args.data / TEST[1]))
     return src[:args.test_limit], ref[:args.test_limit]
@@ -255,7 +255,7 @@ def main(argv=None) -> int:
             figures["train_accelerated"]["updates_per_second"]
             / max(figures["train_cpu"]["updates_per_second"], 1e-9), 1)
 
-    from bitextforge.corpus import read_tsv_pairs
+    from bitextforge.io.corpus import read_tsv_pairs
 
     pool_de, pool_en = read_tsv_pairs(
         [str(args.data / "deen-train-pool" / POOL[0] / "train.de-en.tsv.gz")])
@@ -275,7 +275,7 @@ def main(argv=None) -> int:
         pool_de[:5000 if not args.smoke else 300], pool_en[:5000 if not args.smoke else 300])
     figures["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
-    from bitextforge.corpus import write_atomic
+    from bitextforge.io.corpus import write_atomic
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out, json.dumps(figures, indent=2) + "\n")

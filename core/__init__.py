@@ -2,18 +2,18 @@
 
 A parallel corpus goes through a recipe of steps: paraphrase one side, filter pairs by scores,
 weight what remains, evaluate; trainers build the models those steps load. The component kinds
-are plugins registered through pluggy hooks (see :mod:`bitextforge.hookspecs`); the methods come from Wieting et al. 2017, Wieting &
+are plugins registered through pluggy hooks (see :mod:`bitextforge.components.hookspecs`); the methods come from Wieting et al. 2017, Wieting &
 Gimpel 2018 (ParaNMT-50M), Nichols et al. (ERG paraphrasing), Kim et al. (bilingual sentence
 embeddings) and Corbeil & Abdi Ghavidel (BET).
 """
 
 __version__ = "0.1.0"
 
-from .components import (Cleaner, ComponentConfig, Evaluator, Filter, Generator,  # noqa: E402
+from .components.base import (Cleaner, ComponentConfig, Evaluator, Filter, Generator,  # noqa: E402
                          Paraphraser, Report, Splitter, Trainer, Weighter)
 from .errors import (BitextforgeError, ComponentError, InputError, RecipeError,  # noqa: E402
                      RegistryError)
-from .hookspecs import hookimpl  # noqa: E402
+from .components.hookspecs import hookimpl  # noqa: E402
 
 __all__ = [
     "__version__", "hookimpl", "Splitter", "Paraphraser", "Generator", "Cleaner", "Filter", "Weighter", "Evaluator", "Trainer", "Report",

@@ -3,8 +3,8 @@
 Messages go to stderr as ``bitextforge: <who>: <message>`` lines (stdout stays for results a
 command prints); progress is a tqdm bar on stderr when it is a terminal, and a plain line every
 :data:`PLAIN_EVERY` seconds when it is not (a log file would otherwise fill with ``\\r`` bars).
-Components and trainers reach both through :meth:`bitextforge.components.Component.log` and
-:meth:`~bitextforge.components.Component.progress`.
+Components and trainers reach both through :meth:`bitextforge.components.base.Component.log` and
+:meth:`~bitextforge.components.base.Component.progress`.
 ``BITEXTFORGE_QUIET=1`` silences messages and bars (results and errors still print).
 """
 

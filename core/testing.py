@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from . import registry as _registry
-from .components import Component
-from .hookspecs import hookimpl
+from .components import registry as _registry
+from .components.base import Component
+from .components.hookspecs import hookimpl
 
 _HOOKS = _registry.HOOK_FOR_KIND
 
@@ -113,7 +113,7 @@ def mqm_split(path: str | Path) -> tuple[tuple[list[str], list[str]], tuple[list
     """Human references ("ref") and MT outputs of MQM-TED en-de (``mqm_ted_ende.tsv``), split by
     talk: every 4th talk is held out, so no source sentence is shared between training and test.
     Returns ``((train refs, train MT), (test refs, test MT))``."""
-    from .corpus import read_lines
+    from .io.corpus import read_lines
 
     tag = re.compile(r"</?v>")
     segs: dict = defaultdict(dict)

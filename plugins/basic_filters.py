@@ -17,15 +17,15 @@ from xxhash import xxh3_64_intdigest
 
 import bitextforge
 from bitextforge import ComponentError, Filter
-from bitextforge.memo import Int64Table
-from bitextforge.tokens import text_facts, token_counts
+from bitextforge.cache.memo import Int64Table
+from bitextforge.text_facts import text_facts, token_counts
 
 from .combine import ColumnFilter, CombineFilter, CombineModelTrainer
 
 
 def _lengths(texts, unit: str) -> np.ndarray:
     """Length of every text: whitespace tokens (counted once per batch column and shared with
-    the other length steps, see :mod:`bitextforge.tokens`) or characters."""
+    the other length steps, see :mod:`bitextforge.text_facts`) or characters."""
     if unit == "chars":
         return np.fromiter(map(len, texts), np.int64, len(texts))
     return token_counts(texts)

@@ -30,9 +30,9 @@ from pydantic import Field, field_validator
 
 import bitextforge
 from bitextforge import ComponentError, Filter
-from bitextforge.corpus import take_rows
-from bitextforge.step_models import KeepSpec
-from bitextforge.steps import within_bounds
+from bitextforge.io.corpus import take_rows
+from bitextforge.recipe.step_models import KeepSpec
+from bitextforge.pipeline.executors import within_bounds
 
 #: the languages bicleaner-hardrules 2.10.8 counts in characters, ISO 639-1 and -3 codes
 CJK = {"zh", "ja", "ko", "yue", "bo", "bod", "cmn", "zho", "jpn", "kor"}

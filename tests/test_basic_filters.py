@@ -67,11 +67,11 @@ def test_dedupe_state_round_trips_and_refuses_keys_of_another_hash():
 def test_lengths_shared_between_steps_stay_correct():
     """Token counts are worked out once per column and shared by the next length steps; every
     count is still the whitespace token count, and the ratio follows its definition."""
-    from bitextforge import tokens
+    from bitextforge import text_facts
 
     batch = {"src": ["a b c", "", "x  y\tz "], "tgt": ["one", "two words", "a b c"]}
     shorter = LengthFilter(LengthFilter.Config(combine="shorter")).score(batch)
-    assert tokens.text_facts(batch["src"]) is tokens.text_facts(batch["src"])
+    assert text_facts.text_facts(batch["src"]) is text_facts.text_facts(batch["src"])
     longer = LengthFilter(LengthFilter.Config(combine="longer")).score(batch)
     ratio = LengthRatioFilter(LengthRatioFilter.Config()).score(batch)
     assert list(shorter) == [1, 0, 3] and list(longer) == [3, 2, 3]

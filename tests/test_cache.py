@@ -1,5 +1,5 @@
-"""The score cache key (bitextforge.cache) and the content identity it shares with the resume
-check (bitextforge.identity): a KenLM model retrained at the same path gives new scores, a changed
+"""The score cache key (bitextforge.cache.scores) and the content identity it shares with the resume
+check (bitextforge.cache.identity): a KenLM model retrained at the same path gives new scores, a changed
 row is the only one computed again, a changed ``with:`` option computes every row again, and a
 file rewritten in place is never taken for what it was."""
 
@@ -8,10 +8,10 @@ import sqlite3
 
 import pytest
 
-from bitextforge.identity import ABSENT, declared_paths, path_identity, sidecar_path
+from bitextforge.cache.identity import ABSENT, declared_paths, path_identity, sidecar_path
 from bitextforge.plugins.quality.lm import find_tool
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_tsv
 
@@ -108,7 +108,7 @@ def test_file_rewritten_in_place_with_same_size_and_time_changes_identity(tmp_pa
 def test_sidecar_remembers_settled_files_and_forgets_changed_ones(tmp_path, monkeypatch):
     """A file whose stat signature is unchanged is not read again (the sidecar's hash is
     trusted), and one whose signature changed is."""
-    import bitextforge.identity as identity
+    import bitextforge.cache.identity as identity
 
     f = tmp_path / "model.bin"
     f.write_bytes(b"weights")
@@ -158,7 +158,7 @@ def test_no_built_in_filter_caches_by_default():
     """docs/guide.md says every built-in filter leaves the cache off; a built-in turning it on
     would have to be listed there (lexical_translation.v1 did, undocumented and with its tables
     outside the key)."""
-    from bitextforge.registry import get_registry
+    from bitextforge.components.registry import get_registry
 
     reg = get_registry()
     built_in = [reg.get("filter", n) for n in reg.names("filter")]

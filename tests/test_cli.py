@@ -74,7 +74,7 @@ def test_register_commands_hook_adds_a_command_and_refuses_duplicates(bitextforg
     import types
 
     import bitextforge
-    from bitextforge.cli import main
+    from bitextforge.cli.main import main
 
     def setup(parser):
         parser.add_argument("word")
@@ -108,7 +108,7 @@ def test_register_commands_hook_adds_a_command_and_refuses_duplicates(bitextforg
 def test_generic_train_flags_and_set(tmp_path, capsys):
     """bitextforge train NAME: flags come from the trainer's Config; --set takes any field in
     YAML; an unknown key names the nearest fields; a bad value names its flag."""
-    from bitextforge.cli import main
+    from bitextforge.cli.main import main
 
     text = tmp_path / "t.txt"
     text.write_text("Ein Hund\nA Dog\n" * 3, encoding="utf-8")
@@ -253,7 +253,7 @@ def test_version_and_help_load_no_more_than_they_need(tmp_path):
             "    parser.add_argument(\"word\")\n",
             f"    pathlib.Path({str(setup_marker)!r}).touch()\n    parser.add_argument('word')\n")
         + "NAME = 'mark'\nNAMES = ['mark']\n"))
-    probe = ("import sys\nfrom bitextforge.cli import main\ntry:\n    main(sys.argv[1:])\n"
+    probe = ("import sys\nfrom bitextforge.cli.main import main\ntry:\n    main(sys.argv[1:])\n"
              "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if "
              "m.startswith('bitextforge.plugins')), file=sys.stderr)\n")
     for args in (["--version"], ["validate", "--help"], ["serve", "--help"]):

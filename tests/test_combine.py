@@ -9,8 +9,8 @@ import json
 import pytest
 
 from bitextforge import BitextforgeError, ComponentError, RecipeError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import ROOT, shared
 
@@ -191,7 +191,7 @@ steps:
     with: {{model: '{model}'}}
     keep: {{min: 0.5}}
 """)
-    from bitextforge.recipe import load_recipe
+    from bitextforge.recipe.load import load_recipe
 
     res = run_recipe(load_recipe(recipe))
     info = res.manifest["prepare"][0]["info"]
@@ -216,7 +216,7 @@ def test_trainer_needs_one_kind_of_data(tmp_path):
 
 
 def test_documented_recipe_parses():
-    from bitextforge.recipe import load_recipe
+    from bitextforge.recipe.load import load_recipe
 
     r = load_recipe(str(ROOT / "recipes" / "combine-paracrawl.yaml"))
     assert r.prepare[0].train == "combine_model.v1" and r.steps[-1].filter == "combine.v1"
@@ -263,7 +263,7 @@ steps:
     keep: {{min: -.inf}}
     as: qe
 """)
-    from bitextforge.recipe import load_recipe
+    from bitextforge.recipe.load import load_recipe
 
     res = run_recipe(load_recipe(recipe))
     info = res.manifest["prepare"][0]["info"]

@@ -5,8 +5,8 @@ import gzip
 import pytest
 
 from bitextforge import InputError
-from bitextforge.corpus import Reader
-from bitextforge.recipe import InputSpec
+from bitextforge.io.corpus import Reader
+from bitextforge.recipe.load import InputSpec
 
 
 def read(spec, batch_size=3):
@@ -119,7 +119,7 @@ def test_block_reader_agrees_with_line_reader_across_block_edges(tmp_path, monke
     """Lines are decoded a block at a time; tiny blocks put every edge case on a block boundary:
     a line longer than a block, CRLF split between blocks, a last line without a newline (its
     trailing CR is not a line end), and error line numbers counted across blocks."""
-    from bitextforge import corpus
+    from bitextforge.io import corpus
 
     monkeypatch.setattr(corpus, "BLOCK_BYTES", 7)
     raw = "\ufeffeins\r\nzwei drei vier fünf sechs\n\nä\r\nlast\r".encode()

@@ -63,8 +63,8 @@ def test_cuda_without_a_gpu_names_the_component_and_the_library():
 def model(tmp_path_factory):
     """A de->en model of one layer, trained for a few updates by nmt_model.v1 (device auto) in
     a recipe's prepare list; the run's manifest and the model directory."""
-    from bitextforge.recipe import parse_recipe
-    from bitextforge.run import run_recipe
+    from bitextforge.recipe.load import parse_recipe
+    from bitextforge.pipeline.run import run_recipe
 
     d = tmp_path_factory.mktemp("device")
     (d / "t.de").write_text("\n".join(DE * 20) + "\n", encoding="utf-8")
@@ -103,7 +103,7 @@ def test_manifest_and_training_facts_record_the_device(model):
 
 def test_bad_device_is_a_recipe_error_naming_the_key(tmp_path):
     from bitextforge import RecipeError
-    from bitextforge.recipe import parse_recipe
+    from bitextforge.recipe.load import parse_recipe
 
     text = f"""name: bad
 input: {{src: a, tgt: b}}
@@ -185,8 +185,8 @@ def test_ray_driver_builds_a_gpu_step_on_the_cpu_when_it_has_no_gpu(tmp_path):
     """Under Ray a step with resources: {num_gpus} runs in GPU actors; the driver's own copy,
     built by the plan on a head node that may have no GPU, must start rather than fail with "no
     GPU visible", while the actors get the recipe's config as written."""
-    from bitextforge.plan import driver_config
-    from bitextforge.recipe import parse_recipe
+    from bitextforge.pipeline.plan import driver_config
+    from bitextforge.recipe.load import parse_recipe
 
     def recipe(runner, resources):
         return parse_recipe(f"""name: d

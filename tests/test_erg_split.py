@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from bitextforge.cli import main
+from bitextforge.cli.main import main
 from bitextforge.plugins.erg import NicholsSplit, split_pair, split_sentences
 
 from conftest import read_lines, shared
@@ -39,7 +39,7 @@ def test_pairs_split_only_with_equal_counts():
 
 def test_component_split_batch_and_refused_paraphrase_step():
     from bitextforge import RecipeError, Splitter
-    from bitextforge.recipe import parse_recipe
+    from bitextforge.recipe.load import parse_recipe
 
     comp = NicholsSplit()
     assert isinstance(comp, Splitter)
@@ -87,8 +87,8 @@ def test_tanaka_is_mostly_split_already():
 
 def test_split_step_in_a_recipe(tmp_path):
     """The core's split: step replaces rows by their pieces, with fresh ids and source_id."""
-    from bitextforge.recipe import parse_recipe
-    from bitextforge.run import run_recipe
+    from bitextforge.recipe.load import parse_recipe
+    from bitextforge.pipeline.run import run_recipe
 
     (tmp_path / "a.ja").write_text("雨が降った。寒かった。\n一文だけ。\n犬だ。\n", encoding="utf-8")
     (tmp_path / "a.en").write_text("It rained. It was cold.\nOne sentence. Two here.\n"
@@ -115,7 +115,7 @@ steps:
 
 def test_split_step_must_come_first():
     from bitextforge import RecipeError
-    from bitextforge.recipe import parse_recipe
+    from bitextforge.recipe.load import parse_recipe
 
     text = """name: s
 input: {src: a, tgt: b}

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import entropy
 
 from bitextforge import InputError
-from bitextforge.corpus import CorpusView
+from bitextforge.io.corpus import CorpusView
 from bitextforge.plugins.evaluation.corpus_stats import CorpusStatsEvaluator
 
 from conftest import shared

@@ -11,8 +11,8 @@ import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 from bitextforge import InputError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import shared
 
@@ -107,7 +107,7 @@ def test_unknown_split_or_empty_evaluation_split_is_an_error(tmp_path):
     with pytest.raises(InputError, match="split column 'part' is not in the corpus"):
         _run(tmp_path, path, "{human: human, split: part}")
     # another directory: a run that failed after its merge keeps its shards for a resume of the
-    # same recipe, and another recipe is refused there (core/driver.py)
+    # same recipe, and another recipe is refused there (core/pipeline/driver.py)
     with pytest.raises(InputError, match="0 rows have split = 'test'"):
         _run(tmp_path, path, "{human: human, split: split, evaluate_on: test}", out="out2")
 

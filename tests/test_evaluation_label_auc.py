@@ -8,9 +8,9 @@ import math
 import pytest
 
 from bitextforge import InputError
-from bitextforge.corpus import CorpusView
-from bitextforge.recipe import load_recipe, parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.io.corpus import CorpusView
+from bitextforge.recipe.load import load_recipe, parse_recipe
+from bitextforge.pipeline.run import run_recipe
 from bitextforge.plugins.evaluation.label_auc import LabelAucEvaluator
 
 from conftest import ROOT, shared

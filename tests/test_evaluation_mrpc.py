@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bitextforge import InputError
-from bitextforge.corpus import CorpusView
+from bitextforge.io.corpus import CorpusView
 from bitextforge.plugins.evaluation.mrpc import MrpcEvaluator, read_mrpc
 
 from conftest import shared

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bitextforge import InputError
-from bitextforge.corpus import CorpusView
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.io.corpus import CorpusView
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 from bitextforge.plugins.evaluation.mt_metrics import BleuEvaluator, ChrfEvaluator
 
 from conftest import read_lines, shared

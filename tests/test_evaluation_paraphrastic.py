@@ -8,8 +8,8 @@ import pytest
 
 from bitextforge import InputError
 from bitextforge.plugins.evaluation.paraphrastic import read_similarity_set, trigrams
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import shared
 
@@ -79,7 +79,7 @@ def test_same_seed_same_numbers_and_max_pairs(tmp_path):
 
 def test_paraphrase_rows_are_the_pairs(tmp_path):
     """With a paraphrased side, pairs are (<side>_original, <side>) of the paraphrase rows."""
-    from bitextforge.corpus import CorpusView
+    from bitextforge.io.corpus import CorpusView
     from bitextforge.plugins.evaluation.paraphrastic import ParaphrasticEmbeddingsEvaluator
 
     tsv = tmp_path / "corpus.tsv"
@@ -128,7 +128,7 @@ def test_selections_train_each_filter_at_equal_size(tmp_path):
     """A selection trains on the pairs its bounds accept: the synonym pairs (overlap 0.5) teach
     the synonyms, the copies (overlap 1.0) and unrelated pairs (0.0) do not; every selection is
     sampled to the same max_pairs, and the numbers do not depend on workers."""
-    from bitextforge.corpus import CorpusView
+    from bitextforge.io.corpus import CorpusView
     from bitextforge.plugins.evaluation.paraphrastic import ParaphrasticEmbeddingsEvaluator
 
     rows = [(f"{c} {a}", f"{c} {b}", 0.5) for a, b in SYNONYMS for c in CONTEXTS]
@@ -165,7 +165,7 @@ def test_selections_train_each_filter_at_equal_size(tmp_path):
 
 
 def test_selection_mistakes_name_the_column_or_selection(tmp_path):
-    from bitextforge.corpus import CorpusView
+    from bitextforge.io.corpus import CorpusView
     from bitextforge.plugins.evaluation.paraphrastic import ParaphrasticEmbeddingsEvaluator
 
     corpus = CorpusView(_scored_corpus(tmp_path, [("a b", "a c", 0.5), ("d e", "d f", 0.4)]),

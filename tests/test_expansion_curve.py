@@ -13,7 +13,7 @@ import json
 import pytest
 
 from bitextforge import InputError
-from bitextforge.corpus import CorpusView
+from bitextforge.io.corpus import CorpusView
 from bitextforge.errors import BitextforgeError
 
 from conftest import CAPTIONS_DE, CAPTIONS_EN, read_lines, shared

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bitextforge import RecipeError
-from bitextforge.cli import main
-from bitextforge.recipe import load_recipe, recipe_data
+from bitextforge.cli.main import main
+from bitextforge.recipe.load import load_recipe, recipe_data
 
 from conftest import ROOT, SHARED, shared
 

@@ -12,9 +12,9 @@ import yaml
 
 from bitextforge import Generator
 from bitextforge.errors import RecipeError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
-from bitextforge.steps import repetition_loop
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
+from bitextforge.pipeline.executors import repetition_loop
 
 from conftest import read_lines, read_tsv, shared
 from test_resume import cli, kill_after_shards, plugin_env  # noqa: F401 - plugin_env: a fixture
@@ -330,8 +330,8 @@ steps:
 def test_several_inputs_count_their_rows_ahead_for_the_progress_bar(files):
     """The ETA of a run over several inputs: rows expected from the files (header, skip, limit,
     max_ratio and repeat applied) equal the rows read."""
-    from bitextforge.corpus import MultiReader
-    from bitextforge.recipe import InputSpec
+    from bitextforge.io.corpus import MultiReader
+    from bitextforge.recipe.load import InputSpec
 
     specs = [InputSpec(name="b", src=str(files / "b.de"), tgt=str(files / "b.en"), repeat=3),
              InputSpec(name="m", tgt=str(files / "m.en"), skip=1, max_ratio=0.5),

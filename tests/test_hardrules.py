@@ -7,9 +7,9 @@ import json
 import pytest
 
 from bitextforge import BitextforgeError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
-from bitextforge.summary import summary_table
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
+from bitextforge.report.summary import summary_table
 from bitextforge.plugins import hardrules as hr
 
 from conftest import read_tsv

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from bitextforge import ComponentError, InputError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 DICT = [
     "1\tHund {m}\tdog",
@@ -364,7 +364,7 @@ def test_ding_coverage_recovers_flores_alignment():
 
 def test_corpus_entries_may_be_two_line_aligned_files(tmp_path):
     from bitextforge.plugins.lexical.components import LexicalTranslationTrainer
-    from bitextforge.corpus import read_tsv_pairs
+    from bitextforge.io.corpus import read_tsv_pairs
 
     de, en = tmp_path / "c.de.gz", tmp_path / "c.en"
     with gzip.open(de, "wt", encoding="utf-8") as fh:

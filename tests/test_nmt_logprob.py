@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import read_tsv
 

@@ -14,8 +14,8 @@ import os
 import pytest
 
 from bitextforge import ComponentError, InputError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import read_lines, shared
 
@@ -210,7 +210,7 @@ def test_progress_bar_only_on_a_terminal():
 
 
 def test_train_refuses_misaligned_files(tmp_path):
-    from bitextforge.corpus import read_parallel
+    from bitextforge.io.corpus import read_parallel
 
     (tmp_path / "a").write_text("x\ny\n", encoding="utf-8")
     (tmp_path / "b").write_text("x\n", encoding="utf-8")
@@ -244,8 +244,8 @@ def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):
     before any work."""
     import argparse
 
-    from bitextforge.cli import main
-    from bitextforge.commands import trainer_command
+    from bitextforge.cli.main import main
+    from bitextforge.cli.commands import trainer_command
     from bitextforge.plugins.nmt.train import TrainOptions
     from bitextforge.plugins.nmt.trainers import NmtModelTrainer
 
@@ -576,7 +576,7 @@ def test_train_nmt_writes_the_models_vocab_map(tiny):
 
 
 def test_vocab_map_mistakes_are_one_clear_line(tiny, tmp_path, capsys):
-    from bitextforge.cli import main
+    from bitextforge.cli.main import main
     from bitextforge.plugins.nmt.backends import make_backend
     from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT
 

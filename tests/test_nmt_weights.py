@@ -141,7 +141,7 @@ def test_bad_weights_file_is_one_line_naming_it_and_nothing_is_written(tmp_path,
 
 
 def test_train_nmt_cli_reads_weights_and_fails_cleanly(tmp_path, pair_files, capsys):
-    from bitextforge.cli import main
+    from bitextforge.cli.main import main
 
     s, t = pair_files([f"Satz {i}." for i in range(12)], [f"Sentence {i}." for i in range(12)])
     code = main(["train-nmt", "--src-train", str(s), "--tgt-train", str(t), "--src-lang", "de",

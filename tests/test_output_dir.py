@@ -12,10 +12,10 @@ import threading
 
 import pytest
 
-import bitextforge.runners.local as local_runner
+import bitextforge.pipeline.runners.local as local_runner
 from bitextforge import BitextforgeError, Filter
-from bitextforge.recipe import load_recipe, parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import load_recipe, parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN
 
@@ -159,8 +159,8 @@ KILLED_RUN = '''
 import os, signal, sys
 from pathlib import Path
 
-import bitextforge.run as run
-from bitextforge.recipe import load_recipe
+import bitextforge.pipeline.run as run
+from bitextforge.recipe.load import load_recipe
 
 recipe, out, point = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 

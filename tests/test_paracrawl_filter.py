@@ -14,8 +14,8 @@ import joblib
 import pytest
 from conftest import ROOT, shared
 
-from bitextforge.recipe import load_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import load_recipe
+from bitextforge.pipeline.run import run_recipe
 
 
 @pytest.mark.shared_data

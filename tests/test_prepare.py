@@ -18,8 +18,8 @@ import pytest
 from pydantic import Field
 
 from bitextforge import ComponentError, RecipeError, Trainer
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_lines, shared
 
@@ -93,7 +93,7 @@ def test_prepare_trains_once_then_skips_and_force_retrains(tmp_path, trainer_plu
 def test_prepare_only_trains_the_chosen_trainers(tmp_path, trainer_plugin, capsys):
     """``bitextforge prepare --only I`` trains just prepare[I] (so independent trainings can run in
     separate processes), a later plain ``prepare`` trains the rest, and a wrong index is one line."""
-    from bitextforge.cli import main
+    from bitextforge.cli.main import main
 
     CALLS.clear()
     outs = [tmp_path / "models" / f"c{i}.json" for i in range(2)]
@@ -142,8 +142,8 @@ SLOW_TRAINER_SCRIPT = """
 import sys, time
 from pathlib import Path
 from bitextforge import Trainer
-from bitextforge.cli import main
-from bitextforge.registry import get_registry
+from bitextforge.cli.main import main
+from bitextforge.components.registry import get_registry
 from bitextforge.testing import plugin_module
 
 class SlowTrainer(Trainer):

@@ -10,8 +10,8 @@ from bitextforge.plugins.quality.lm import KenlmPerplexityFilter, find_tool, tra
 from bitextforge.plugins.quality.overlap import (NgramOverlapFilter, SentenceBleuFilter,
                                                   SentenceChrfFilter)
 from bitextforge.plugins.quality.wordvec import ParaphraseScoreFilter
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from test_run import read_tsv, recipe_text
 

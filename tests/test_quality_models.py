@@ -6,7 +6,7 @@ import json
 import pytest
 
 from bitextforge import ComponentError, InputError
-from bitextforge.cli import main
+from bitextforge.cli.main import main
 from bitextforge.plugins.quality.classifier import ReferenceClassifierFilter
 from bitextforge.plugins.quality.embeddings import EmbeddingCosineFilter
 from bitextforge.plugins.quality.langid import LanguageIdFilter

@@ -13,8 +13,8 @@ from bitextforge.plugins.quality.lm import KenlmPerplexityFilter, find_tool, tra
 from bitextforge.plugins.quality.overlap import (NgramOverlapFilter, SentenceBleuFilter,
                                                   SentenceChrfFilter)
 from bitextforge.plugins.quality.wordvec import ParaphraseScoreFilter, train_word_vectors
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 from bitextforge.testing import mqm_split
 
 from conftest import read_lines, shared

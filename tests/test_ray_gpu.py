@@ -13,8 +13,8 @@ import pytest
 
 from bitextforge import Filter, RecipeError
 from bitextforge.hardware import device_field, resolve_device, visible_gpus
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import shared
 

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from bitextforge import ComponentError, Filter, Generator, Paraphraser, RecipeError, Splitter
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import shared
 

@@ -3,7 +3,7 @@
 import pytest
 
 from bitextforge import RecipeError
-from bitextforge.recipe import parse_recipe
+from bitextforge.recipe.load import parse_recipe
 
 BASE = """
 name: t
@@ -178,7 +178,7 @@ def test_yaml_alias_bomb_is_refused_at_once(tmp_path):
     import signal
     import time
 
-    from bitextforge.recipe import load_recipe
+    from bitextforge.recipe.load import load_recipe
 
     def too_slow(signum, frame):
         raise TimeoutError("parsing an alias bomb took more than 10 s")

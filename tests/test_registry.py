@@ -9,7 +9,7 @@ from conftest import fake_distribution
 
 import bitextforge
 from bitextforge import Filter, RegistryError
-from bitextforge.registry import Registry, get_registry
+from bitextforge.components.registry import Registry, get_registry
 
 BUILTIN = {
     "splitter": {"nichols_split.v1"},

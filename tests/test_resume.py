@@ -15,8 +15,8 @@ import pytest
 from bitextforge import BitextforgeError, Filter
 from bitextforge.errors import StepError
 from bitextforge.plugins.quality.lm import find_tool
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import ROOT, SMALL_DE, SMALL_EN, read_lines, read_tsv, shared
 

@@ -7,8 +7,8 @@ import pytest
 import bitextforge
 from bitextforge import BitextforgeError, Filter, Paraphraser
 from bitextforge.errors import StepError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_tsv
 
@@ -299,7 +299,7 @@ def test_a_step_that_releases_the_gil_runs_in_a_thread_with_the_same_output(
 def test_ahead_keeps_order_and_stops_its_producer_when_the_consumer_stops():
     import threading
 
-    from bitextforge.runners.stream import ahead
+    from bitextforge.pipeline.runners.stream import ahead
 
     produced = []
     done = threading.Event()

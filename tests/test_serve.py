@@ -21,8 +21,8 @@ from test_run import echo_plugin, recipe_text  # noqa: F401 (a fixture)
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
-from bitextforge.recipe import KeepSpec, load_recipe, parse_recipe  # noqa: E402
-from bitextforge.run import run_recipe  # noqa: E402
+from bitextforge.recipe.load import KeepSpec, load_recipe, parse_recipe  # noqa: E402
+from bitextforge.pipeline.run import run_recipe  # noqa: E402
 from bitextforge.serve.data import RunDataError, load_run, load_scores  # noqa: E402
 
 QUICKSTART = ROOT / "recipes" / "quickstart.yaml"
@@ -459,7 +459,7 @@ def test_report_html_is_a_snapshot_of_the_page(in_root, tmp_path, monkeypatch):
     plots = load_run(tmp_path / "run").evaluation_plots()["corpus_stats.v1"]
     lengths = next(p for p in plots if p["key"] == "tgt.length")
     assert sum(lengths["counts"]) == 274  # one count per kept sentence
-    import bitextforge.report as report
+    import bitextforge.report.html as report
 
     monkeypatch.setattr(report, "MAX_ROWS", 100)  # a big run: the report reads a sample
     assert report.write_report(tmp_path / "run") == ""

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from bitextforge import Paraphraser
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
-from bitextforge.summary import summary_table
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
+from bitextforge.report.summary import summary_table
 
 from conftest import SMALL_DE, SMALL_EN
 

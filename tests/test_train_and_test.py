@@ -13,10 +13,10 @@ import random
 import pytest
 
 from bitextforge import InputError
-from bitextforge.corpus import CorpusView
+from bitextforge.io.corpus import CorpusView
 from bitextforge.errors import BitextforgeError
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import CAPTIONS_DE, CAPTIONS_EN, read_lines, shared
 
@@ -289,7 +289,7 @@ output: {{dir: {tmp_path / name}}}
 
 
 def test_registered_by_the_nmt_plugin():
-    from bitextforge.registry import get_registry
+    from bitextforge.components.registry import get_registry
 
     reg = get_registry()
     assert "train_and_test.v1" in reg.names("evaluator")

@@ -11,8 +11,8 @@ import pytest
 from conftest import fake_distribution
 
 from bitextforge import BitextforgeError, ComponentError, Filter
-from bitextforge.recipe import parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 
 def cli(*args, cwd=None, env=None):
@@ -23,7 +23,7 @@ def cli(*args, cwd=None, env=None):
 def main_cli(*args):
     """The installed command's entry point (``python -m bitextforge.cli`` would load the plugin
     subcommands into a second copy of the module)."""
-    return subprocess.run([sys.executable, "-c", "import sys; from bitextforge.cli import main; "
+    return subprocess.run([sys.executable, "-c", "import sys; from bitextforge.cli.main import main; "
                            "sys.exit(main())", *map(str, args)], capture_output=True, text=True)
 
 
@@ -292,7 +292,7 @@ def test_plugins_shows_summaries_and_filters_by_kind():
     head, *rows = res.stdout.splitlines()
     assert {r.split()[1] for r in rows} == {"weighter"}
     dist = next(r for r in rows if r.startswith("distributed.v1 "))
-    from bitextforge.registry import get_registry
+    from bitextforge.components.registry import get_registry
 
     doc = get_registry().get("weighter", "distributed.v1").__doc__.strip().split("\n\n")[0]
     assert dist.endswith(" ".join(doc.split()))
@@ -311,8 +311,8 @@ def test_a_list_of_declared_paths_is_checked_path_by_path(bitextforge_plugin, tm
     from pydantic import Field
 
     from bitextforge import Trainer
-    from bitextforge.checks import preflight
-    from bitextforge.registry import get_registry
+    from bitextforge.recipe.checks import preflight
+    from bitextforge.components.registry import get_registry
 
     class Texts(Trainer):
         """Reads several text files."""

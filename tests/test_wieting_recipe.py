@@ -12,8 +12,8 @@ import math
 import pytest
 import yaml
 
-from bitextforge.recipe import dump_yaml, parse_recipe
-from bitextforge.run import run_recipe
+from bitextforge.recipe.load import dump_yaml, parse_recipe
+from bitextforge.pipeline.run import run_recipe
 
 from conftest import ROOT, read_lines, shared
 

@@ -8,7 +8,7 @@ import importlib.util
 from collections import Counter
 from pathlib import Path
 
-from bitextforge.recipe import load_recipe
+from bitextforge.recipe.load import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 

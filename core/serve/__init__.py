@@ -2,7 +2,7 @@
 thresholds are moved and every row re-decided from the stored scores, without rescoring.
 
 :mod:`.data` holds the run as columns and re-decides it with the runner's decision functions;
-:mod:`.app` is the Starlette application; :mod:`bitextforge.report` renders the static
+:mod:`.app` is the Starlette application; :mod:`bitextforge.report.html` renders the static
 ``report.html`` snapshot of the same page from the same data. This module starts the server.
 """
 
@@ -53,7 +53,7 @@ def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port:
     elif scores:
         data = load_scores(path, scores)
     else:
-        from ..recipe import load_recipe
+        from ..recipe.load import load_recipe
 
         recipe = load_recipe(path)
         if recipe.output is None:

@@ -36,7 +36,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import BitextforgeError
-from ..recipe import KeepSpec
+from ..recipe.load import KeepSpec
 from . import is_loopback
 from .data import Decision, RunData
 
@@ -48,7 +48,7 @@ STATIC = ("page.js", "page.css")
 MAX_BODY = 64 * 1024
 #: the deepest JSON nesting accepted; the API's deepest is 3 (body -> keep -> step -> bound)
 MAX_DEPTH = 8
-#: the keys of a step's bounds, as :class:`bitextforge.recipe.KeepSpec` names them
+#: the keys of a step's bounds, as :class:`bitextforge.recipe.load.KeepSpec` names them
 KEEP_KEYS = ("min", "max", "top", "words", "words_side", "order")
 _STEP_KEY = re.compile(r"0|[1-9][0-9]{0,3}")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

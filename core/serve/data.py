@@ -4,9 +4,9 @@
 ``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``) or a scores TSV written by
 ``bitextforge score``. Every score column becomes a float NumPy array, and :meth:`RunData.decide`
 replays the recipe's steps in the run's order over those arrays, deciding each filter step with
-the runner's own decision functions (:mod:`bitextforge.decide`), so a moved threshold is
+the runner's own decision functions (:mod:`bitextforge.pipeline.decide`), so a moved threshold is
 re-decided for every row without running a model. A row made by step ``k`` (a paraphrase, a split
-piece: :meth:`bitextforge.steps.Executor.made_mark` names the column that marks the rows a step
+piece: :meth:`bitextforge.pipeline.executors.Executor.made_mark` names the column that marks the rows a step
 made) is seen only by the steps after ``k``, and exists only if the row it was made from reaches
 ``k``; before a step that replaces rows, the first piece of each row stands for the row it came
 from.
@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..corpus import unescape, write_atomic
-from ..decide import count_words, decide_rows, in_scope
+from ..io.corpus import unescape, write_atomic
+from ..pipeline.decide import count_words, decide_rows, in_scope
 from ..errors import BitextforgeError
-from ..kinds import kind_of
-from ..recipe import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
-from ..steps import ADDS, REPLACES
+from ..pipeline.kinds import kind_of
+from ..recipe.load import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
+from ..pipeline.executors import ADDS, REPLACES
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
 HIST_BINS = 60
@@ -385,7 +385,7 @@ class RunData:
     def _decide_step(self, st: StepInfo, keep: KeepSpec, reach: np.ndarray,
                      new: np.ndarray) -> np.ndarray:
         """Which of the rows ``reach`` (those reaching the step) pass one filter step: min/max,
-        then top/words over the survivors (:func:`bitextforge.decide.decide_rows`). Rows the run
+        then top/words over the survivors (:func:`bitextforge.pipeline.decide.decide_rows`). Rows the run
         never brought to the step (``new``) cannot be ranked: they pass like rows out of scope."""
         words = self.words(keep.words_side, st.index) if keep.words is not None else None
         return decide_rows(keep, self.scores[st.column], self.scope(st) & ~new, reach, words)[0]
@@ -790,7 +790,7 @@ def _json_float(x: float) -> float | None:
 
 
 def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
-    from ..registry import get_registry
+    from ..components.registry import get_registry
 
     stored = {s.get("index"): s for s in manifest.get("steps", [])}
     infos = []

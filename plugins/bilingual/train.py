@@ -22,7 +22,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
-from bitextforge.corpus import read_lines, text_lines
+from bitextforge.io.corpus import read_lines, text_lines
 from bitextforge.hardware import device_field
 
 

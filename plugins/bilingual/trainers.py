@@ -67,7 +67,7 @@ class BilingualModelTrainer(Trainer):
 
     def train(self):
         """Read the corpora and train."""
-        from bitextforge.corpus import read_tsv_pairs
+        from bitextforge.io.corpus import read_tsv_pairs
 
         from .train import read_pairs, read_text, train_bilingual
 

@@ -313,7 +313,7 @@ class LexicalTranslationTrainer(Trainer):
 
     def train(self):
         """Align, count and write the tables."""
-        from bitextforge.corpus import read_tsv_pairs
+        from bitextforge.io.corpus import read_tsv_pairs
 
         from .dictionary import load_lexicon
         from .tables import train_tables

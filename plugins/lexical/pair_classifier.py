@@ -195,7 +195,7 @@ class FeatureScorer:
                  surface: tuple[str, ...] | list[str] = SURFACE):
         """Build each listed filter through the registry; ``surface`` names the surface
         measures that come first."""
-        from bitextforge.registry import get_registry
+        from bitextforge.components.registry import get_registry
 
         reg = get_registry()
         self.filters = []
@@ -246,7 +246,7 @@ def _validate_specs(specs: list[FeatureFilter]) -> None:
     from pydantic import ValidationError
 
     from bitextforge import RegistryError
-    from bitextforge.registry import get_registry
+    from bitextforge.components.registry import get_registry
 
     reg = get_registry()
     for n, spec in enumerate(specs):
@@ -304,7 +304,7 @@ class PairClassifierTrainer(Trainer):
     def input_paths(cls, config):
         """The corpus files and every file the feature filters read
         (``features[0].with.tables``)."""
-        from bitextforge.registry import get_registry
+        from bitextforge.components.registry import get_registry
 
         reg = get_registry()
         out = {"corpus": config.corpus}
@@ -324,7 +324,7 @@ class PairClassifierTrainer(Trainer):
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.metrics import roc_auc_score
 
-        from bitextforge.corpus import read_tsv_pairs
+        from bitextforge.io.corpus import read_tsv_pairs
 
         c = self.config
         t0 = time.perf_counter()

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import Field, create_model
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.corpus import read_parallel, write_atomic
+from bitextforge.io.corpus import read_parallel, write_atomic
 from bitextforge.hardware import device_field
 
 from .train import TrainOptions
@@ -178,7 +178,7 @@ class TrainAndTestEvaluator(Evaluator):
                          f"(train_and_test/{RECORD})")
 
     def _baseline_from_recipe(self, path: str) -> tuple[Path, dict[str, Any] | None]:
-        from bitextforge.recipe import load_recipe
+        from bitextforge.recipe.load import load_recipe
 
         recipe = load_recipe(path)
         cfgs = [cfg for ev, cfg in zip(recipe.evaluate, recipe.eval_configs)
@@ -191,7 +191,7 @@ class TrainAndTestEvaluator(Evaluator):
                              f"itself; give the baseline a recipe without one")
         rec = Path(cfgs[0].model_dir or Path(recipe.output.dir) / "train_and_test") / RECORD
         if not rec.is_file():
-            from bitextforge.run import run_recipe
+            from bitextforge.pipeline.run import run_recipe
 
             _log(f"running the baseline recipe {path} first")
             run_recipe(recipe)

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.corpus import CorpusView, TsvWriter, write_atomic
+from bitextforge.io.corpus import CorpusView, TsvWriter, write_atomic
 
 from bitextforge.plugins.weighters import distinct_ranked
 
@@ -134,7 +134,7 @@ class ExpansionCurveEvaluator(Evaluator):
         @field_validator("schemes")
         @classmethod
         def _schemes_are_expansions(cls, v):
-            from bitextforge.registry import get_registry
+            from bitextforge.components.registry import get_registry
 
             reg = get_registry()
             for name in v:
@@ -174,7 +174,7 @@ class ExpansionCurveEvaluator(Evaluator):
 
     def evaluate(self, corpus) -> Report:
         """Train and test every point of the curve, write curve.json and the plot."""
-        from bitextforge.registry import get_registry
+        from bitextforge.components.registry import get_registry
 
         c = self.config
         run_dir = Path(corpus.path).parent

@@ -76,8 +76,8 @@ class _NMTConfig(Paraphraser.Config):
 
 def _local_model(spec: str) -> str | None:
     """``spec`` when it names a local model directory, None for a hub id (looked up when the
-    component starts): :func:`bitextforge.checks.local_model`, the one rule for it."""
-    from bitextforge.checks import local_model
+    component starts): :func:`bitextforge.recipe.checks.local_model`, the one rule for it."""
+    from bitextforge.recipe.checks import local_model
 
     return local_model(spec)
 

@@ -25,7 +25,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
-from bitextforge.corpus import read_lines, read_parallel, read_tsv_pairs, write_atomic
+from bitextforge.io.corpus import read_lines, read_parallel, read_tsv_pairs, write_atomic
 from bitextforge.hardware import autocast, device_field, resolve_device, resolve_precision
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the

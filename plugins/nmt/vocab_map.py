@@ -114,7 +114,7 @@ def build_for_model(model_dir: str | Path, src_texts: Sequence[str], tgt_texts: 
 
     Written to ``output`` (default ``model_dir/vmap.txt``) atomically; returns the path.
     """
-    from bitextforge.corpus import write_atomic
+    from bitextforge.io.corpus import write_atomic
 
     from .backends import load_tokenizer
 

@@ -252,7 +252,7 @@ class EmbeddingCosineFilter(Filter):
     @classmethod
     def input_paths(cls, config):
         """The model directory (a hub id is not a path)."""
-        from bitextforge.checks import local_model
+        from bitextforge.recipe.checks import local_model
 
         return {"model": local_model(config.model)}
 

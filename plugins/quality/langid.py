@@ -25,7 +25,7 @@ What the per-side *confidence* is:
   engine is unambiguous, 0.0 for empty text.
 
 The pair score is the minimum over the sides that are checked. A text met earlier in the run
-is not identified again: its score is looked up (:mod:`bitextforge.memo`; the manifest counts
+is not identified again: its score is looked up (:mod:`bitextforge.cache.memo`; the manifest counts
 both), which gives the same scores, as both backends score each text on its own.
 """
 
@@ -38,7 +38,7 @@ import numpy as np
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
-from bitextforge.memo import TextScoreMemo
+from bitextforge.cache.memo import TextScoreMemo
 
 #: ISO 639-1 -> ISO 639-3 for the languages lingua supports (the codes heliport uses where the two
 #: agree); heliport differs for a few macrolanguages, see ``_HELIPORT_OVERRIDES``.

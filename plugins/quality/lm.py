@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
-from bitextforge.corpus import text_lines
+from bitextforge.io.corpus import text_lines
 
 from ._common import Tokenizer
 

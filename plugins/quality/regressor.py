@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
-from bitextforge.components import ComponentConfig
+from bitextforge.components.base import ComponentConfig
 from bitextforge.hardware import device_field
 
 from ._common import column_texts

@@ -17,7 +17,7 @@ from pydantic import Field
 
 import bitextforge
 from bitextforge import Filter, Paraphraser, Trainer
-from bitextforge.corpus import text_lines, write_atomic
+from bitextforge.io.corpus import text_lines, write_atomic
 
 # (expanded, contracted) pairs; matched case-insensitively on word boundaries
 _CONTRACTIONS = [

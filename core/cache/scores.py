@@ -1,0 +1,109 @@
+"""Score cache: a filter's scores keyed by the content of the row, the component's name and
+configuration, and the content of every file the component reads, so rerunning a recipe with a
+changed threshold does not recompute model scores, and a retrained model never returns old ones.
+
+One SQLite file per (component, config, files) under ``$BITEXTFORGE_CACHE/scores`` (default
+``~/.cache/bitextforge/scores``; converted models live beside it), named
+``<component>-<digest>.sqlite``. The digest is the SHA-256 of
+
+- the component's name,
+- its configuration with every default written out (JSON, sorted keys): a changed ``with:``
+  option is another file, so every row is computed again,
+- the identity of each path the component declares with
+  :meth:`bitextforge.Component.input_paths`, by its ``with:`` key: a file's SHA-256, a
+  directory's hash over every file inside (see :mod:`bitextforge.cache.identity`, which remembers file
+  hashes so a big model is not read again while its size, times and inode are unchanged). A model,
+  table or dictionary replaced at the same path is therefore another file too. Paths a component
+  reads without declaring them (and hub ids) enter by name only, through the configuration.
+
+Within the file, a row's key hashes every text and value column it carries except bookkeeping
+(``id``, ``variant``, ``origin``, ``weight``) and the step's own score column, so a filter that
+reads a paraphraser's extra column (``nll``) is keyed on it too, and a changed row is computed
+again while unchanged rows are looked up. Only pure filters may be cached: a filter whose score
+depends on earlier rows (``dedupe.v1``) sets ``cache_scores = False`` and a step asking to cache it
+is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from ..io.corpus import Batch, batch_len, take_rows
+from .identity import component_identity
+
+BOOKKEEPING = {"id", "variant", "origin", "weight"}
+
+
+def cache_dir() -> Path:
+    """Where score caches live."""
+    env = os.environ.get("BITEXTFORGE_CACHE")
+    if env:
+        return Path(env) / "scores"
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bitextforge" / "scores"
+
+
+def cache_key(component) -> str:
+    """SHA-256 (hex) of a built component's name, configuration and declared input files'
+    content identity: what one cache file holds scores of."""
+    cfg = json.dumps(component.config.model_dump(mode="json"), sort_keys=True)
+    files = json.dumps(component_identity(component), sort_keys=True)
+    return hashlib.sha256(f"{component.name}\n{cfg}\n{files}".encode()).hexdigest()
+
+
+class ScoreCache:
+    """Cached scores of one filter component with one configuration."""
+
+    def __init__(self, component, own_column: str, directory: Path | None = None):
+        """Open (or create) the cache file of ``component``'s name, config and input files."""
+        digest = cache_key(component)[:16]
+        d = directory or cache_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        self.path = d / f"{component.name}-{digest}.sqlite"
+        # opened here, used by the thread that runs the step (the local runner may give steps
+        # threads of their own), closed here: one thread at a time, never two at once
+        self.db = sqlite3.connect(self.path, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS s (k BLOB PRIMARY KEY, v REAL)")
+        self.own = own_column
+        self.hits = 0
+        self.misses = 0
+
+    def _keys(self, batch: Batch) -> list[bytes]:
+        cols = sorted(c for c in batch if c not in BOOKKEEPING and c != self.own)
+        values = [batch[c] for c in cols]
+        head = "\x1f".join(cols)
+        return [hashlib.blake2b("\x1e".join([head, *map(repr, row)]).encode(), digest_size=16).digest()
+                for row in zip(*values)]
+
+    def score(self, batch: Batch, compute) -> list[float]:
+        """Scores for ``batch``: cached ones looked up, the rest computed with ``compute(sub)``."""
+        n = batch_len(batch)
+        keys = self._keys(batch)
+        found: dict[bytes, float] = {}
+        for i in range(0, n, 500):
+            chunk = keys[i:i + 500]
+            q = f"SELECT k, v FROM s WHERE k IN ({','.join('?' * len(chunk))})"
+            found.update((k, float("nan") if v is None else v)  # SQLite stores NaN as NULL
+                         for k, v in self.db.execute(q, chunk).fetchall())
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        self.hits += n - len(missing)
+        self.misses += len(missing)
+        if missing:
+            sub = take_rows(batch, missing) if len(missing) < n else batch
+            computed = [float(x) for x in compute(sub)]
+            if len(computed) != len(missing):
+                return computed  # let the caller report the length mismatch
+            self.db.executemany("INSERT OR REPLACE INTO s VALUES (?, ?)",
+                                [(keys[i], v) for i, v in zip(missing, computed)])
+            self.db.commit()
+            for i, v in zip(missing, computed):
+                found[keys[i]] = v
+        return [found[k] for k in keys]
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()

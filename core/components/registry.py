@@ -1,0 +1,307 @@
+"""Plugin manager: discovers plugins through the ``bitextforge`` entry-point group and keeps the
+registered components by kind and versioned name.
+
+Built-in plugins are registered exactly as third-party ones are (datasette's and llm's
+``DEFAULT_PLUGINS`` idea, through entry points). ``BITEXTFORGE_LOAD_PLUGINS`` (a comma-separated
+list of entry-point names, or an empty string for none) restricts what loads, like llm's
+``LLM_LOAD_PLUGINS``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Iterator
+
+import pluggy
+from pydantic import BaseModel
+
+from . import hookspecs
+from ..cli.commands import Command, collect_commands
+from .base import KINDS, Component
+from ..errors import RegistryError
+
+ENTRY_POINT_GROUP = "bitextforge"
+HOOK_FOR_KIND = {
+    "splitter": "register_splitters",
+    "paraphraser": "register_paraphrasers",
+    "cleaner": "register_cleaners",
+    "generator": "register_generators",
+    "filter": "register_filters",
+    "weighter": "register_weighters",
+    "evaluator": "register_evaluators",
+    "trainer": "register_trainers",
+}
+
+#: every hook a plugin may implement: one per component kind, and register_commands
+HOOKS = (*HOOK_FOR_KIND.values(), "register_commands")
+
+@dataclass(frozen=True)
+class Registration:
+    """One registered component: its class and where it came from."""
+
+    cls: type[Component]
+    plugin: str
+    package: str
+    package_version: str
+
+    @property
+    def origin(self) -> str:
+        """Human-readable origin, e.g. ``plugin basic_filters (bitextforge 0.1.0)``."""
+        return f"plugin {self.plugin} ({self.package} {self.package_version})"
+
+
+class Registry:
+    """Components by kind and name, collected from pluggy hook implementations."""
+
+    def __init__(self) -> None:
+        """Create an empty registry with the hook specs installed."""
+        self.pm = pluggy.PluginManager("bitextforge")
+        self.pm.add_hookspecs(hookspecs)
+        self._plugin_dists: dict[str, tuple[str, str]] = {}
+        self._plugin_entry_points: dict[str, str] = {}
+        self._components: dict[str, dict[str, Registration]] | None = None
+        #: each plugin's commands, read from its register_commands when it is added
+        self._commands: dict[str, list[Command]] = {}
+        #: one line per entry-point plugin that was skipped (failed import, misspelled hook,
+        #: failed register_commands)
+        self.problems: list[str] = []
+
+    # -- loading ---------------------------------------------------------------------------------
+    def load_entry_points(self) -> None:
+        """Import every plugin of the ``bitextforge`` entry-point group (respecting the env var)."""
+        allowed = os.environ.get("BITEXTFORGE_LOAD_PLUGINS")
+        allow = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if allow is not None and ep.name not in allow:
+                continue
+            if self.pm.get_plugin(ep.name) is not None:
+                continue
+            # A broken third-party plugin names itself and is skipped, so the other plugins and
+            # commands such as `bitextforge plugins` keep working. That includes a plugin that
+            # calls sys.exit (or raises another BaseException) at import; only Ctrl-C stops.
+            try:
+                module = ep.load()
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - any import failure of foreign code
+                # an Exception's own message, as always; SystemExit's alone ("3") says nothing
+                why = str(exc) if isinstance(exc, Exception) else describe_failure(exc)
+                self.problems.append(f"plugin {ep.name!r} (entry point {ep.value}) failed to "
+                                     f"import: {why}; plugin skipped")
+                continue
+            dist = getattr(ep, "dist", None)
+            try:
+                self.add_plugin(
+                    module,
+                    name=ep.name,
+                    package=dist.metadata["Name"] if dist else "?",
+                    version=dist.version if dist else "?",
+                    entry_point=ep.value,
+                )
+            except RegistryError as exc:
+                self.problems.append(f"{exc}; plugin skipped")
+
+    def add_plugin(self, plugin: Any, name: str | None = None, package: str = "(in-process)",
+                   version: str = "", entry_point: str | None = None) -> str:
+        """Register a plugin object or module in-process; returns the plugin name used.
+
+        Its ``register_commands`` runs here (the commands' setups do not): a plugin whose hook
+        raises is unregistered again and refused with a :class:`RegistryError`, so an installed
+        one is skipped like a plugin that fails to import."""
+        if isinstance(plugin, str):
+            plugin = importlib.import_module(plugin)
+        label = name or getattr(plugin, "__name__", None) or repr(plugin)
+        for attr in _unknown_hooks(plugin):
+            best = difflib.get_close_matches(attr, list(HOOKS), n=1, cutoff=0.5)
+            hint = f"; did you mean {best[0]}?" if best else f"; the hooks are {', '.join(HOOKS)}"
+            raise RegistryError(f"plugin {label!r}: {attr} is not a bitextforge hook{hint}")
+        name = self.pm.register(plugin, name=name)
+        if name is None:
+            raise RegistryError(f"plugin {plugin!r} was registered already")
+        self._plugin_dists[name] = (package, version)
+        if entry_point is not None:
+            self._plugin_entry_points[name] = entry_point
+        self.pm.check_pending()
+        self._components = None
+        try:
+            self._commands[name] = collect_commands(self.pm, name)
+        except KeyboardInterrupt:
+            self.remove_plugin(name)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - foreign code, even a sys.exit in it
+            label = self.plugin_label(name)
+            self.remove_plugin(name)
+            raise RegistryError(f"{label} failed in register_commands: "
+                                f"{describe_failure(exc)}") from exc
+        return name
+
+    def remove_plugin(self, name: str) -> None:
+        """Unregister a plugin by name (used by the pytest fixture for plugin authors)."""
+        self.pm.unregister(name=name)
+        self._plugin_dists.pop(name, None)
+        self._plugin_entry_points.pop(name, None)
+        self._commands.pop(name, None)
+        self._components = None
+
+    def plugin_label(self, name: str) -> str:
+        """How messages name a plugin: ``plugin 'x' (entry point x_pkg, x-dist 0.1)`` for an
+        installed one, ``plugin 'x'`` for one added in-process."""
+        if name not in self._plugin_entry_points:
+            return f"plugin {name!r}"
+        package, version = self._plugin_dists.get(name, ("?", "?"))
+        entry_point = self._plugin_entry_points[name]
+        return f"plugin {name!r} (entry point {entry_point}, {package} {version})"
+
+    def commands(self) -> list[Command]:
+        """The commands every registered plugin declared, plugin by plugin in hook order (the
+        order the CLI lists them in); duplicates are left to :func:`commands.plugin_commands`."""
+        out: list[Command] = []
+        seen: set[str] = set()
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            if impl.plugin_name not in seen:
+                seen.add(impl.plugin_name)
+                out.extend(self._commands.get(impl.plugin_name, ()))
+        return out
+
+    # -- collecting ------------------------------------------------------------------------------
+    def _collect(self) -> dict[str, dict[str, Registration]]:
+        if self._components is not None:
+            return self._components
+        comps: dict[str, dict[str, Registration]] = {k: {} for k in KINDS}
+        for kind, hook_name in HOOK_FOR_KIND.items():
+            hook = getattr(self.pm.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
+                package, version = self._plugin_dists.get(plugin_name, ("?", "?"))
+
+                def register(cls, _kind=kind, _plugin=plugin_name, _pkg=package, _ver=version):
+                    self._check_class(cls, _kind, _plugin)
+                    reg = Registration(cls, _plugin, _pkg, _ver)
+                    existing = comps[_kind].get(cls.name)
+                    if existing is not None and existing.cls is not cls:
+                        raise RegistryError(
+                            f"{_kind} name {cls.name!r} is registered twice: by {existing.origin} "
+                            f"({existing.cls.__module__}.{existing.cls.__qualname__}) and by "
+                            f"{reg.origin} ({cls.__module__}.{cls.__qualname__})"
+                        )
+                    comps[_kind][cls.name] = reg
+
+                impl.function(register=register)
+        self._components = comps
+        return comps
+
+    @staticmethod
+    def _check_class(cls: Any, kind: str, plugin: str) -> None:
+        base = KINDS[kind]
+        if not (inspect.isclass(cls) and issubclass(cls, base)):
+            raise RegistryError(f"plugin {plugin!r} registered {cls!r} as a {kind}, "
+                                f"but it does not subclass bitextforge.{base.__name__}")
+        if not isinstance(cls.name, str) or "." not in cls.name:
+            raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.name must be a versioned "
+                                f"string like 'my_filter.v1', got {cls.name!r}")
+        cfg = cls.Config
+        if not (inspect.isclass(cfg) and issubclass(cfg, base.Config)):
+            raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.Config must subclass "
+                                f"{base.__name__}.Config")
+        if cfg.model_config.get("extra") != "forbid":
+            raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.Config must forbid extra keys")
+
+    # -- queries ---------------------------------------------------------------------------------
+    def check(self) -> None:
+        """Collect every plugin's components now: a duplicate name or a bad class raises its one
+        :class:`RegistryError` here, once, rather than at every lookup that would meet it."""
+        self._collect()
+
+    def names(self, kind: str) -> list[str]:
+        """Sorted registered names of one kind."""
+        return sorted(self._collect()[kind])
+
+    def registrations(self) -> Iterator[tuple[str, Registration]]:
+        """Every registration as ``(kind, Registration)``, kinds in hook order, names sorted."""
+        comps = self._collect()
+        for kind in KINDS:
+            for name in sorted(comps[kind]):
+                yield kind, comps[kind][name]
+
+    def get(self, kind: str, name: str) -> type[Component]:
+        """The class registered under ``name``; an unknown name lists the closest ones."""
+        comps = self._collect()[kind]
+        if name in comps:
+            return comps[name].cls
+        raise RegistryError(f"unknown {kind} {name!r}{suggest(name, comps)}")
+
+    def find(self, name: str) -> tuple[str, Registration]:
+        """Look a name up across all kinds (for ``bitextforge describe``)."""
+        every = {}
+        for kind, reg in self.registrations():
+            every[reg.cls.name] = (kind, reg)
+        if name in every:
+            return every[name]
+        raise RegistryError(f"no component named {name!r}{suggest(name, every)}")
+
+
+def _unknown_hooks(plugin: Any) -> list[str]:
+    """Names of ``plugin``'s hook implementations that match no hook spec (a misspelled hook),
+    found before registering so pluggy never half-registers the plugin."""
+    marker = f"{hookspecs.hookimpl.project_name}_impl"
+    known = set(HOOKS)
+    out = []
+    for attr in dir(plugin):
+        try:
+            value = getattr(plugin, attr)
+        except Exception:  # noqa: BLE001 - a property of foreign code; not a hook
+            continue
+        if getattr(value, marker, None) is not None:
+            hook = getattr(value, marker).get("specname") or attr
+            if hook not in known:
+                out.append(hook)
+    return out
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for an exception raised by a plugin's code: ``ValueError: bad value``."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def suggest(name: str, candidates) -> str:
+    """``"; did you mean X or Y?"`` for the closest candidates, or the list of all when few."""
+    cands = sorted(candidates)
+    close = difflib.get_close_matches(name, cands, n=3, cutoff=0.5)
+    if close:
+        return "; did you mean " + " or ".join(close) + "?"
+    if cands and len(cands) <= 12:
+        return "; available: " + ", ".join(cands)
+    return ""
+
+
+def config_fields(cfg: type[BaseModel]) -> list[tuple[str, str, Any, str]]:
+    """``(name, type, default, description)`` for each field of a Config model."""
+    out = []
+    for fname, f in cfg.model_fields.items():
+        ann = f.annotation
+        tname = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        default = "(required)" if f.is_required() else f.get_default(call_default_factory=True)
+        out.append((fname, tname, default, f.description or ""))
+    return out
+
+
+_REGISTRY: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, loading entry-point plugins on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        reg = Registry()
+        reg.load_entry_points()
+        for problem in reg.problems:
+            print(f"bitextforge: error: {problem}", file=sys.stderr)
+        _REGISTRY = reg
+    return _REGISTRY

@@ -1,0 +1,136 @@
+"""Running trainers: a recipe's ``prepare:`` list (the models its steps load) and
+``bitextforge train``.
+
+A recipe such as ``recipes/bet-roundtrip.yaml`` builds its own NMT models from ``../shared/data``
+the first time it runs and reuses them afterwards. In a recipe a trainer is skipped when every path it writes exists; it
+trains into temporary names beside the final ones, which are moved into place only when training
+succeeds, so an interrupted run never leaves a half-written model that a later run would take for
+a finished one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..components.base import Trainer
+from ..errors import ComponentError, RecipeError
+from ..log import say as _say
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _partial(path: Path, tag: str) -> Path:
+    return path.with_name(f".{path.name}.partial-{tag}")
+
+
+def run_prepare(recipe, registry, log: Callable[[str], None] | None = None,
+                only: list[int] | None = None) -> list[dict[str, Any]]:
+    """Run the recipe's trainers in order (``only``: just these indices of ``prepare:``, so that
+    independent trainings can run side by side in separate processes); return one manifest entry
+    per trainer run."""
+    n = len(recipe.prepare)
+    bad = [i for i in only or [] if not 0 <= i < n]
+    if bad:
+        raise RecipeError(f"{recipe.source}: prepare has {n} trainer{'s' if n != 1 else ''} "
+                             f"(indices 0-{n - 1}); no prepare[{bad[0]}]")
+    done: list[dict[str, Any]] = []
+    for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
+        if only is not None and i not in only:
+            continue
+        where = f"prepare[{i}] {prep.train}"
+        done.append(train_one(registry, prep.train, cfg, where, prep.force, log))
+    return done
+
+
+def train_one(registry, name: str, cfg, where: str, force: bool = False,
+              log: Callable[[str], None] | None = None, announce: bool = True) -> dict[str, Any]:
+    """Train one trainer (or skip it when its outputs exist and not ``force``), moving its
+    outputs into place atomically; the manifest entry. ``announce`` reports the start and end
+    of the training."""
+    from .plan import build_component
+
+    say = log or (lambda m: _say("", m))
+    cls = registry.get("trainer", name)
+    final_out = Path(cfg.output)
+    # the outputs a trainer declares depend only on its config: ask a throwaway instance
+    finals = _declared_outputs(cls, cfg)
+    entry: dict[str, Any] = {"trainer": name, "output": str(final_out),
+                             "outputs": [str(p) for p in finals]}
+    if not force and all(p.exists() for p in finals):
+        say(f"{where}: {final_out} exists, not retrained (force: true retrains)")
+        return {**entry, "status": "exists"}
+    _remove_stale_partials(final_out, say)
+    tmp_out = _partial(final_out, str(os.getpid()))
+    tmp_cfg = cfg.model_copy(update={"output": str(tmp_out)})
+    for p in _declared_outputs(cls, tmp_cfg):
+        _remove(p)
+    final_out.parent.mkdir(parents=True, exist_ok=True)
+    if announce:
+        say(f"{where}: training {final_out}")
+    t0 = time.perf_counter()
+    trainer: Trainer = build_component(registry, "trainer", name, tmp_cfg)  # type: ignore
+    try:
+        info = trainer.train() or {}
+        temps = trainer.outputs()
+        missing = [str(p) for p in temps if not p.exists()]
+        if missing:
+            raise ComponentError(f"{name}: training finished without writing "
+                                 f"{', '.join(missing)}")
+        for tmp, final in zip(temps, finals):
+            if final.exists() or final.is_symlink():
+                _remove(final)
+            os.replace(tmp, final)
+    except BaseException:
+        for p in trainer.outputs():
+            _remove(p)
+        raise
+    finally:
+        trainer.close()
+    seconds = round(time.perf_counter() - t0, 1)
+    if announce:
+        say(f"{where}: wrote {final_out} in {seconds} s")
+    return {**entry, "status": "trained", "seconds": seconds, "info": info}
+
+
+def _remove_stale_partials(final_out: Path, say) -> None:
+    """Remove the temporary outputs of earlier trainings of ``final_out`` whose process is gone
+    (killed with SIGKILL or by the out-of-memory killer, which no handler can catch); those of a
+    training still running elsewhere are left alone."""
+    prefix = _partial(final_out, "").name
+    if not final_out.parent.is_dir():
+        return
+    for p in final_out.parent.iterdir():
+        if not p.name.startswith(prefix):
+            continue
+        pid = p.name[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        _remove(p)
+        say(f"removed {p}, left by a training that was killed")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # exists under another user; or not a pid at all: leave it alone
+    return True
+
+
+def _declared_outputs(cls: type[Trainer], cfg) -> list[Path]:
+    """``outputs()`` of a trainer with ``cfg``, without running its constructor (which may load
+    libraries or check inputs); the default is just ``output``."""
+    probe = cls.__new__(cls)
+    probe.config = cfg
+    return [Path(p) for p in probe.outputs()]

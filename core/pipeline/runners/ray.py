@@ -1,0 +1,401 @@
+"""The Ray runner: the recipe's steps on Ray Data, with output identical to the local runner's.
+
+Design in ``docs/ray.md``; the components run unchanged, this module only decides where each step
+executes.
+
+* The driver keeps reading (the :class:`~bitextforge.io.corpus.Reader` with all its input checks and
+  statistics) and feeds :class:`~bitextforge.pipeline.runners.stream.Packet` objects, through a bounded
+  queue, to a Ray Data read task. One Ray row is one packet, pickled whole: the batch keeps its
+  ``id`` groups (weighters and paraphrase expansion see whole groups), its exact Python values
+  (ints, ``None`` scores of out-of-scope rows), and the packet carries the rows its steps rejected
+  and their counters.
+* Every streaming step is a ``map_batches`` over an autoscaling actor pool; each actor builds the
+  component ONCE from its class and config (not its registered name: the registry is
+  process-local) through the :class:`~bitextforge.pipeline.plan.Plan` loop the driver builds with, with
+  ``num_cpus``/``num_gpus``/``concurrency`` from the step's ``resources``.
+  An actor of a step without ``num_gpus`` sees no GPU (Ray leaves ``CUDA_VISIBLE_DEVICES`` alone
+  for it), so on a mixed cluster ``device: auto`` puts only the steps that asked for GPUs on
+  them; each actor reports the devices its components resolved, which the manifest records as
+  the step's ``ray_devices``.
+* Steps that must see every batch in order run in the driver, exactly as the local runner runs
+  them: ``keep: {top, words}`` (two passes over all scores), split steps (fresh ids across
+  batches) and stateful components (``Component.stateful``, e.g. ``dedupe.v1``). A recipe
+  therefore becomes segments of Ray steps separated by driver steps.
+* Workers return results, never write: rejected rows ride with their packet and the driver adds
+  the workers' counters to its executors when the packet arrives in input order, so
+  ``rejected.tsv`` and the manifest counts are the local runner's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.metadata
+import os
+import pickle
+import queue as _queue
+import sys
+import threading
+import traceback
+from typing import Iterable, Iterator
+
+from ...io.corpus import Batch, batch_len
+from ...errors import BitextforgeError, RecipeError
+from ...recipe.step_models import Resources
+from ..executors import Executor
+from .stream import Packet, drive, packets
+
+_QUEUE_SIZE = 8
+_END = b""
+
+
+def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iterator[Packet]:
+    """Run ``executors`` over ``source`` on Ray; yield packets in input order."""
+    # the actors get the recipe's configs: the driver's copy of a GPU step may have been built
+    # on the CPU (:func:`bitextforge.pipeline.plan.driver_config`)
+    configs = dict(enumerate(recipe.configs)) if recipe is not None else {}
+    import ray
+
+    if not ray.is_initialized():
+        # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts. It
+        # stays up for the process: a sharded run calls run() once per shard.
+        ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
+                 log_to_driver=False, logging_level="ERROR")
+        atexit.register(ray.shutdown)
+    _configure_data_context(recipe)
+    seed = recipe.seed if recipe is not None else 0
+    where = recipe.source if recipe is not None else "recipe"
+    cluster = ray.cluster_resources()
+    _check_resources(executors, cluster.get("CPU", 0.0), cluster.get("GPU", 0.0))
+    by_index = {ex.index: ex for ex in executors}
+    stream: Iterator[Packet] = packets(source)
+    pending: list[Executor] = []
+    for ex in executors:
+        if _in_driver(ex):
+            if pending:
+                stream = _ray_segment(stream, pending, seed, where, configs)
+                pending = []
+            stream = drive(ex, stream)
+        else:
+            pending.append(ex)
+    if pending:
+        stream = _ray_segment(stream, pending, seed, where, configs)
+    for p in stream:
+        if p.error is not None:
+            raise p.error
+        for index, counters in p.counters:
+            by_index[index].record(counters)
+        for index, devices in p.devices:
+            extra = by_index[index].stats.extra
+            extra["ray_devices"] = sorted(set(extra.get("ray_devices", [])) | set(devices))
+        p.counters, p.devices = [], []
+        yield p
+
+
+def _in_driver(ex: Executor) -> bool:
+    return ex.needs_all_rows or ex.in_order
+
+
+def _configure_data_context(recipe) -> None:
+    from ray.data import DataContext
+
+    ctx = DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    show = bool(getattr(recipe, "progress", False))
+    ctx.enable_progress_bars = show
+    ctx.print_on_execution_start = show
+    if not show:
+        import logging
+
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+
+
+def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> None:
+    """Fail before starting when the actors' minimum (one per step) cannot be scheduled: Ray
+    would otherwise wait for the missing CPUs or GPUs for ever."""
+    need = need_gpus = 0.0
+    segment: list = []
+    for ex in [*executors, None]:
+        if ex is not None and not _in_driver(ex):
+            segment.append(ex)
+            continue
+        need += sum(_step_resources(g[0]).num_cpus for g in _fuse(segment))
+        need_gpus += sum(_step_resources(g[0]).num_gpus for g in _fuse(segment))
+        segment = []
+    if need > cpus:
+        raise RecipeError(f"resources: the Ray steps need {need:g} CPUs for one actor each but the "
+                          f"cluster has {cpus:g}; lower steps[*].resources.num_cpus (e.g. 0.25)")
+    if need_gpus > gpus:
+        raise RecipeError(f"resources: the Ray steps need {need_gpus:g} GPUs for one actor each "
+                          f"but the cluster has {gpus:g}; start a node with GPUs (docs/ray.md) "
+                          f"or lower steps[*].resources.num_gpus (e.g. 0.5 shares one GPU)")
+
+
+def _step_resources(ex: Executor) -> Resources:
+    return ex.step.resources or Resources()
+
+
+# ---------------------------------------------------------------- Ray steps
+
+
+class _StepActor:
+    """One worker of one or more consecutive steps with equal resources: builds their components
+    once, through the driver's own :class:`~bitextforge.pipeline.plan.Plan` loop, and runs pickled reader
+    batches through the steps in order."""
+
+    def __init__(self, specs: list, seed: int, source: str = "recipe", num_gpus: float = 0):
+        """Seed like the driver does, then build each ``(index, step, cls, config)`` as the
+        driver's Plan builds them (``source`` names the recipe in its errors).
+
+        The config arrives as a plain dict and is validated again, against the class this worker
+        imported. A start-up failure is kept and reported with the first batch: a
+        BitextforgeError as the one-line error the driver would have given, anything else as
+        itself, as the local runner would raise it (Ray would wrap it and restart the actor).
+        Without ``num_gpus`` the GPUs of the node are hidden before any component loads CUDA:
+        Ray reserved none for this actor.
+        """
+        from ..plan import Plan, seed_everything
+
+        if not num_gpus:
+            os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        seed_everything(seed)
+        self.plan: Plan | None = None
+        self.error: BaseException | None = None
+        self.devices_sent = False
+        try:
+            self.plan = Plan(_WorkerRecipe(specs, seed, source), _WorkerRegistry(specs), [],
+                             only={index for index, *_ in specs})
+        except Exception as exc:  # noqa: BLE001 - classified by Plan, raised by the driver
+            if not isinstance(exc, BitextforgeError):
+                exc.add_note(f"(on a Ray worker)\n{traceback.format_exc()}")
+            self.error = exc
+        self.execs: list[Executor] = self.plan.executors if self.plan is not None else []
+
+    def __call__(self, table):
+        """Run the steps on each pickled packet of a Ray batch."""
+        import pyarrow as pa
+
+        out = []
+        for blob in table.column("blob").to_pylist():
+            p: Packet = pickle.loads(blob)
+            if self.error is not None and p.error is None:
+                p.error, p.batch = self.error, None
+            if not self.devices_sent:
+                p.devices.extend((ex.index, found) for ex in self.execs
+                                 if (found := _devices(ex.comp.manifest_info())))
+                self.devices_sent = True
+            for ex in self.execs:
+                if p.batch is None:
+                    break
+                try:
+                    res = ex.run(p.batch)
+                except BitextforgeError as exc:
+                    # as data, not as a Ray task failure: Ray would wrap the one-line message
+                    # in its own traceback
+                    p.error, p.batch = exc, None
+                    break
+                p.rejected.extend(res.rejected)
+                p.changed.extend(res.changed)
+                p.counters.append((ex.index, res.counters()))
+                p.batch = res.kept if batch_len(res.kept) else None
+            out.append(pickle.dumps(p, protocol=pickle.HIGHEST_PROTOCOL))
+        return pa.table({"blob": pa.array(out, type=pa.large_binary())})
+
+    def __del__(self):
+        """Release the models and score caches when Ray ends the actor."""
+        plan = getattr(self, "plan", None)
+        if plan is not None:
+            plan.close()
+
+
+class _WorkerRecipe:
+    """What :class:`~bitextforge.pipeline.plan.Plan` reads of a recipe, for the steps a worker runs (the
+    others are None and skipped)."""
+
+    def __init__(self, specs: list, seed: int, source: str):
+        n = max(index for index, *_ in specs) + 1
+        self.steps: list = [None] * n
+        self.configs: list = [None] * n
+        for index, step, _cls, config in specs:
+            self.steps[index], self.configs[index] = step, config
+        self.seed = seed
+        self.source = source
+
+
+class _WorkerRegistry:
+    """The registry a worker's Plan builds from: the classes the driver shipped, each taking the
+    plain-dict config it was sent (validated by its own ``Config``, so a mismatch becomes the
+    Plan's one-line start-up error)."""
+
+    def __init__(self, specs: list):
+        self.classes = {step.component: cls for _index, step, cls, _config in specs}
+
+    def get(self, kind: str, name: str):
+        """A factory ``config dict -> component`` for the shipped class ``name``."""
+        cls = self.classes[name]
+        return lambda config: cls(cls.Config.model_validate(config))
+
+
+def _devices(info) -> list[str]:
+    """Every ``device`` value in a component's manifest facts, however deep (a backend's facts
+    sit under ``model``)."""
+    if isinstance(info, dict):
+        found = [info["device"]] if isinstance(info.get("device"), str) else []
+        return sorted(set(found).union(*(_devices(v) for v in info.values())))
+    if isinstance(info, (list, tuple)):
+        return sorted(set().union(*(_devices(v) for v in info)))
+    return []
+
+
+def _ship_class(cls) -> None:
+    """Let workers unpickle a class that only this process can import (a script's or a test's)."""
+    top = cls.__module__.split(".")[0]
+    if top in importlib.metadata.packages_distributions() or top == "bitextforge":
+        return
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[cls.__module__])
+
+
+def _fuse(executors: list[Executor]) -> list[list[Executor]]:
+    """Consecutive steps with equal resources share one actor pool (fewer processes, one
+    transfer per batch); steps with their own resources keep their own pool."""
+    groups: list[list] = []
+    last = None
+    for ex in executors:
+        res = _step_resources(ex)
+        if groups and res == last:
+            groups[-1].append(ex)
+        else:
+            groups.append([ex])
+        last = res
+    return groups
+
+
+def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
+                 source: str, configs: dict | None = None) -> Iterator[Packet]:
+    """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per group of
+    steps with equal resources; ``configs`` (by step index) are what the actors build from,
+    the driver's own component configs otherwise."""
+    import ray
+    import ray.data
+    from ray.util.queue import Queue
+
+    q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0})
+    feeder = _Feeder(stream, q)
+    # the read task only waits on the queue: it must not hold a CPU the actors need
+    ds = ray.data.read_datasource(_make_datasource(q), override_num_blocks=1, num_cpus=0)
+    for group in _fuse(executors):
+        res = _step_resources(group[0])
+        specs = []
+        for ex in group:
+            cls = type(ex.comp)
+            _ship_class(cls)
+            config = (configs or {}).get(ex.index, ex.comp.config)
+            specs.append((ex.index, ex.step, cls,
+                          config.model_dump(mode="python", by_alias=True)))
+        ds = ds.map_batches(
+            _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
+            fn_constructor_args=(specs, seed, source, res.num_gpus),
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
+            num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
+    feeder.start()
+    try:
+        for row in ds.iter_rows():
+            yield pickle.loads(row["blob"])
+    except Exception as exc:  # noqa: BLE001 - unwrap a component's own one-line error
+        inner = _user_error(exc)
+        if inner is not None:
+            raise inner from None
+        raise
+    finally:
+        feeder.stop()
+        feeder.join(timeout=5)
+        try:
+            ray.kill(q.actor)
+        except Exception:  # noqa: BLE001 - already gone with the cluster
+            pass
+    if feeder.error is not None:
+        raise feeder.error
+
+
+def _user_error(exc: BaseException) -> BaseException | None:
+    """The BitextforgeError a worker raised, found inside Ray's wrappers."""
+    seen = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, BitextforgeError):
+            return cur
+        cause = getattr(cur, "cause", None)
+        if isinstance(cause, BaseException):
+            cur = cause
+            continue
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+class _Feeder(threading.Thread):
+    """Pulls packets from the driver's iterator (the Reader, or a driver step) into the queue."""
+
+    def __init__(self, stream: Iterator[Packet], q):
+        super().__init__(name="bitextforge-ray-feeder", daemon=True)
+        self.packets = stream
+        self.q = q
+        self.error: BaseException | None = None
+        self._stop_flag = threading.Event()
+
+    def stop(self) -> None:
+        """Ask the thread to stop feeding (the run is ending)."""
+        self._stop_flag.set()
+
+    def _put(self, item: bytes) -> bool:
+        while not self._stop_flag.is_set():
+            try:
+                self.q.put(item, timeout=0.5)
+                return True
+            except _queue.Full:
+                continue
+            except Exception:  # noqa: BLE001 - the queue actor is gone: the run is ending
+                return False
+        return False
+
+    def run(self) -> None:
+        """Queue every packet, then the end marker; an error is kept for the driver."""
+        try:
+            for packet in self.packets:
+                if not self._put(pickle.dumps(packet, protocol=pickle.HIGHEST_PROTOCOL)):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's main thread
+            self.error = exc
+        self._put(_END)
+
+
+def _queue_blocks(q) -> Iterator:
+    import pyarrow as pa
+
+    while True:
+        item = q.get()
+        if item == _END:
+            return
+        yield pa.table({"blob": pa.array([item], type=pa.large_binary())})
+
+
+def _make_datasource(q):
+    from ray.data import Datasource, ReadTask
+    from ray.data.block import BlockMetadata
+
+    class QueueDatasource(Datasource):
+        """One read task that yields one block per reader batch, as the driver queues them."""
+
+        def estimate_inmemory_data_size(self):
+            return None
+
+        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+            meta = BlockMetadata(num_rows=None, size_bytes=None, exec_stats=None,
+                                 input_files=None)
+            return [ReadTask(lambda: _queue_blocks(q), meta)]
+
+    return QueueDatasource()
+
+
+__all__ = ["run"]

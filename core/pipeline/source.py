@@ -1,0 +1,51 @@
+"""The source stage of a run: the recipe's input as columnar batches, read by
+:class:`~bitextforge.io.corpus.Reader` (with all its input checks and statistics), behind an optional
+progress bar."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..io.corpus import Batch, MultiReader, Reader, batch_len
+from ..log import progress
+from ..io.shards import split_shards
+
+
+class Source:
+    """Batches of the input, once, in order."""
+
+    def __init__(self, spec, batch_size: int, progress: bool = False, seed: int = 0):
+        """Read ``spec`` (an :class:`~bitextforge.recipe.load.InputSpec`, or a list of them: several
+        inputs one after the other) in batches of ``batch_size`` rows; ``progress`` shows a bar
+        with rows per second on stderr; ``seed`` draws ``sample: random`` inputs."""
+        self.reader = (MultiReader(spec, batch_size, seed) if isinstance(spec, list)
+                       else Reader(spec, batch_size, seed=seed))
+        self.spec = spec
+        self.batch_size = batch_size
+        self.progress = progress
+
+    @property
+    def stats(self):
+        """The reader's statistics (files, rows, replaced invalid UTF-8)."""
+        return self.reader.stats
+
+    def extra_columns(self) -> list[str]:
+        """The input's columns beyond src and tgt."""
+        return self.reader.extra_columns()
+
+    def batches(self) -> Iterator[Batch]:
+        """Every batch of the input."""
+        if isinstance(self.spec, list):  # several inputs: counted first, for the bar's ETA
+            total = self.reader.expected_rows() if self.progress else None
+        else:
+            total = self.spec.limit
+        return with_progress(self.reader.batches(), self.progress, total)
+
+    def shards(self, shard_rows: int) -> Iterator[Iterator[Batch]]:
+        """The batches grouped into shards of about ``shard_rows`` rows (whole batches)."""
+        return split_shards(self.batches(), max(1, -(-shard_rows // self.batch_size)))
+
+
+def with_progress(batches: Iterable[Batch], show: bool, total: int | None) -> Iterator[Batch]:
+    """Pass ``batches`` through, counting rows on the progress bar when ``show``."""
+    return progress(batches, total=total, unit=" rows", show=show, weight=batch_len)

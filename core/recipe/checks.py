@@ -1,0 +1,198 @@
+"""Checks a recipe's files before any work starts, listing every problem at once.
+
+``bitextforge validate`` and the first moments of ``run`` and ``score`` use them: every input file
+exists (a missing relative path is reported with its recipe key and the directory it is relative
+to), paired plain input files have the same number of lines (counted up front by counting
+newlines in 1 MB blocks, far cheaper than reading the corpus, rather than discovered after the
+corpus was processed),
+every file or model directory a component or trainer declares in
+:meth:`bitextforge.Component.input_paths` exists or is written by an earlier ``prepare:`` entry,
+and the output directory is not a file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+from ..errors import BitextforgeError
+
+_BLOCK = 1 << 20
+
+
+def count_lines(path: str | os.PathLike) -> int | None:
+    """Lines of a text file (``.gz`` read through gzip), as the corpus reader counts them: a last
+    line without a final newline counts too. None when the file cannot be read to its end."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    n = 0
+    last = b"\n"
+    try:
+        with opener(p, "rb") as fh:
+            while True:
+                block = fh.read(_BLOCK)
+                if not block:
+                    break
+                n += block.count(b"\n")
+                last = block[-1:]
+    except (OSError, EOFError):
+        return None  # a truncated gzip file: the reader reports it with its line number
+    return n + (last != b"\n")
+
+
+def _missing(source: str, key: str, path: str, what: str = "no such file or directory") -> str:
+    """One problem line for a path that does not exist; a relative path says what it is
+    relative to, since a recipe run from another directory is the usual cause."""
+    where = ""
+    if not Path(path).expanduser().is_absolute():
+        where = f" (relative paths are relative to the current directory, {Path.cwd()})"
+    return f"{source}: {key}: {path}: {what}{where}"
+
+
+def input_problems(recipe) -> list[str]:
+    """Problems with the recipe's ``input`` files: missing files, unequal plain line counts."""
+    from ..io.corpus import gzip_problem
+    from .load import input_specs
+
+    source = recipe.source
+    several = isinstance(recipe.input, list)
+    problems = []
+    for i, spec in enumerate(input_specs(recipe)):
+        where = f"input[{i}]" if several else "input"
+        keys = [k for k in ("src", "tgt", "path") if getattr(spec, k)]
+        found = []
+        for key in keys:
+            path = getattr(spec, key)
+            p = Path(path)
+            if not p.exists():
+                found.append(_missing(source, f"{where}.{key}", path, "no such file"))
+            elif p.is_dir():
+                found.append(f"{source}: {where}.{key}: {path}: is a directory, expected a file")
+            elif p.suffix == ".gz" and (why := gzip_problem(p)):
+                found.append(f"{source}: {where}.{key}: {path}: {why}")
+        problems += found
+        if (spec.format == "plain" and not spec.one_sided and not found and spec.limit is None
+                and not spec.skip):
+            ns, nt = count_lines(spec.src), count_lines(spec.tgt)
+            if ns is not None and nt is not None and ns != nt:
+                problems.append(f"{source}: {where}: line counts differ: {spec.src} has {ns} "
+                                f"lines, {spec.tgt} has {nt}")
+    return problems
+
+
+def _flatten(paths: dict) -> list[tuple[str, str | None]]:
+    """``(key, path)`` pairs, nested lists and mappings flattened depth-first: a list under one
+    key becomes ``key[0]``, ``key[1]``..., a pair inside a list ``key[0][1]``, a mapping
+    ``key.name``. Trainers read corpora as lists of ``[src, tgt]`` pairs, so one level is not
+    enough."""
+    out: list[tuple[str, str | None]] = []
+    for key, value in paths.items():
+        if isinstance(value, dict):
+            out += _flatten({f"{key}.{k}": v for k, v in value.items()})
+        elif isinstance(value, (list, tuple)):
+            out += _flatten({f"{key}[{i}]": v for i, v in enumerate(value)})
+        else:
+            out.append((key, value))
+    return out
+
+
+def local_model(spec: str | None) -> str | None:
+    """``spec`` when it names a local model directory, None when it is a model-hub id
+    (``org/name``) that is looked up when the component starts, not checked as a path.
+
+    A path that starts with ``.``, ``/`` or ``~``, has more than two parts or an empty one can only
+    be local. So can ``models/de-en`` when ``models/`` is a local directory: a recipe that keeps
+    its models there and names one that was never trained must fail in ``validate``, not minutes
+    later when the hub lookup fails."""
+    if not spec:
+        return None
+    parts = spec.split("/")
+    if spec.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
+        return spec
+    if len(parts) == 2 and Path(parts[0]).is_dir():
+        return spec
+    return None
+
+
+def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
+    p = Path(path).expanduser().resolve()
+    return any(p == o or o in p.parents for o in outputs)
+
+
+def component_problems(recipe, registry) -> list[str]:
+    """Paths that trainers and components declare with ``input_paths`` and that neither exist nor
+    are written by an earlier ``prepare:`` entry."""
+    from ..pipeline.prepare import _declared_outputs
+
+    source = recipe.source
+    problems: list[str] = []
+    outputs: list[Path] = []
+    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True)
+               for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
+    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False)
+             for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
+    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False)
+              for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
+    for where, kind, name, cfg, trains in entries + later:
+        cls = registry.get(kind, name)
+        for key, path in _flatten(cls.input_paths(cfg)):
+            if path is None or Path(path).expanduser().exists():
+                continue
+            if _written_by_prepare(path, outputs):
+                continue
+            problems.append(_missing(source, f"{where}.with.{key}", str(path)))
+        if trains:
+            outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
+    return problems
+
+
+def step_kind(step) -> str:
+    """The registry kind of a recipe step's component."""
+    from ..pipeline.kinds import kind_of
+
+    return kind_of(step).component
+
+
+def step_name(step) -> str:
+    """The component name a recipe step uses."""
+    return step.component
+
+
+def not_a_directory(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be (made) a directory, when it or a directory above it is a file:
+    ``mkdir`` would only say "File exists" or "Not a directory". None when all is well."""
+    p = Path(path).expanduser()
+    for q in (p, *p.parents):
+        if q.exists() and not q.is_dir():
+            return ("is a file, expected a directory" if q == p
+                    else f"{q} is a file, not a directory")
+    return None
+
+
+def output_problems(recipe, output_dir: str | None = None) -> list[str]:
+    """The run's output directory (``output_dir``, from ``run -o``, else the recipe's
+    ``output.dir``) when it is a file or lies under one."""
+    if output_dir is not None:
+        why = not_a_directory(output_dir)
+        return [f"--output: {output_dir}: {why}"] if why else []
+    if recipe.input is None or recipe.output is None:
+        return []  # a recipe that only trains models writes no output directory
+    why = not_a_directory(recipe.output.dir)
+    return [f"{recipe.source}: output.dir: {recipe.output.dir}: {why}"] if why else []
+
+
+def preflight(recipe, registry) -> list[str]:
+    """Every problem with the files a recipe will read, one line each (empty when all is well)."""
+    return input_problems(recipe) + component_problems(recipe, registry)
+
+
+def check_recipe_files(recipe, registry, output: bool = False,
+                       output_dir: str | None = None) -> None:
+    """Raise one error listing every problem :func:`preflight` finds; with ``output``, also the
+    output directory's (:func:`output_problems`; ``validate`` and ``run`` ask for it)."""
+    problems = preflight(recipe, registry)
+    if output:
+        problems += output_problems(recipe, output_dir)
+    if problems:
+        raise BitextforgeError("\n".join(problems))

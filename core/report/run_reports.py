@@ -1,0 +1,114 @@
+"""The reports stage of a run: the score report, the evaluators, the filled recipe, the signature
+and the manifest (versions, seeds, counts in and out of every step, time per step), written into
+the run directory once the corpus is complete."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..io.corpus import CorpusView, write_atomic
+from ..pipeline.plan import Plan, build_component
+from ..recipe.load import Recipe, dump_yaml
+from ..components.registry import Registry
+from ..pipeline.sink import Written
+from ..pipeline.source import Source
+from .summary import run_warnings
+
+KEY_LIBRARIES = ("pluggy", "pydantic", "numpy", "sacrebleu", "sacremoses", "sentencepiece",
+                 "torch", "transformers", "sentence-transformers", "ctranslate2", "kenlm",
+                 "pydelphin", "heliport", "lingua-language-detector", "faiss-cpu", "scikit-learn")
+
+
+def library_versions() -> dict[str, str]:
+    """Installed versions of the libraries that change results (read from metadata, not imported)."""
+    out = {"python": platform.python_version()}
+    for name in KEY_LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
+                   columns: list[str]) -> dict[str, Any]:
+    """Run the recipe's evaluators on the written corpus; write ``reports/<name>.json``."""
+    if not recipe.evaluate:
+        return {}
+    numeric = [c for c in columns if c not in ("src", "tgt", "origin") and not c.endswith("_original")]
+    view = CorpusView(out_dir / "corpus.tsv", numeric=numeric)
+    if (out_dir / "rejected.tsv").is_file():
+        view.rejected = CorpusView(out_dir / "rejected.tsv", numeric=numeric)
+    results: dict[str, Any] = {}
+    for ev, cfg in zip(recipe.evaluate, recipe.eval_configs):
+        comp = build_component(registry, "evaluator", ev.evaluator, cfg)
+        try:
+            report = comp.evaluate(view)
+            info = comp.manifest_info()  # e.g. the device a model-backed evaluator ran on
+        finally:
+            comp.close()
+        key = ev.evaluator if ev.evaluator not in results else f"{ev.evaluator}#{len(results)}"
+        results[key] = report.to_dict()
+        if info:
+            results[key]["info"] = info
+        write_atomic(out_dir / "reports" / f"{key}.json",
+                     json.dumps(report.to_dict(with_items=True), indent=2, ensure_ascii=False) + "\n")
+    return results
+
+
+def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan, source: Source,
+                  written: Written, prepared: list, started: float) -> tuple[dict, dict]:
+    """Write the score report, evaluator reports, filled recipe, signature and manifest;
+    return ``(manifest, reports)``."""
+    signature = recipe.signature(__version__)
+    reports: dict[str, Any] = {}
+    eval_results = run_evaluators(recipe, registry, out_dir, plan.columns)
+    reports.update(eval_results)
+    stats = source.stats
+    step_dicts = [ex.stats.to_dict() for ex in plan.executors]
+    opustrainer = None
+    if "opustrainer" in recipe.output.formats:
+        from ..io.opustrainer import write_opustrainer
+
+        opustrainer = write_opustrainer(out_dir, recipe.seed)
+    manifest = {
+        "bitextforge": __version__,
+        "signature": signature,
+        "recipe": recipe.name,
+        "recipe_file": recipe.source,
+        "seed": recipe.seed,
+        "runner": recipe.runner,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "seconds": round(time.time() - started, 3),
+        "input": {"files": stats.files, "rows": stats.rows,
+                  "replaced_invalid_utf8": stats.replaced_invalid_utf8,
+                  **({"inputs": source.reader.per_input}
+                     if getattr(source.reader, "per_input", None) else {})},
+        "prepare": prepared,
+        "steps": step_dicts,
+        "warnings": run_warnings(step_dicts, prepared),
+        "output": {"dir": str(out_dir), "rows": written.rows, "rejected": written.rejected,
+                   "files": written.files, "columns": plan.columns,
+                   "resumable": written.resumable,
+                   **({"opustrainer": opustrainer} if opustrainer else {})},
+        "evaluations": dict(eval_results),
+        "plugins": sorted({f"{reg.package} {reg.package_version}".strip()
+                           for _, reg in registry.registrations()}),
+        "versions": library_versions(),
+    }
+    write_atomic(out_dir / "recipe.filled.yaml", dump_yaml(recipe.filled()))
+    write_atomic(out_dir / "signature.txt", signature + "\n")
+    write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    if recipe.output.report:
+        from .html import write_report
+
+        note = write_report(out_dir)  # a snapshot of the serve page, read from the finished run
+        if note:
+            reports["score_report"] = note
+    return manifest, reports

@@ -1,0 +1,148 @@
+"""The table ``run`` and ``score`` end with, and the warnings about results that look wrong.
+
+Both read the manifest's ``steps`` entries (rows in and out, seconds, the counts paraphrase, clean
+and weight steps keep, the rows a rule composite rejected per rule, the effective threshold of a
+``top``/``words`` decision), so the table on the
+terminal and ``manifest.json`` always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..pipeline.executors import ADDS
+
+#: a paraphrase step warns when more than this share of its candidates is degenerate
+DEGENERATE_SHARE = 0.5
+#: ... and it produced at least this many candidates (a handful says little)
+DEGENERATE_MIN = 10
+
+
+def step_label(step: dict[str, Any]) -> str:
+    """``steps[2] length_ratio.v1``."""
+    return f"steps[{step['index']}] {step['component']}"
+
+
+def step_note(step: dict[str, Any]) -> str:
+    """What the table's last column says about one step: the cut of a top/words decision, else
+    what its kind's note (:attr:`bitextforge.pipeline.kinds.StepKind.note`) says about its counts."""
+    counts = step.get("counts", {})
+    cut = step.get("effective_threshold")
+    if cut:
+        if cut.get("score") is None:
+            return f"{cut['decision']}: nothing selected"
+        kept = f"{cut['selected']:,} of {cut['candidates']:,} rows"
+        if "words" in cut:
+            kept += f", {cut['words']:,} words"
+        best = "lowest" if cut["order"] == "lowest" else "highest"
+        return f"{cut['decision']}: cut at score {cut['score']:.6g} ({best} kept; {kept})"
+    kind = _kind(step)
+    return kind.note(counts) if kind is not None and kind.note is not None else ""
+
+
+def paraphrase_note(counts: dict[str, int]) -> str:
+    """Originals that got no paraphrase."""
+    if not counts.get("originals"):
+        return ""
+    return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
+            f"paraphrase")
+
+
+def generate_note(counts: dict[str, int]) -> str:
+    """Texts generated, sentences without output, repetition loops."""
+    if not counts.get("sentences"):
+        return ""
+    note = f"{counts['generated']:,} texts for {counts['sentences']:,} sentences"
+    if counts.get("without_output"):
+        note += f", {counts['without_output']:,} without output (rejected)"
+    if counts.get("repetition_loops"):
+        note += f", {counts['repetition_loops']:,} in repetition loops"
+    return note
+
+
+def clean_note(counts: dict[str, int]) -> str:
+    """Rows changed, per side."""
+    if "changed" not in counts:
+        return ""
+    sides = ", ".join(f"{side} {counts[f'changed_{side}']:,}" for side in ("src", "tgt")
+                      if f"changed_{side}" in counts)
+    return f"{counts['changed']:,} rows changed ({sides})"
+
+
+def filter_note(counts: dict[str, int]) -> str:
+    """Rows a rule composite rejected, per rule, most first."""
+    by_rule = sorted(((n, k.split(":", 1)[1]) for k, n in counts.items()
+                      if k.startswith("rejected_by:")), key=lambda x: (-x[0], x[1]))
+    return "rejected by " + ", ".join(f"{rule} {n:,}" for n, rule in by_rule) if by_rule else ""
+
+
+def weight_note(counts: dict[str, int]) -> str:
+    """Originals left without a paraphrase."""
+    if not counts.get("groups"):
+        return ""
+    return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
+            f"no paraphrase left")
+
+
+def _kind(step: dict[str, Any]):
+    """The :class:`~bitextforge.pipeline.kinds.StepKind` of a manifest step entry (None if unknown)."""
+    from ..pipeline.kinds import STEP_KINDS  # kinds names this module's note functions
+
+    return STEP_KINDS.get(step["kind"])
+
+
+def step_warnings(step: dict[str, Any]) -> list[str]:
+    """Warnings about one step's results: generated texts caught in repetition loops ("the the
+    the ..."), degenerate paraphrase candidates."""
+    counts = step.get("counts", {})
+    out = []
+    loops = counts.get("repetition_loops", 0)
+    if loops:
+        made = counts.get("generated", counts.get("candidates", 0))
+        out.append(f"{step_label(step)}: {loops:,} of {made:,} generated texts are caught in a "
+                   f"repetition loop (a word or phrase repeated 4+ times in a row); the model is "
+                   f"probably undertrained; filter them or train longer")
+    total = counts.get("candidates", 0)
+    kind = _kind(step)
+    if kind is None or kind.executor.makes != ADDS or total < DEGENERATE_MIN:
+        return out  # only steps that add candidates beside their rows can make degenerate ones
+    parts = [(counts.get("empty", 0), "empty"), (counts.get("punctuation_only", 0),
+                                                  "punctuation only"),
+             (counts.get("identical", 0), "identical to the text they replace")]
+    bad = sum(n for n, _ in parts)
+    if bad <= DEGENERATE_SHARE * total:
+        return out
+    detail = ", ".join(f"{n:,} {what}" for n, what in parts if n)
+    return out + [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates "
+                  f"are degenerate ({detail}); the model is probably undertrained or wrong for "
+                  f"this input"]
+
+
+def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) -> list[str]:
+    """Every warning of a run: its steps' and those its trainers reported."""
+    out = [w for step in steps for w in step_warnings(step)]
+    for entry in prepared:
+        for w in (entry.get("info") or {}).get("warnings", []):
+            out.append(f"{entry['trainer']} {entry['output']}: {w}")
+    return out
+
+
+def summary_table(steps: list[dict[str, Any]]) -> str:
+    """A plain-text table: per step rows in, out, rejected (filters), added (paraphrase, split
+    and weight steps), seconds, and a note (the cut of top/words, originals without paraphrase,
+    rows a clean step changed, rows a rule composite rejected per rule)."""
+    head = ("step", "rows in", "rows out", "rejected", "added", "seconds", "")
+    rows = []
+    for st in steps:
+        diff = st["rows_out"] - st["rows_in"]
+        ex = _kind(st).executor
+        rejected = f"{-diff:,}" if ex.decides else ""
+        added = f"{diff:+,}" if not (ex.decides or ex.changes_text) else ""
+        rows.append((step_label(st), f"{st['rows_in']:,}", f"{st['rows_out']:,}", rejected, added,
+                     f"{st['seconds']:.1f}", step_note(st)))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(6)]
+    lines = []
+    for r in [head, *rows]:
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:6], widths[1:])]
+        lines.append(("  ".join(cells) + ("  " + r[6] if r[6] else "")).rstrip())
+    return "\n".join(lines)
