@@ -69,6 +69,7 @@ class BilingualSimilarityFilter(Filter):
     """
 
     name = "bilingual_similarity.v1"
+    extra = "bilingual"
 
     class Config(Filter.Config):
         """Options of bilingual_similarity.v1."""
@@ -135,6 +136,7 @@ class AlignmentRecoveryEvaluator(Evaluator):
     """
 
     name = "alignment_recovery.v1"
+    extra = "bilingual"
 
     class Config(Evaluator.Config):
         """Options of alignment_recovery.v1."""
@@ -159,6 +161,16 @@ class AlignmentRecoveryEvaluator(Evaluator):
         limit: int | None = Field(None, ge=1, description="Use only the first this many pairs.")
         seed: int = Field(1, description="Seed of the shuffle.")
         device: str = device_field("the embedding model")
+
+    @classmethod
+    def extras(cls, config=None):
+        """``bilingual``, and the extras of the lexical measures and of an ``encoder``."""
+        more = ()
+        if config is not None and config.measure.startswith("lexical_"):
+            more += ("lexical",)
+        if config is not None and config.encoder is not None:
+            more += ("embeddings",)
+        return (cls.extra, *more)
 
     @classmethod
     def input_paths(cls, config):

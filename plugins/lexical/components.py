@@ -92,6 +92,7 @@ class LexicalCoverageFilter(Filter):
     """
 
     name = "lexical_coverage.v1"
+    extra = "lexical"
 
     class Config(Filter.Config):
         """Options of lexical_coverage.v1."""
@@ -182,6 +183,7 @@ class LexicalTranslationFilter(Filter):
     """
 
     name = "lexical_translation.v1"
+    extra = "lexical"
 
     class Config(Filter.Config):
         """Options of lexical_translation.v1."""
@@ -280,6 +282,7 @@ class LexicalTranslationTrainer(Trainer):
     counts normalised per word and pruned. Writes the directory ``output``."""
 
     name = "lexical_translation_model.v1"
+    extra = "lexical"
 
     class Config(Trainer.Config):
         """Options of lexical_translation_model.v1."""

@@ -66,6 +66,7 @@ class TranslateGenerator(Generator):
     """
 
     name = "translate.v1"
+    extra = "nmt"
 
     class Config(_NMTConfig, Generator.Config):
         """Options of translate.v1."""

@@ -133,6 +133,7 @@ class BackTranslateParaphraser(Paraphraser):
     """
 
     name = "backtranslate.v1"
+    extra = "nmt"
     extra_columns = ("nll",)
     reads_side = True
 
@@ -224,6 +225,7 @@ class RoundTripParaphraser(Paraphraser):
     """
 
     name = "roundtrip.v1"
+    extra = "nmt"
     extra_columns = ("nll", "pivot", "pivot_text")
 
     class Config(_NMTConfig):

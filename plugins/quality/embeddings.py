@@ -224,6 +224,7 @@ class EmbeddingCosineFilter(Filter):
     """
 
     name = "embedding_cosine.v1"
+    extra = "embeddings"
 
     class Config(Filter.Config):
         """Options of embedding_cosine.v1."""

