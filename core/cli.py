@@ -111,7 +111,8 @@ def _cmd_plugins(args) -> int:
              (f"[needs the '{extra}' extra] " if extra else "") + summary_line(r.cls))
             for kind, r, extra in regs]
     if args.json:
-        print(json.dumps([dict(zip(head, row), **({"unavailable": r.unavailable()} if extra else {}))
+        print(json.dumps([dict(zip(head, row), **({"unavailable": r.unavailable()} if extra
+                                                   else {}))
                           for row, (_, r, extra) in zip(rows, regs)], indent=2))
         return 0
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
@@ -177,11 +178,24 @@ def _cmd_serve(args) -> int:
 
 
 def _cmd_doctor(args) -> int:
+    from .extras import install_hint, missing_distributions
     from .registry import get_registry
 
     reg = get_registry()
     problems = 0
     checked = 0
+    users: dict[tuple[str, str], list[str]] = {}  # (package, extra) -> the components needing it
+    for kind, r in reg.registrations():
+        if r.cls.extra:
+            users.setdefault((r.package, r.cls.extra), []).append(r.cls.name)
+    for (package, extra), names in users.items():
+        checked += 1
+        missing = missing_distributions(package, extra)
+        print(f"[{'MISSING' if missing else 'ok  '}] {package}[{extra}]: "
+              f"{', '.join(missing) + ' not installed, ' if missing else ''}for {', '.join(names)}")
+        if missing:
+            problems += 1
+            print(f"         {install_hint(package, extra)}")
     for kind, r in reg.registrations():
         for ok, what, hint in r.cls.doctor():
             checked += 1

@@ -118,6 +118,13 @@ def test_missing_extra_is_listed_marked_and_refused_in_one_line(tmp_path, pair_f
     assert f"Not usable in this install: heavy.v1 {NEEDS}" in res.stdout
     assert "Needs the `heavy` extra: `pip install 'extras_plugin[heavy]'`." in res.stdout
 
+    res = cli("doctor", env=env)
+    lines = res.stdout.splitlines()
+    at = lines.index("[MISSING] extras_plugin[heavy]: bitextforge-no-such-dist not installed, "
+                     "for heavy.v1, heavy_model.v1")
+    assert lines[at + 1].strip() == "pip install 'extras_plugin[heavy]'"
+    assert res.returncode == 1
+
     s, t = pair_files(["Hallo"], ["Hello"])
     recipe = tmp_path / "r.yaml"
     recipe.write_text(f"name: x\ninput: {{src: {s}, tgt: {t}}}\nsteps:\n"

@@ -9,7 +9,6 @@ imported then, not when the plugin registers.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 from typing import Literal
@@ -43,17 +42,6 @@ def _load(model: str | None, measure: str, mlp: str | None, name: str, device: s
         raise ComponentError(f"{name}: `mlp` is only read with measure 'mlp', not {measure!r}; "
                              f"remove it or set measure: mlp")
     return emb, clf
-
-
-def _doctor() -> list[tuple[bool, str, str]]:
-    checks = []
-    for mod, pkg in (("torch", "torch"), ("sentencepiece", "sentencepiece"),
-                     ("faiss", "faiss-cpu"), ("sklearn", "scikit-learn"),
-                     ("rapidfuzz", "rapidfuzz")):
-        ok = importlib.util.find_spec(mod) is not None
-        checks.append((ok, f"Python module {mod}",
-                       f"pip install -c constraints.txt {pkg}  (or the [full] extra)"))
-    return checks
 
 
 class BilingualSimilarityFilter(Filter):
@@ -112,11 +100,6 @@ class BilingualSimilarityFilter(Filter):
     def close(self):
         """Drop the network."""
         self.model = self.mlp = None
-
-    @classmethod
-    def doctor(cls):
-        """The libraries the bilingual components need."""
-        return _doctor()
 
 
 class AlignmentRecoveryEvaluator(Evaluator):
@@ -284,11 +267,6 @@ class AlignmentRecoveryEvaluator(Evaluator):
         if self.encoder is not None:
             self.encoder.close()
             self.encoder = None
-
-    @classmethod
-    def doctor(cls):
-        """The libraries the bilingual components need."""
-        return _doctor()
 
 
 def _encoder_class():
