@@ -156,8 +156,8 @@ class OutputSpec(BaseModel):
                                    "one pass). Runs with keep top/words are never sharded.")
     report: bool = Field(True, description="Write report.html, a snapshot of the `bitextforge "
                          "serve` page: rows in and out per step, score histograms, samples, "
-                         "evaluator tables (read back from corpus.tsv and rejected.tsv with pyarrow, "
-                         "part of the core install).")
+                         "evaluator tables (read back from corpus.tsv and rejected.tsv with "
+                         "pyarrow, part of the core install).")
 
 
 class EvaluateStep(BaseModel):

@@ -192,7 +192,8 @@ def test_builtin_extras_are_declared_in_pyproject():
 
 def test_version_and_help_import_no_library_of_an_extra():
     code = ("import sys\nfrom bitextforge.cli import main\n"
-            "for argv in (['--version'], ['--help'], ['plugins'], ['describe', 'kenlm_perplexity.v1']):\n"
+            "for argv in (['--version'], ['--help'], ['plugins'],\n"
+            "             ['describe', 'kenlm_perplexity.v1']):\n"
             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
             "heavy = ('torch', 'transformers', 'kenlm', 'delphin', 'sentencepiece', 'sklearn',\n"
             "         'scipy', 'lingua', 'ctranslate2', 'heliport', 'pyarrow', 'faiss', 'ray')\n"
