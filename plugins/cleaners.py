@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import Field
 
 import bitextforge
-from bitextforge import Cleaner, ComponentError
+from bitextforge import Cleaner
 
 
 class FixMojibake(Cleaner):
@@ -41,13 +41,10 @@ class FixMojibake(Cleaner):
                                       "was turned into a space (ftfy's restore_byte_a0).")
 
     def __init__(self, config=None):
-        """Load ftfy (the ``full`` extra) with its encoding fixes only."""
+        """Load ftfy (part of the core install) with its encoding fixes only."""
         super().__init__(config)
-        try:
-            import ftfy
-        except ImportError:
-            raise ComponentError("fix_mojibake.v1: needs ftfy (pip install ftfy, or "
-                                 "'bitextforge[full]')") from None
+        import ftfy
+
         self._fix = ftfy.fix_text
         self._cfg = ftfy.TextFixerConfig(
             unescape_html=False, remove_terminal_escapes=False, fix_encoding=True,

@@ -301,6 +301,7 @@ class CombineModelTrainer(Trainer):
     """
 
     name = "combine_model.v1"
+    extra = "quality"
 
     class Config(Trainer.Config):
         """Options of combine_model.v1."""

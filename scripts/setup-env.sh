@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates (or updates) the project's virtual environment: pinned CPU torch, the package with its
-# optional and test dependencies, and KenLM's lmplz/build_binary built from the kenlm sdist.
+# Creates (or updates) the project's virtual environment: pinned CPU torch, the package with every
+# extra (full) and the test dependencies, and KenLM's lmplz/build_binary built from the kenlm sdist.
 # Idempotent: each part is skipped when it is already in place. Usage: scripts/setup-env.sh [VENV]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "[setup] installing torch (CPU, pinned) and dependencies"
   # torch first, pinned: otherwise sentence-transformers pulls a multi-GB CUDA build
   quiet "${PIP[@]}" install -c constraints.txt "torch==2.13.0"
-  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,serve,ray,test]"
+  quiet "${PIP[@]}" install -c constraints.txt -e ".[full,test]"
   # OpusTrainer, for the test that loads the configuration a run writes: without its declared
   # dependencies, since it pins sentencepiece==0.1.99, which would replace the newer one the
   # project uses (its configuration loader needs neither; typo is what its modifiers import)

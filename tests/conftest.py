@@ -90,12 +90,14 @@ CAPTIONS_EN = ["The dog sleeps.", "The cat plays.", "A man reads.", "A woman sin
                "The man cooks.", "The woman writes.", "A dog barks.", "The children play."]
 
 
-def fake_distribution(tmp_path, name, source):
+def fake_distribution(tmp_path, name, source, metadata=""):
     """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
-    what ``pip install`` leaves behind, found by the real entry-point discovery."""
+    what ``pip install`` leaves behind, found by the real entry-point discovery. ``metadata``:
+    more METADATA lines (``Requires-Dist: ...; extra == "x"``)."""
     (tmp_path / f"{name}.py").write_text(source)
     info = tmp_path / f"{name}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n"
+                                   f"{metadata}")
     (info / "entry_points.txt").write_text(f"[bitextforge]\n{name} = {name}\n")
     return dict(os.environ, PYTHONPATH=str(tmp_path))

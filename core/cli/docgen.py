@@ -77,11 +77,15 @@ def fields_table(model: type[BaseModel], order: list[str] | None = None) -> str:
     return "\n".join(rows)
 
 
-def component_section(cls) -> str:
-    """Markdown for one component: name, docstring, config table."""
+def component_section(cls, package: str = "bitextforge") -> str:
+    """Markdown for one component: name, docstring, the extra it needs, config table."""
+    from ..components.extras import install_hint
+
     doc = inspect.cleandoc(cls.__doc__ or "(no docstring)")
     cfg = config_fields(cls.Config)
     out = [f"### `{cls.name}`", "", doc, ""]
+    if cls.extra:
+        out += [f"Needs the `{cls.extra}` extra: `{install_hint(package, cls.extra)}`.", ""]
     if getattr(cls, "default_keep", None):
         out += [f"Default decision when a step gives no `keep`: `{cls.default_keep}`.", ""]
     if cfg:
@@ -122,6 +126,6 @@ def render_reference(registry: Registry) -> str:
         if not regs:
             parts += ["None registered.", ""]
         for reg in regs:
-            parts.append(component_section(reg.cls))
+            parts.append(component_section(reg.cls, reg.package))
             parts.append(f"Provided by {reg.package} (plugin `{reg.plugin}`).\n")
     return "\n".join(parts).rstrip() + "\n"

@@ -104,10 +104,16 @@ def _cmd_plugins(args) -> int:
     reg = get_registry()
     kind_filter = _kind_argument(args.kind)
     head = ("name", "kind", "version", "package", "plugin", "summary")
-    rows = [(r.cls.name, kind, r.package_version, r.package, r.plugin, summary_line(r.cls))
-            for kind, r in reg.registrations() if kind_filter in (None, kind)]
+    # a component whose extra is missing is listed all the same, marked with the extra it needs
+    regs = [(kind, r, r.missing_extra()) for kind, r in reg.registrations()
+            if kind_filter in (None, kind)]
+    rows = [(r.cls.name, kind, r.package_version, r.package, r.plugin,
+             (f"[needs the '{extra}' extra] " if extra else "") + summary_line(r.cls))
+            for kind, r, extra in regs]
     if args.json:
-        print(json.dumps([dict(zip(head, r)) for r in rows], indent=2))
+        print(json.dumps([dict(zip(head, row), **({"unavailable": r.unavailable()} if extra
+                                                   else {}))
+                          for row, (_, r, extra) in zip(rows, regs)], indent=2))
         return 0
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(5)]
     for r in [head, *rows]:
@@ -135,7 +141,10 @@ def _cmd_describe(args) -> int:
 
     kind, reg = get_registry().find(args.name)
     print(f"{kind}, from {reg.origin}\n")
-    print(component_section(reg.cls))
+    why = reg.unavailable()
+    if why:
+        print(f"Not usable in this install: {why}\n")
+    print(component_section(reg.cls, reg.package))
     return 0
 
 
@@ -169,11 +178,24 @@ def _cmd_serve(args) -> int:
 
 
 def _cmd_doctor(args) -> int:
+    from ..components.extras import install_hint, missing_distributions
     from ..components.registry import get_registry
 
     reg = get_registry()
     problems = 0
     checked = 0
+    users: dict[tuple[str, str], list[str]] = {}  # (package, extra) -> the components needing it
+    for kind, r in reg.registrations():
+        if r.cls.extra:
+            users.setdefault((r.package, r.cls.extra), []).append(r.cls.name)
+    for (package, extra), names in users.items():
+        checked += 1
+        missing = missing_distributions(package, extra)
+        print(f"[{'MISSING' if missing else 'ok  '}] {package}[{extra}]: "
+              f"{', '.join(missing) + ' not installed, ' if missing else ''}for {', '.join(names)}")
+        if missing:
+            problems += 1
+            print(f"         {install_hint(package, extra)}")
     for kind, r in reg.registrations():
         for ok, what, hint in r.cls.doctor():
             checked += 1

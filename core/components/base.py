@@ -8,8 +8,9 @@ builds the component as ``cls(config)``; the component reads ``self.config``.
 
 Everything the framework asks of a component is declared here, on the base classes: the lifecycle
 (``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``releases_gil``,
-``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a Cleaner's ``pure``, a
-Filter's ``cache_scores``, ``default_keep`` and ``explains``. Nothing is looked up by ``getattr``.
+``extra`` and ``extras()``, ``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a
+Cleaner's ``pure``, a Filter's ``cache_scores``, ``default_keep`` and ``explains``. Nothing is
+looked up by ``getattr``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ class Component:
     #: ``__init__``) runs in native code that releases the GIL (Rust, C++, torch): the local runner
     #: gives its step a thread of its own, so reading and the steps around it go on meanwhile
     releases_gil: ClassVar[bool] = False
+    #: the optional dependency group of the component's package that it imports
+    #: (``pip install 'bitextforge[nmt]'``); None: the package's core install is enough. A
+    #: component whose extra is not installed is still listed, and refused with one line naming
+    #: the extra when a recipe uses it (:mod:`bitextforge.components.extras`)
+    extra: ClassVar[str | None] = None
 
     def __init__(self, config: ComponentConfig | None = None):
         """Keep the validated ``config`` (the class's ``Config`` defaults when omitted)."""
@@ -57,6 +63,13 @@ class Component:
         results depend on. Leave out values that may name something else (a hub id, a column).
         Empty by default."""
         return {}
+
+    @classmethod
+    def extras(cls, config: ComponentConfig | None = None) -> tuple[str, ...]:
+        """The extras of its package the component needs with ``config`` (None: whatever the
+        options, as listings show it): ``extra`` by default; a component whose options choose a
+        library (a second backend) adds that library's extra."""
+        return (cls.extra,) if cls.extra else ()
 
     def close(self) -> None:
         """Release models, processes or files. Called once when the run ends."""

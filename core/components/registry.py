@@ -55,6 +55,20 @@ class Registration:
         """Human-readable origin, e.g. ``plugin basic_filters (bitextforge 0.1.0)``."""
         return f"plugin {self.plugin} ({self.package} {self.package_version})"
 
+    def unavailable(self, config: Any = None) -> str | None:
+        """Why the component cannot be built in this install with ``config`` (an extra of its
+        package not installed: the one message naming the component and the extra), or None."""
+        from .extras import unavailable
+
+        return unavailable(self.cls, self.package, config)
+
+    def missing_extra(self) -> str | None:
+        """The extra of its package the component always needs and this install lacks, or None
+        (what ``bitextforge plugins`` marks)."""
+        from .extras import missing_extra
+
+        return missing_extra(self.cls, self.package)
+
 
 class Registry:
     """Components by kind and name, collected from pluggy hook implementations."""
@@ -231,9 +245,14 @@ class Registry:
 
     def get(self, kind: str, name: str) -> type[Component]:
         """The class registered under ``name``; an unknown name lists the closest ones."""
+        return self.registration(kind, name).cls
+
+    def registration(self, kind: str, name: str) -> Registration:
+        """The registration of ``name`` (its class and package); an unknown name lists the
+        closest ones."""
         comps = self._collect()[kind]
         if name in comps:
-            return comps[name].cls
+            return comps[name]
         raise RegistryError(f"unknown {kind} {name!r}{suggest(name, comps)}")
 
     def find(self, name: str) -> tuple[str, Registration]:

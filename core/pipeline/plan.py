@@ -53,8 +53,13 @@ def driver_config(recipe, step, config):
 
 def build_component(registry: Registry, kind: str, name: str, config) -> Component:
     """Instantiate a registered component as ``cls(config)``, turning start-up failures into
-    one-line errors that name the component."""
-    cls = registry.get(kind, name)
+    one-line errors that name the component (and the extra to install when its libraries are
+    not)."""
+    reg = registry.registration(kind, name)
+    why = reg.unavailable(config)
+    if why:
+        raise ComponentError(why)
+    cls = reg.cls
     try:
         return cls(config)
     except BitextforgeError:

@@ -156,8 +156,8 @@ class OutputSpec(BaseModel):
                                    "one pass). Runs with keep top/words are never sharded.")
     report: bool = Field(True, description="Write report.html, a snapshot of the `bitextforge "
                          "serve` page: rows in and out per step, score histograms, samples, "
-                         "evaluator tables (read back from corpus.tsv and rejected.tsv; needs "
-                         "pyarrow from the serve extra, skipped with a note otherwise).")
+                         "evaluator tables (read back from corpus.tsv and rejected.tsv with "
+                         "pyarrow, part of the core install).")
 
 
 class EvaluateStep(BaseModel):
@@ -791,15 +791,20 @@ def _validate_entry(registry: Registry, model: type[BaseModel], kind: str, name_
 def _validate_component(registry: Registry, kind: str, name: str, with_: dict, source: str,
                         where: str, errors: list[str], key: str) -> ComponentConfig | None:
     try:
-        cls = registry.get(kind, name)
+        reg = registry.registration(kind, name)
     except RegistryError as exc:
         errors.append(f"{source}: {where}.{key}: {exc}")
         return None
     try:
-        return cls.Config.model_validate(with_)
+        cfg = reg.cls.Config.model_validate(with_)
     except ValidationError as exc:
-        errors.append(format_validation_error(source, f"{where}.with", exc, cls.Config))
+        errors.append(format_validation_error(source, f"{where}.with", exc, reg.cls.Config))
         return None
+    why = reg.unavailable(cfg)
+    if why:
+        errors.append(f"{source}: {where}: {why}")
+        return None
+    return cfg
 
 
 def _check_columns(recipe: Recipe, source: str) -> None:

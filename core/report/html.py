@@ -35,7 +35,8 @@ def write_report(out_dir: Path) -> str:
     except BitextforgeError as exc:
         return f"no report.html: {exc}"
     except ImportError as exc:
-        return f"no report.html: {exc.name} is missing (pip install 'bitextforge[serve]')"
+        # pyarrow is a core dependency: only a broken install gets here
+        return f"no report.html: {exc.name} is missing (reinstall bitextforge, which requires it)"
     write_atomic(Path(out_dir) / "report.html", render_report(data))
     return ""
 

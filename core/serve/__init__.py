@@ -39,8 +39,10 @@ def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port:
 
         from .app import create_app
     except ImportError as exc:
-        raise BitextforgeError(f"bitextforge serve needs the serve extra: pip install "
-                               f"'bitextforge[serve]' ({exc.name} is missing)") from None
+        from ..components.extras import install_hint
+
+        raise BitextforgeError(f"bitextforge serve needs the 'serve' extra ({exc.name} not "
+                               f"installed): {install_hint('bitextforge', 'serve')}") from None
     from .data import load_run, load_scores
 
     path = Path(target)

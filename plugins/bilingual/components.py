@@ -9,7 +9,6 @@ imported then, not when the plugin registers.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 from typing import Literal
@@ -45,17 +44,6 @@ def _load(model: str | None, measure: str, mlp: str | None, name: str, device: s
     return emb, clf
 
 
-def _doctor() -> list[tuple[bool, str, str]]:
-    checks = []
-    for mod, pkg in (("torch", "torch"), ("sentencepiece", "sentencepiece"),
-                     ("faiss", "faiss-cpu"), ("sklearn", "scikit-learn"),
-                     ("rapidfuzz", "rapidfuzz")):
-        ok = importlib.util.find_spec(mod) is not None
-        checks.append((ok, f"Python module {mod}",
-                       f"pip install -c constraints.txt {pkg}  (or the [full] extra)"))
-    return checks
-
-
 class BilingualSimilarityFilter(Filter):
     """Similarity of each pair's bilingual sentence embeddings (Kim et al., section 3.3).
 
@@ -69,6 +57,7 @@ class BilingualSimilarityFilter(Filter):
     """
 
     name = "bilingual_similarity.v1"
+    extra = "bilingual"
 
     class Config(Filter.Config):
         """Options of bilingual_similarity.v1."""
@@ -112,11 +101,6 @@ class BilingualSimilarityFilter(Filter):
         """Drop the network."""
         self.model = self.mlp = None
 
-    @classmethod
-    def doctor(cls):
-        """The libraries the bilingual components need."""
-        return _doctor()
-
 
 class AlignmentRecoveryEvaluator(Evaluator):
     """Sentence alignment recovery (Kim et al., section 4.1): shuffle the target side, find each
@@ -135,6 +119,7 @@ class AlignmentRecoveryEvaluator(Evaluator):
     """
 
     name = "alignment_recovery.v1"
+    extra = "bilingual"
 
     class Config(Evaluator.Config):
         """Options of alignment_recovery.v1."""
@@ -159,6 +144,16 @@ class AlignmentRecoveryEvaluator(Evaluator):
         limit: int | None = Field(None, ge=1, description="Use only the first this many pairs.")
         seed: int = Field(1, description="Seed of the shuffle.")
         device: str = device_field("the embedding model")
+
+    @classmethod
+    def extras(cls, config=None):
+        """``bilingual``, and the extras of the lexical measures and of an ``encoder``."""
+        more = ()
+        if config is not None and config.measure.startswith("lexical_"):
+            more += ("lexical",)
+        if config is not None and config.encoder is not None:
+            more += ("embeddings",)
+        return (cls.extra, *more)
 
     @classmethod
     def input_paths(cls, config):
@@ -272,11 +267,6 @@ class AlignmentRecoveryEvaluator(Evaluator):
         if self.encoder is not None:
             self.encoder.close()
             self.encoder = None
-
-    @classmethod
-    def doctor(cls):
-        """The libraries the bilingual components need."""
-        return _doctor()
 
 
 def _encoder_class():

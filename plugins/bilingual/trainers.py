@@ -21,6 +21,7 @@ class BilingualModelTrainer(Trainer):
     ``bitextforge train-bilingual`` is a key here (docs/bilingual.md)."""
 
     name = "bilingual_model.v1"
+    extra = "bilingual"
 
     class Config(Trainer.Config, TrainConfig):
         """Options of bilingual_model.v1: the corpora, and the model/training options of
@@ -97,6 +98,7 @@ class MlpSimilarityTrainer(Trainer):
     clean parallel files, negatives by one of the paper's strategies (section 5.2)."""
 
     name = "mlp_similarity_model.v1"
+    extra = "bilingual"
 
     class Config(Trainer.Config):
         """Options of mlp_similarity_model.v1 (those of train-mlp-similarity)."""

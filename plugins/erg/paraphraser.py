@@ -180,6 +180,7 @@ class ErgParaphraser(Paraphraser):
     """
 
     name = "erg.v1"
+    extra = "erg"
     extra_columns: ClassVar[tuple[str, ...]] = ("change",)
 
     class Config(Paraphraser.Config):

@@ -112,11 +112,18 @@ class CorpusStatsEvaluator(Evaluator):
                                           "language per described name (default en).")
         lowercase: bool = Field(True, description="Lowercase tokens (as the paper's IDF).")
         idf_corpus: str | None = Field(None, description="File of documents (one per line) to "
-                                       "compute IDF from; no average IDF without it.")
+                                       "compute IDF from; no average IDF without it (needs the "
+                                       "quality extra).")
         idf_lines: int | None = Field(None, gt=0, description="Read only the first N lines of "
                                       "idf_corpus.")
         idf_language: str = Field("en", description="Moses tokenizer language of idf_corpus.")
         items: bool = Field(True, description="Write per-sentence values into the report items.")
+
+    @classmethod
+    def extras(cls, config=None):
+        """The core install describes texts; average IDF (``idf_corpus``) needs scikit-learn,
+        in the ``quality`` extra."""
+        return ("quality",) if config is not None and config.idf_corpus else ()
 
     def __init__(self, config=None):
         """Build tokenizers lazily per language; read the IDF corpus now (fails fast)."""

@@ -71,6 +71,7 @@ class ScoreCorrelationEvaluator(Evaluator):
     """
 
     name = "score_correlation.v1"
+    extra = "quality"
 
     class Config(Evaluator.Config):
         """Options of score_correlation.v1."""

@@ -97,6 +97,7 @@ class LabelAucEvaluator(Evaluator):
     """
 
     name = "label_auc.v1"
+    extra = "quality"
 
     class Config(Evaluator.Config):
         """Options of label_auc.v1."""

@@ -207,6 +207,7 @@ class MrpcEvaluator(Evaluator):
     """
 
     name = "mrpc.v1"
+    extra = "embeddings"
 
     class Config(Evaluator.Config):
         """Options of mrpc.v1."""

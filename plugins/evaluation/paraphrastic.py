@@ -293,6 +293,7 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
     """
 
     name = "paraphrastic_embeddings.v1"
+    extra = "embeddings"
 
     class Config(Evaluator.Config):
         """Options of paraphrastic_embeddings.v1."""

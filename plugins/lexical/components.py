@@ -10,7 +10,6 @@ Both scores also serve ``alignment_recovery.v1`` (``measure: lexical_coverage`` 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Literal
 
@@ -27,15 +26,6 @@ DEFAULT_NORMALISE = "stem"
 
 def _texts(batch, col: str) -> list[str]:
     return ["" if t is None else t for t in batch[col]]
-
-
-def _doctor() -> list[tuple[bool, str, str]]:
-    checks = []
-    for mod, pkg in (("scipy", "scipy"), ("snowballstemmer", "snowballstemmer"),
-                     ("eflomal", "eflomal")):
-        ok = importlib.util.find_spec(mod) is not None
-        checks.append((ok, f"Python module {mod}", f"pip install {pkg}  (or the [full] extra)"))
-    return checks
 
 
 MARGIN_DOC = ("Subtract, from each pair's score, the mean score of its source with k random "
@@ -92,6 +82,7 @@ class LexicalCoverageFilter(Filter):
     """
 
     name = "lexical_coverage.v1"
+    extra = "lexical"
 
     class Config(Filter.Config):
         """Options of lexical_coverage.v1."""
@@ -147,11 +138,6 @@ class LexicalCoverageFilter(Filter):
         """Dictionary size."""
         return {"dictionary": self.config.dictionary, "word_pairs": len(self.lexicon)}
 
-    @classmethod
-    def doctor(cls):
-        """The libraries the lexical components need."""
-        return _doctor()
-
 
 def load_coverage_lexicon(c):
     """The lexicon oriented src->tgt and the two languages' tokenisers for a coverage config."""
@@ -182,6 +168,7 @@ class LexicalTranslationFilter(Filter):
     """
 
     name = "lexical_translation.v1"
+    extra = "lexical"
 
     class Config(Filter.Config):
         """Options of lexical_translation.v1."""
@@ -227,11 +214,6 @@ class LexicalTranslationFilter(Filter):
     def manifest_info(self):
         """Facts of the tables."""
         return {"tables": str(self.tables.path), **self.tables.facts}
-
-    @classmethod
-    def doctor(cls):
-        """The libraries the lexical components need."""
-        return _doctor()
 
 
 def lexical_translation_scores(fw, bw, src: list[str], tgt: list[str], direction: str,
@@ -280,6 +262,7 @@ class LexicalTranslationTrainer(Trainer):
     counts normalised per word and pruned. Writes the directory ``output``."""
 
     name = "lexical_translation_model.v1"
+    extra = "lexical"
 
     class Config(Trainer.Config):
         """Options of lexical_translation_model.v1."""
@@ -332,8 +315,3 @@ class LexicalTranslationTrainer(Trainer):
                                      f"{'-'.join(c.langs)}")
         return train_tables(src, tgt, c.output, tuple(c.langs), c.normalise, lex, c.prior,
                             c.iterations, c.max_len, c.min_prob, c.top, who=self.name)
-
-    @classmethod
-    def doctor(cls):
-        """The libraries the lexical components need."""
-        return _doctor()

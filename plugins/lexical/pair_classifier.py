@@ -272,6 +272,7 @@ class PairClassifierTrainer(Trainer):
     written to ``<output>.json``."""
 
     name = "pair_classifier_model.v1"
+    extra = "lexical"
 
     class Config(Trainer.Config):
         """Options of pair_classifier_model.v1."""
@@ -385,6 +386,7 @@ class PairClassifierFilter(Filter):
     files they read (dictionary, tables, LMs) must still be where they were."""
 
     name = "pair_classifier.v1"
+    extra = "lexical"
     # not cached by default: a lexical_coverage.v1 feature takes its IDF weights from the batch
     cache_scores = False
 

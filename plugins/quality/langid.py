@@ -111,6 +111,11 @@ class LanguageIdFilter(Filter):
     default_keep = {"min": 0.0}
     releases_gil = True  # heliport and lingua identify in Rust, outside the GIL
 
+    @classmethod
+    def extras(cls, config=None):
+        """heliport is in the core install; the lingua backend needs the ``langid`` extra."""
+        return ("langid",) if config is not None and config.backend == "lingua" else ()
+
     class Config(Filter.Config):
         """Options of language_id.v1."""
 
@@ -120,7 +125,7 @@ class LanguageIdFilter(Filter):
                                      "e.g. en); empty: tgt is not checked.")
         backend: Literal["heliport", "lingua"] = Field(
             "heliport", description="heliport: fast HeLI-OTS, signed confidence gap; lingua: "
-                                    "accurate, probability in [0, 1].")
+                                    "accurate, probability in [0, 1] (needs the langid extra).")
         lingua_candidates: list[str] | None = Field(
             None, description="lingua only: ISO 639-1 codes of the languages to tell apart "
                               "(the declared ones are added); empty: all 75 (slower to load).")

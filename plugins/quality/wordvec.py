@@ -64,6 +64,7 @@ class ParaphraseScoreFilter(Filter):
     """
 
     name = "paraphrase_score.v1"
+    extra = "quality"
 
     class Config(Filter.Config):
         """Options of paraphrase_score.v1."""

@@ -19,5 +19,7 @@ def get_runner(name: str):
     try:
         return importlib.import_module(RUNNERS[name])
     except ImportError as exc:
+        from ...components.extras import install_hint
+
         raise RecipeError(f"runner: {name} needs a library that is not installed ({exc.name}); "
-                          f"pip install 'bitextforge[{name}]'") from None
+                          f"{install_hint('bitextforge', name)}") from None
