@@ -20,6 +20,7 @@ import importlib
 import inspect
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Iterable, Iterator
@@ -79,6 +80,10 @@ class Registry:
         self.problems: list[str] = []
         #: built-in entry points not imported yet, with the components they register by kind
         self._pending: dict[str, tuple[metadata.EntryPoint, dict[str, tuple[str, ...]]]] = {}
+        #: held while plugins are imported and components collected: serve's request threads
+        #: may ask for components at once, and one must not see a plugin another is importing as
+        #: neither pending nor registered
+        self._lock = threading.RLock()
         #: each plugin's place in loading order (entry-point order, then in-process additions)
         self._rank: dict[str, int] = {}
         #: print problems as they arise (the process-wide registry, once its first ones are out)
@@ -137,8 +142,9 @@ class Registry:
 
     def _load_pending(self, names: Iterable[str] | None = None) -> None:
         """Import the built-in plugins not imported yet (all, or those in ``names``)."""
-        for name in [n for n in self._pending if names is None or n in names]:
-            self._load(self._pending.pop(name)[0])
+        with self._lock:
+            for name in [n for n in self._pending if names is None or n in names]:
+                self._load(self._pending.pop(name)[0])
 
     def load_builtin(self, module: str) -> None:
         """Import now the built-in plugin whose entry point is ``module``, if it is not yet (so a
@@ -221,6 +227,10 @@ class Registry:
         return sorted(impls, key=lambda impl: self._rank.get(impl.plugin_name, len(self._rank)))
 
     def _collect(self) -> dict[str, dict[str, Registration]]:
+        with self._lock:
+            return self._collect_locked()
+
+    def _collect_locked(self) -> dict[str, dict[str, Registration]]:
         if self._components is not None:
             return self._components
         comps: dict[str, dict[str, Registration]] = {k: {} for k in KINDS}
@@ -267,11 +277,12 @@ class Registry:
         """Collect every plugin's components now: a duplicate name or a bad class raises its one
         :class:`RegistryError` here, once, rather than at every lookup that would meet it.
         Built-in plugins not imported yet are imported where they register a name taken already."""
-        comps = self._collect()
-        clashes = {p for kind, names in comps.items() for p in self._pending_with(kind, names)}
-        if clashes:
-            self._load_pending(clashes)
-            self._collect()
+        with self._lock:
+            comps = self._collect()
+            clashes = {p for kind, names in comps.items() for p in self._pending_with(kind, names)}
+            if clashes:
+                self._load_pending(clashes)
+                self._collect()
 
     def names(self, kind: str) -> list[str]:
         """Sorted registered names of one kind."""
@@ -298,12 +309,14 @@ class Registry:
 
     def get(self, kind: str, name: str) -> type[Component]:
         """The class registered under ``name``; an unknown name lists the closest ones."""
-        self._load_pending(self._pending_with(kind, [name]))
-        comps = self._collect()[kind]
+        with self._lock:
+            self._load_pending(self._pending_with(kind, [name]))
+            comps = self._collect()[kind]
+            if name not in comps:
+                self._load_pending()  # the suggestions come from every plugin
+                comps = self._collect()[kind]
         if name in comps:
             return comps[name].cls
-        self._load_pending()  # the suggestions come from every plugin
-        comps = self._collect()[kind]
         raise RegistryError(f"unknown {kind} {name!r}{suggest(name, comps)}")
 
     def find(self, name: str) -> tuple[str, Registration]:

@@ -267,3 +267,36 @@ def test_startup_imports_only_what_the_command_needs(tmp_path):
             assert plugins == {"bitextforge.plugins.basic_filters",
                                "bitextforge.plugins.combine"}, (argv, plugins)
     assert (tmp_path / "out" / "corpus.src").read_text() == "Ein Hund .\n"
+
+
+def test_components_asked_for_from_threads_at_once(monkeypatch):
+    """serve's request threads may look components up at once: none may find a built-in plugin
+    another thread is importing neither pending nor registered (and call its component unknown)."""
+    import threading
+    import time
+
+    reg = Registry()
+    reg.load_entry_points()
+    register = Registry.add_plugin
+
+    def slow_add_plugin(self, *args, **kwargs):
+        time.sleep(0.05)  # a plugin slow to import: the other threads ask meanwhile
+        return register(self, *args, **kwargs)
+
+    monkeypatch.setattr(Registry, "add_plugin", slow_add_plugin)
+    wanted = [("filter", "length.v1"), ("filter", "urls.v1"), ("evaluator", "bleu.v1"),
+              ("weighter", "distributed.v1")] * 3
+    errors: list[str] = []
+
+    def ask(kind, name):
+        try:
+            assert reg.get(kind, name).name == name
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=ask, args=pair) for pair in wanted]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
