@@ -73,6 +73,7 @@ def bitextforge_plugin():
             raise TypeError("bitextforge_plugin: several arguments must all be component classes")
         if isinstance(plugin, str):
             plugin = importlib.import_module(plugin)
+        reg.load_builtin(getattr(plugin, "__name__", ""))
         if reg.pm.is_registered(plugin):  # pip-installed: its entry point registered it already
             return reg
         added.append(reg.add_plugin(plugin, name=name))

@@ -201,3 +201,102 @@ def test_plugin_module_registers_classes_under_the_hook_of_their_kind(bitextforg
 
     with pytest.raises(TypeError, match="component classes"):
         bitextforge_plugin(NotAComponent, name="bad")
+
+
+def test_builtin_index_lists_what_each_builtin_plugin_registers():
+    """bitextforge.plugins.COMPONENTS stands in for a built-in plugin until a command needs it:
+    it must name exactly what the plugin registers, and every built-in must have an entry (one
+    without would be imported at every start-up)."""
+    from importlib import metadata
+
+    from bitextforge.plugins import COMPONENTS
+
+    reg = Registry()
+    reg.load_entry_points()
+    found: dict[str, dict[str, set[str]]] = {}
+    for kind, r in reg.registrations():  # imports every plugin
+        found.setdefault(r.plugin, {}).setdefault(kind, set()).add(r.cls.name)
+    builtin = {ep.name: ep.value for ep in metadata.entry_points(group="bitextforge")
+               if ep.value.startswith("bitextforge.plugins.")}
+    assert set(builtin.values()) == set(COMPONENTS)
+    for plugin, value in builtin.items():
+        assert {k: set(v) for k, v in COMPONENTS[value].items()} == found[plugin], plugin
+
+
+def test_a_builtin_imported_on_demand_gives_the_same_duplicate_error():
+    """A plugin registering a built-in's name meets the same one-line error, naming the plugins in
+    the same order, whether the built-in was imported before it or only when needed."""
+    messages = []
+    for import_all_first in (True, False):
+        reg = Registry()
+        reg.load_entry_points()
+        if import_all_first:
+            reg.names("filter")
+        reg.add_plugin(_plugin_with(_Twin), name="twin")
+        with pytest.raises(RegistryError) as err:
+            reg.check()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "by plugin basic_filters" in messages[0] and "and by plugin twin" in messages[0]
+
+
+def test_startup_imports_only_what_the_command_needs(tmp_path):
+    """--version imports no plugin, NumPy or YAML; validating and running a recipe of
+    basic filters imports that one plugin, not the model plugins (torch, transformers) nor the
+    libraries other plugins need (regex, html.parser, sqlite3)."""
+    (tmp_path / "in.tsv").write_text("Ein Hund .\tA dog .\nEin Hund .\tA dog .\n")
+    (tmp_path / "r.yaml").write_text(
+        "name: t\ninput: {path: in.tsv, columns: [src, tgt]}\nprogress: false\nsteps:\n"
+        "  - filter: length.v1\n    keep: {min: 1, max: 100}\n"
+        "  - filter: length_ratio.v1\n    keep: {max: 3.0}\n  - filter: dedupe.v1\n"
+        "output: {dir: out, formats: [plain], report: false}\n")
+    code = ("import sys\nfrom bitextforge.cli.main import main\ntry:\n    sys.exit(main(sys.argv[1:]))\n"
+            "finally:\n    open('mods.txt', 'w').write('\\n'.join(sorted(sys.modules)))\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "BITEXTFORGE_LOAD_PLUGINS"}
+    heavy = {"torch", "transformers", "regex", "html.parser", "sqlite3"}
+    for argv in (["--version"], ["validate", "r.yaml"], ["run", "-q", "r.yaml"]):
+        res = subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path, env=env,
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        mods = set((tmp_path / "mods.txt").read_text().split())
+        plugins = {m for m in mods if m.startswith("bitextforge.plugins.")}
+        assert not mods & heavy, (argv, mods & heavy)
+        if argv == ["--version"]:
+            assert not plugins and not mods & {"numpy", "yaml"}, argv
+        else:
+            assert plugins == {"bitextforge.plugins.basic_filters",
+                               "bitextforge.plugins.combine"}, (argv, plugins)
+    assert (tmp_path / "out" / "corpus.src").read_text() == "Ein Hund .\n"
+
+
+def test_components_asked_for_from_threads_at_once(monkeypatch):
+    """serve's request threads may look components up at once: none may find a built-in plugin
+    another thread is importing neither pending nor registered (and call its component unknown)."""
+    import threading
+    import time
+
+    reg = Registry()
+    reg.load_entry_points()
+    register = Registry.add_plugin
+
+    def slow_add_plugin(self, *args, **kwargs):
+        time.sleep(0.05)  # a plugin slow to import: the other threads ask meanwhile
+        return register(self, *args, **kwargs)
+
+    monkeypatch.setattr(Registry, "add_plugin", slow_add_plugin)
+    wanted = [("filter", "length.v1"), ("filter", "urls.v1"), ("evaluator", "bleu.v1"),
+              ("weighter", "distributed.v1")] * 3
+    errors: list[str] = []
+
+    def ask(kind, name):
+        try:
+            assert reg.get(kind, name).name == name
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=ask, args=pair) for pair in wanted]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import stat
 import time
 from pathlib import Path
@@ -140,17 +139,22 @@ class _Sidecar:
     """The remembered hashes; every failure to read or write it falls back to hashing."""
 
     def __init__(self):
+        # imported here: only a run whose components declare files opens the sidecar, and a
+        # short run's start-up should not pay for sqlite3
+        import sqlite3
+
+        self.sqlite3 = sqlite3
         self.db: sqlite3.Connection | None = None
 
     def __enter__(self) -> "_Sidecar":
         try:
             path = sidecar_path()
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30)
+            self.db = self.sqlite3.connect(path, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("CREATE TABLE IF NOT EXISTS f (path TEXT PRIMARY KEY, size INT, "
                             "mtime_ns INT, ctime_ns INT, ino INT, dev INT, sha256 TEXT)")
-        except (OSError, sqlite3.Error):
+        except (OSError, self.sqlite3.Error):
             self.close()
         return self
 
@@ -164,7 +168,7 @@ class _Sidecar:
         try:
             row = self.db.execute("SELECT size, mtime_ns, ctime_ns, ino, dev, sha256 FROM f "
                                   "WHERE path = ?", (path,)).fetchone()
-        except sqlite3.Error:
+        except self.sqlite3.Error:
             return None
         return row[5] if row is not None and tuple(row[:5]) == sig else None
 
@@ -176,7 +180,7 @@ class _Sidecar:
             self.db.execute("INSERT OR REPLACE INTO f VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (path, *sig, digest))
             self.db.commit()
-        except sqlite3.Error:
+        except self.sqlite3.Error:
             pass
 
     def close(self) -> None:

@@ -25,7 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field
 class ComponentConfig(BaseModel):
     """Base of every component's ``Config``: unknown keys are refused, never ignored."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a Config's validator is built when it first validates, not when its plugin
+    # module is imported; a run validates the few components its recipe names, and building all
+    # ~70 at start-up took most of the plugins' loading time
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Component:

@@ -5,6 +5,12 @@ Built-in plugins are registered exactly as third-party ones are (datasette's and
 ``DEFAULT_PLUGINS`` idea, through entry points). ``BITEXTFORGE_LOAD_PLUGINS`` (a comma-separated
 list of entry-point names, or an empty string for none) restricts what loads, like llm's
 ``LLM_LOAD_PLUGINS``.
+
+A built-in plugin is imported when a command first needs one of its components: the list of what
+each registers (``bitextforge.plugins.COMPONENTS``) stands in for it until then, so a run imports
+only the plugins its recipe names. Third-party plugins are imported at start-up. Either way,
+components are collected in entry-point order, so duplicate-name errors and command listings read
+as when every plugin was imported at once.
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ import importlib
 import inspect
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import pluggy
 from pydantic import BaseModel
@@ -85,17 +92,39 @@ class Registry:
         #: one line per entry-point plugin that was skipped (failed import, misspelled hook,
         #: failed register_commands)
         self.problems: list[str] = []
+        #: built-in entry points not imported yet, with the components they register by kind
+        self._pending: dict[str, tuple[metadata.EntryPoint, dict[str, tuple[str, ...]]]] = {}
+        #: held while plugins are imported and components collected: serve's request threads
+        #: may ask for components at once, and one must not see a plugin another is importing as
+        #: neither pending nor registered
+        self._lock = threading.RLock()
+        #: each plugin's place in loading order (entry-point order, then in-process additions)
+        self._rank: dict[str, int] = {}
+        #: print problems as they arise (the process-wide registry, once its first ones are out)
+        self._print_problems = False
 
     # -- loading ---------------------------------------------------------------------------------
     def load_entry_points(self) -> None:
-        """Import every plugin of the ``bitextforge`` entry-point group (respecting the env var)."""
+        """Import every third-party plugin of the ``bitextforge`` entry-point group and note the
+        built-in ones, imported when first needed (respecting the env var either way)."""
         allowed = os.environ.get("BITEXTFORGE_LOAD_PLUGINS")
         allow = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if allow is not None and ep.name not in allow:
                 continue
-            if self.pm.get_plugin(ep.name) is not None:
+            if self.pm.get_plugin(ep.name) is not None or ep.name in self._pending:
                 continue
+            self._rank.setdefault(ep.name, len(self._rank))
+            index = _builtin_index(ep)
+            if index is not None:
+                self._pending[ep.name] = (ep, index)
+            else:
+                self._load(ep)
+
+    def _load(self, ep: metadata.EntryPoint) -> None:
+        """Import one entry point's plugin and register it; a failure is one line in problems."""
+        before = len(self.problems)
+        try:
             # A broken third-party plugin names itself and is skipped, so the other plugins and
             # commands such as `bitextforge plugins` keep working. That includes a plugin that
             # calls sys.exit (or raises another BaseException) at import; only Ctrl-C stops.
@@ -108,7 +137,7 @@ class Registry:
                 why = str(exc) if isinstance(exc, Exception) else describe_failure(exc)
                 self.problems.append(f"plugin {ep.name!r} (entry point {ep.value}) failed to "
                                      f"import: {why}; plugin skipped")
-                continue
+                return
             dist = getattr(ep, "dist", None)
             try:
                 self.add_plugin(
@@ -120,6 +149,26 @@ class Registry:
                 )
             except RegistryError as exc:
                 self.problems.append(f"{exc}; plugin skipped")
+        finally:
+            if self._print_problems:
+                for problem in self.problems[before:]:
+                    print(f"bitextforge: error: {problem}", file=sys.stderr)
+
+    def _load_pending(self, names: Iterable[str] | None = None) -> None:
+        """Import the built-in plugins not imported yet (all, or those in ``names``)."""
+        with self._lock:
+            for name in [n for n in self._pending if names is None or n in names]:
+                self._load(self._pending.pop(name)[0])
+
+    def load_builtin(self, module: str) -> None:
+        """Import now the built-in plugin whose entry point is ``module``, if it is not yet (so a
+        test that adds that module finds it registered, as before built-ins loaded lazily)."""
+        self._load_pending([n for n, (ep, _) in self._pending.items() if ep.value == module])
+
+    def _pending_with(self, kind: str, names: Iterable[str]) -> list[str]:
+        """The built-in plugins not imported yet that register one of ``names`` as ``kind``."""
+        wanted = set(names)
+        return [p for p, (_, index) in self._pending.items() if wanted & set(index.get(kind, ()))]
 
     def add_plugin(self, plugin: Any, name: str | None = None, package: str = "(in-process)",
                    version: str = "", entry_point: str | None = None) -> str:
@@ -138,6 +187,7 @@ class Registry:
         name = self.pm.register(plugin, name=name)
         if name is None:
             raise RegistryError(f"plugin {plugin!r} was registered already")
+        self._rank.setdefault(name, len(self._rank))
         self._plugin_dists[name] = (package, version)
         if entry_point is not None:
             self._plugin_entry_points[name] = entry_point
@@ -175,22 +225,32 @@ class Registry:
     def commands(self) -> list[Command]:
         """The commands every registered plugin declared, plugin by plugin in hook order (the
         order the CLI lists them in); duplicates are left to :func:`commands.plugin_commands`."""
+        self._load_pending()
         out: list[Command] = []
         seen: set[str] = set()
-        for impl in self.pm.hook.register_commands.get_hookimpls():
+        for impl in self._in_order(self.pm.hook.register_commands.get_hookimpls()):
             if impl.plugin_name not in seen:
                 seen.add(impl.plugin_name)
                 out.extend(self._commands.get(impl.plugin_name, ()))
         return out
 
     # -- collecting ------------------------------------------------------------------------------
+    def _in_order(self, impls: list) -> list:
+        """Hook implementations in loading order, as if every plugin had been imported at
+        start-up (pluggy's own order is the order plugins were registered in)."""
+        return sorted(impls, key=lambda impl: self._rank.get(impl.plugin_name, len(self._rank)))
+
     def _collect(self) -> dict[str, dict[str, Registration]]:
+        with self._lock:
+            return self._collect_locked()
+
+    def _collect_locked(self) -> dict[str, dict[str, Registration]]:
         if self._components is not None:
             return self._components
         comps: dict[str, dict[str, Registration]] = {k: {} for k in KINDS}
         for kind, hook_name in HOOK_FOR_KIND.items():
             hook = getattr(self.pm.hook, hook_name)
-            for impl in hook.get_hookimpls():
+            for impl in self._in_order(hook.get_hookimpls()):
                 plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
                 package, version = self._plugin_dists.get(plugin_name, ("?", "?"))
 
@@ -229,19 +289,37 @@ class Registry:
     # -- queries ---------------------------------------------------------------------------------
     def check(self) -> None:
         """Collect every plugin's components now: a duplicate name or a bad class raises its one
-        :class:`RegistryError` here, once, rather than at every lookup that would meet it."""
-        self._collect()
+        :class:`RegistryError` here, once, rather than at every lookup that would meet it.
+        Built-in plugins not imported yet are imported where they register a name taken already."""
+        with self._lock:
+            comps = self._collect()
+            clashes = {p for kind, names in comps.items() for p in self._pending_with(kind, names)}
+            if clashes:
+                self._load_pending(clashes)
+                self._collect()
 
     def names(self, kind: str) -> list[str]:
         """Sorted registered names of one kind."""
+        self._load_pending()
         return sorted(self._collect()[kind])
 
     def registrations(self) -> Iterator[tuple[str, Registration]]:
         """Every registration as ``(kind, Registration)``, kinds in hook order, names sorted."""
+        self._load_pending()
         comps = self._collect()
         for kind in KINDS:
             for name in sorted(comps[kind]):
                 yield kind, comps[kind][name]
+
+    def packages(self) -> list[str]:
+        """``"package version"`` of every plugin that registers components, sorted (the run
+        manifest's list), without importing the built-in plugins not imported yet."""
+        comps = self._collect()
+        out = {f"{r.package} {r.package_version}".strip() for regs in comps.values()
+               for r in regs.values()}
+        out.update(f"{ep.dist.metadata['Name']} {ep.dist.version}".strip()
+                   for ep, _ in self._pending.values())
+        return sorted(out)
 
     def get(self, kind: str, name: str) -> type[Component]:
         """The class registered under ``name``; an unknown name lists the closest ones."""
@@ -250,7 +328,12 @@ class Registry:
     def registration(self, kind: str, name: str) -> Registration:
         """The registration of ``name`` (its class and package); an unknown name lists the
         closest ones."""
-        comps = self._collect()[kind]
+        with self._lock:
+            self._load_pending(self._pending_with(kind, [name]))
+            comps = self._collect()[kind]
+            if name not in comps:
+                self._load_pending()  # the suggestions come from every plugin
+                comps = self._collect()[kind]
         if name in comps:
             return comps[name]
         raise RegistryError(f"unknown {kind} {name!r}{suggest(name, comps)}")
@@ -263,6 +346,16 @@ class Registry:
         if name in every:
             return every[name]
         raise RegistryError(f"no component named {name!r}{suggest(name, every)}")
+
+
+def _builtin_index(ep: metadata.EntryPoint) -> dict[str, tuple[str, ...]] | None:
+    """What a built-in plugin's entry point registers, by kind; None for any other plugin."""
+    from ..plugins import COMPONENTS
+
+    dist = getattr(ep, "dist", None)
+    if ep.value not in COMPONENTS or dist is None or dist.metadata["Name"] != "bitextforge":
+        return None
+    return COMPONENTS[ep.value]
 
 
 def _unknown_hooks(plugin: Any) -> list[str]:
@@ -322,5 +415,6 @@ def get_registry() -> Registry:
         reg.load_entry_points()
         for problem in reg.problems:
             print(f"bitextforge: error: {problem}", file=sys.stderr)
+        reg._print_problems = True
         _REGISTRY = reg
     return _REGISTRY

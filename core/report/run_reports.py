@@ -98,8 +98,7 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
                    "resumable": written.resumable,
                    **({"opustrainer": opustrainer} if opustrainer else {})},
         "evaluations": dict(eval_results),
-        "plugins": sorted({f"{reg.package} {reg.package_version}".strip()
-                           for _, reg in registry.registrations()}),
+        "plugins": registry.packages(),
         "versions": library_versions(),
     }
     write_atomic(out_dir / "recipe.filled.yaml", dump_yaml(recipe.filled()))
