@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections import Counter
 from html.parser import HTMLParser
 from typing import ClassVar, Literal
 
@@ -140,6 +141,15 @@ class OnlyNumbersFilter(SideRule):
 
 _REPEATED_WORDS = regex.compile(r"(?i)(\b\S+(.+))\s+\b\1\b")
 _REPEATED_CHARS = regex.compile(r"(.+)\1")
+# Exact pre-checks for _REPEATED_WORDS, whose backtracking costs O(n^2) steps per text. A match
+# is a group G (from a word boundary: the rest of a token, then anything on its line), only
+# whitespace, then a copy of G (same case folding, same engine). Either G holds no whitespace
+# between tokens, and the rest of a token is followed, after whitespace, by that rest again
+# (_WORDS_ONE); or G spans tokens, and its first token's rest, the whitespace after it and the
+# next whole token occur again later from a token start (_WORDS_MANY). Neither matching means
+# no match, so the score is 0; possessive quantifiers keep both checks near linear.
+_WORDS_ONE = regex.compile(r"(?i)\b(\S++)\s++\1")
+_WORDS_MANY = regex.compile(r"(?i)\b(\S++\s++\S++)\s(?:[\s\S]*?\s)?\1")
 #: languages where bicleaner-hardrules looks for repeated words (elsewhere: repeated strings)
 WORD_LANGS = {"en", "es", "fr", "pl", "de", "it", "pt", "nl", "cs", "ro", "fi", "lv", "et", "bg",
               "hr", "da", "hu", "ga", "eu", "gl", "sl", "sv", "mt", "sk", "is", "lt", "nb", "nn",
@@ -157,7 +167,12 @@ class RepeatedWordsFilter(SideRule):
 
     def value(self, text, lang):
         """Repetitions found."""
-        pattern = _REPEATED_WORDS if lang is None or lang in WORD_LANGS else _REPEATED_CHARS
+        if lang is None or lang in WORD_LANGS:
+            if not (_WORDS_ONE.search(text) or _WORDS_MANY.search(text)):
+                return 0
+            pattern = _REPEATED_WORDS
+        else:
+            pattern = _REPEATED_CHARS
         least = 4 if lang in CJK else 7
         return sum(1 for m in pattern.finditer(text)
                    if len(m.group().strip()) > least and _ALPHA.search(m.group()))
@@ -601,6 +616,53 @@ class HtmlTagsFilter(SideRule):
         return counter.tags
 
 
+def could_repeat(text: str, min_length: int, max_length: int, threshold: int) -> bool:
+    """False only where ``(\\S.{min_length-1,max_length}?)(?: *\\1){threshold,}``
+    (RepetitionFilter's pattern) cannot match ``text``: an exact pre-check that spares most texts
+    the pattern's ~max_length backtracking steps per character.
+
+    A match is a string S of min_length to max_length + 1 characters at some position p, then
+    ``threshold`` copies of S, each after a run of spaces (all of the run: S starts with a
+    non-space). So S's first min_length characters occur at least threshold + 1 times, two of
+    them at p and at the first copy's start p2; S ends where the spaces before p2 begin or
+    inside them. Every such (p, p2, length) is tried here with plain string comparisons; the
+    pattern's other limits (S starts with a non-space, holds no newline) are left out, which
+    can only make this say True more often.
+    """
+    m = min_length
+    if len(text) < m * (threshold + 1):
+        return False
+    counts = Counter(zip(*(text[i:] for i in range(m))))
+    if max(counts.values()) <= threshold:
+        return False
+    n = len(text)
+    for gram, count in counts.items():
+        if count <= threshold:
+            continue
+        gram = "".join(gram)
+        starts = []
+        i = text.find(gram)
+        while i >= 0:
+            starts.append(i)
+            i = text.find(gram, i + 1)
+        for a, p in enumerate(starts):
+            for p2 in starts[a + 1:]:
+                spaces = 0  # the run of spaces just before p2 (not reaching back to p)
+                while p2 - 1 - spaces > p and text[p2 - 1 - spaces] == " ":
+                    spaces += 1
+                for length in range(max(m, p2 - p - spaces), min(max_length + 1, p2 - p) + 1):
+                    s = text[p:p + length]
+                    at, copies = p2, 0
+                    while text.startswith(s, at):
+                        copies += 1
+                        if copies >= threshold:
+                            return True
+                        at += length
+                        while at < n and text[at] == " ":
+                            at += 1
+    return False
+
+
 class RepetitionConfig(SideConfig):
     """Options of repetition.v1."""
 
@@ -629,6 +691,9 @@ class RepetitionFilter(SideRule):
 
     def value(self, text, lang):
         """Repeats of the first repeated string."""
+        c = self.config
+        if not could_repeat(text, c.min_length, c.max_length, c.threshold):
+            return 0
         m = self.pattern.search(text)
         return m.group(0).count(m.group(1)) - 1 if m else 0
 
