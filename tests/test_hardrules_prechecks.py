@@ -1,11 +1,13 @@
-"""The exact pre-checks of repeated_words.v1 and repetition.v1 (issue #34, item 3): they skip the
-originals' backtracking patterns only where those patterns cannot match, so every score is the
-one the patterns alone give. Checked on hand-made edge cases and on thousands of random texts
-built from a small alphabet, where repeats are common."""
+"""The faster forms of the originals' patterns (issue #34, item 3): repeated_words.v1's rewrite
+of bicleaner-hardrules' pattern, and the exact pre-checks of repetition.v1, urls.v1 and
+glued_words.v1, which skip a pattern only where it cannot match. Every score and match is the
+one the original patterns give, on hand-made edge cases and on thousands of random texts built
+from a small alphabet, where repeats are common."""
 
 import random
 
 import pytest
+import regex
 
 from bitextforge.plugins import hardrules as hr
 
@@ -31,12 +33,16 @@ EDGES = [
     "Donaudampfschifffahrtsgesellschaft " * 3, "w" * 101 + "w" * 101 + "w" * 101,
     "ab" * 60, "a b" * 40, "The train leaves at nine o'clock.", "Der Zug fährt um neun Uhr ab.",
     "Der Zug fährt ab ab ab ab.", "- - - - -", "... ... ...", "!!! !!! !!!",
+    "Mehr auf www.example.com heute.", "https://a.b/c?d=e", "z.b. so", "E-Mail: a@b.de.",
+    "Ende.Anfang", "v1.2.3", "HomeAboutContact", "YouTube", "PayPal", "McDonald's", "iPhone",
+    "ǅemalǅemal", "AªBªCd", "ÄbcÖde", "ABC", "AbC", "AbCd", "Ab Cd", "Ab-Cd", "AbⓐCd", "AⓐbCd",
 ]
 
 #: tokens and separators that make random texts repeat often, in several cases and scripts
 TOKENS = ["a", "A", "ab", "AB", "aB", "abc", "ß", "SS", "ẞ", "ss", "i", "I", "İ", "ı", "k", "K",
           "\u212a", "é", "É", "e\u0301", "ǅ", "ǆ", "x-y", "(a", "a)", "12", "_", "..", "日本",
-          "Ab", "ba", "Zug", "zug", "ZUG"]
+          "Ab", "ba", "Zug", "zug", "ZUG", "www", ".com", ".de", "http://", "a.b", "Home", "About",
+          "YouTube", "McDonald", "ª", "ʰ", "ⓐ", "Ⓐ", "Ⅳ", "ⅰ", "Ǆ"]
 SEPARATORS = [" ", " ", " ", "  ", "\t", "\n", " \n ", "\u00a0", "\u3000", "", "-", "."]
 CHARS = "ab A.-\t\n"
 
@@ -70,17 +76,19 @@ def random_texts(n: int, seed: int) -> list[str]:
 TEXTS = EDGES + random_texts(6000, 34)
 
 
+ORIGINAL_WORDS = regex.compile(hr.BICLEANER_REPEATED_WORDS)
+
+
 def _old_repeated_words(text: str, lang: str | None) -> int:
-    """repeated_words.v1's score before its pre-checks: the pattern on every text."""
-    pattern = hr._REPEATED_WORDS if lang is None or lang in hr.WORD_LANGS else \
-        hr._REPEATED_CHARS
+    """repeated_words.v1's score with bicleaner-hardrules' own pattern."""
+    pattern = ORIGINAL_WORDS if lang is None or lang in hr.WORD_LANGS else hr._REPEATED_CHARS
     least = 4 if lang in hr.CJK else 7
     return sum(1 for m in pattern.finditer(text)
                if len(m.group().strip()) > least and hr._ALPHA.search(m.group()))
 
 
 @pytest.mark.parametrize("lang", [None, "de", "ja"])
-def test_repeated_words_scores_are_the_patterns(lang):
+def test_repeated_words_scores_are_the_originals(lang):
     f = hr.RepeatedWordsFilter(hr.RepeatedWordsFilter.Config(side="src"))
     got = [f.value(t, lang) for t in TEXTS]
     want = [_old_repeated_words(t, lang) for t in TEXTS]
@@ -89,20 +97,15 @@ def test_repeated_words_scores_are_the_patterns(lang):
     assert sum(map(bool, want)) > 50  # the random texts do repeat
 
 
-def test_repeated_words_prechecks_pass_wherever_the_pattern_matches():
-    """Stronger than equal scores: every text the pattern matches at all (counted or not)
-    passes the pre-checks, so no match, short or long, is ever skipped."""
-    matched = [t for t in TEXTS if hr._REPEATED_WORDS.search(t)]
-    missed = [t for t in matched if not (hr._WORDS_ONE.search(t) or hr._WORDS_MANY.search(t))]
-    assert not missed, missed[:5]
-    assert len(matched) > 300
+def test_repeated_words_matches_are_the_originals():
+    """Stronger than equal scores: the faster pattern finds every match of bicleaner's, at the
+    same span, with the same repeated group, counted or not."""
+    def matches(pattern, text):
+        return [(m.span(), m.group(1)) for m in pattern.finditer(text)]
 
-
-def test_repeated_words_prechecks_skip_plain_sentences():
-    """The point of the pre-checks: a sentence without an adjacent repeat never runs the pattern."""
-    for t in ["The train leaves at nine o'clock and the bus at ten.",
-              "Der Zug fährt um neun Uhr ab, und der Bus um zehn Uhr."]:
-        assert not (hr._WORDS_ONE.search(t) or hr._WORDS_MANY.search(t))
+    diff = [t for t in TEXTS if matches(hr._REPEATED_WORDS, t) != matches(ORIGINAL_WORDS, t)]
+    assert not diff, diff[:5]
+    assert sum(1 for t in TEXTS if ORIGINAL_WORDS.search(t)) > 300
 
 
 @pytest.mark.parametrize("options", [{}, {"threshold": 1}, {"threshold": 3},
@@ -129,3 +132,21 @@ def test_repetition_precheck_skips_plain_sentences():
               "Die Eisenbahnen verkehren in den Tälern, an den Seen und in den Bergen."]:
         assert not hr.could_repeat(t, 3, 100, 2)
         assert hr.could_repeat(t + " ha ha ha", 2, 100, 2)
+
+
+#: rule -> its pattern before the pre-check, and the score the rule gave with it alone
+ORIGINALS = {
+    "urls": lambda t: len(hr._URL.findall(t)),
+    "glued_words": lambda t: len(hr._GLUED.findall(t)),
+    "only_symbols": lambda t: len(hr._ALPHA.findall(t)) / len(t) if t else 1.0,
+}
+
+
+@pytest.mark.parametrize("rule", sorted(ORIGINALS))
+def test_prechecked_rules_score_as_their_patterns(rule):
+    f = hr.RULES[rule](hr.RULES[rule].Config(side="src"))
+    diff = [(t, f.value(t, None), ORIGINALS[rule](t)) for t in TEXTS
+            if f.value(t, None) != ORIGINALS[rule](t)]
+    assert not diff, diff[:5]
+    if rule != "only_symbols":
+        assert sum(1 for t in TEXTS if ORIGINALS[rule](t)) > 30
