@@ -30,6 +30,10 @@ Set-up (never in the project's .venv; see docs/benchmarks.md for why two modules
 Run from the repository root:
     BITEXTFORGE_SHARED_DATA=/work/shared/data nice -n 10 .venv/bin/python \\
         tests/bench/bench_hardrules.py --lines 100000 --runs 3 --json /tmp/bench-hardrules.json
+At 1M lines one bicleaner-hardrules run takes tens of minutes on a loaded machine: time the
+sides in separate invocations (``--side theirs`` / ``--side ours``, ``--runs 1``, each run
+appended to ``--log``), then ``--from-log LOG`` summarises every logged run and compares the
+decisions of the outputs left in the work folder (run it when no command is writing them).
 """
 
 from __future__ import annotations
