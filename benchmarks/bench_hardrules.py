@@ -30,6 +30,10 @@ Set-up (never in the project's .venv; see docs/benchmarks.md for why two modules
 Run from the repository root:
     BITEXTFORGE_SHARED_DATA=/work/shared/data nice -n 10 .venv/bin/python \\
         benchmarks/bench_hardrules.py --lines 100000 --runs 3 --json /tmp/bench-hardrules.json
+At 1M lines one bicleaner-hardrules run takes tens of minutes on a loaded machine: time the
+sides in separate invocations (``--side theirs`` / ``--side ours``, ``--runs 1``, each run
+appended to ``--log``), then ``--from-log LOG`` summarises every logged run and compares the
+decisions of the outputs left in the work folder (run it when no command is writing them).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import bench_opusfilter as bo  # the mixed input builder and the timer
@@ -212,38 +217,74 @@ def compare_opus(s: Path, t: Path) -> dict:
     return r
 
 
+def _summary(tool: str, lines: int, runs: dict[str, list], cmds: dict[str, list[str]]) -> dict:
+    """Medians, ratios and peak memory of one comparison's timed runs."""
+    r: dict = {"lines": lines, "runs": {k: len(v) for k, v in runs.items()},
+               "commands": {k: " ".join(v) for k, v in cmds.items()},
+               "load_after": os.getloadavg()}
+    for name, vals in runs.items():
+        r[name] = {"wall_s": [round(v[0], 2) for v in vals],
+                   "median_wall_s": round(statistics.median(v[0] for v in vals), 2),
+                   "median_cpu_s": round(statistics.median(v[1] for v in vals), 2),
+                   "max_rss_mb": round(max(v[2] for v in vals), 1)}
+    r["speedup_wall"] = round(r[tool]["median_wall_s"] / r["bitextforge"]["median_wall_s"], 2)
+    r["cpu_ratio"] = round(r[tool]["median_cpu_s"] / r["bitextforge"]["median_cpu_s"], 2)
+    return r
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tools", nargs="+", default=["bicleaner", "opusfilter"],
                     choices=["bicleaner", "opusfilter"])
+    ap.add_argument("--side", choices=["both", "theirs", "ours"], default="both",
+                    help="time only the other tools' or only bitextforge's commands (at 1M lines "
+                    "one command takes minutes: runs can be spread over several invocations)")
+    ap.add_argument("--log", help="append every timed run here as a JSON line")
+    ap.add_argument("--from-log", help="time nothing: summarise the runs of this log (written "
+                    "with --log) and compare the decisions of the outputs in the work folder")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     s, t, tsv = inputs(args.lines)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "core"),
-                    str(ROOT / "plugins")], check=True)
+    if not args.from_log:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "core"),
+                        str(ROOT / "plugins")], check=True)
+    logged: list[dict] = []
+    if args.from_log:
+        with open(args.from_log, encoding="utf-8") as fh:
+            logged = [json.loads(x) for x in fh if x.strip()]
     results = {}
     for tool in args.tools:
         kind = "bicleaner" if tool == "bicleaner" else "opus"
         cmds = commands(kind, s, t, tsv)
         runs: dict[str, list] = {name: [] for name in cmds}
-        for _ in range(args.runs):  # alternate the tools so both see the same machine load
-            for name, cmd in cmds.items():
-                if name == "bitextforge":
-                    shutil.rmtree(WORK / f"bf-{kind}", ignore_errors=True)
-                runs[name].append(bo.timed(cmd))
-        r: dict = {"lines": args.lines, "runs": args.runs,
-                   "commands": {k: " ".join(v) for k, v in cmds.items()},
-                   "load_after": os.getloadavg()}
-        for name, vals in runs.items():
-            r[name] = {"wall_s": [round(v[0], 2) for v in vals],
-                       "median_wall_s": round(statistics.median(v[0] for v in vals), 2),
-                       "median_cpu_s": round(statistics.median(v[1] for v in vals), 2),
-                       "max_rss_mb": round(max(v[2] for v in vals), 1)}
-        r["speedup_wall"] = round(r[tool]["median_wall_s"] / r["bitextforge"]["median_wall_s"], 2)
-        r["cpu_ratio"] = round(r[tool]["median_cpu_s"] / r["bitextforge"]["median_cpu_s"], 2)
+        if args.from_log:
+            for x in logged:
+                if x["tool"] == tool and x["lines"] == args.lines:
+                    runs[x["name"]].append((x["wall_s"], x["cpu_s"], x["rss_mb"]))
+        else:
+            todo = [n for n in cmds if args.side == "both"
+                    or (n == "bitextforge") == (args.side == "ours")]
+            for _ in range(args.runs):  # alternate the tools so both see the same machine load
+                for name in todo:
+                    if name == "bitextforge":
+                        shutil.rmtree(WORK / f"bf-{kind}", ignore_errors=True)
+                    runs[name].append(bo.timed(cmds[name]))
+                    if args.log:
+                        wall, cpu, rss = runs[name][-1]
+                        with open(args.log, "a", encoding="utf-8") as fh:
+                            fh.write(json.dumps({
+                                "tool": tool, "name": name, "lines": args.lines,
+                                "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                                "rss_mb": round(rss, 1), "load": os.getloadavg(),
+                                "utc": time.strftime("%H:%M:%S", time.gmtime())}) + "\n")
+        if not all(runs.values()):
+            print(json.dumps({tool: {k: [round(x, 2) for v in vals for x in v[:2]]
+                                     for k, vals in runs.items()}}), flush=True)
+            continue
+        r = _summary(tool, args.lines, runs, cmds)
         r["decisions"] = compare_bicleaner(s, t) if kind == "bicleaner" else compare_opus(s, t)
         results[tool] = r
         print(json.dumps({tool: r}, indent=2, ensure_ascii=False), flush=True)

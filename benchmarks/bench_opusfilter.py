@@ -134,10 +134,12 @@ def read_pairs(d: Path, a: str, b: str) -> list[tuple[str, str]]:
         return list(zip((x.rstrip("\n") for x in fa), (y.rstrip("\n") for y in fb)))
 
 
-def compare(lid: str) -> dict:
-    """Kept rows of both tools: counts, and rows only one of them kept."""
-    opus = read_pairs(WORK / f"opus-{lid}", "kept.de", "kept.en")
-    bf = read_pairs(WORK / f"bf-{lid}", "corpus.src", "corpus.tgt")
+def compare_paths(a_dir: Path, a_src: str, a_tgt: str, b_dir: Path, b_src: str,
+                  b_tgt: str) -> dict:
+    """Kept rows of OpusFilter (``a``) and bitextforge (``b``): counts, rows only one of them
+    kept, and under ``_differing`` every such pair (OpusFilter's first)."""
+    opus = read_pairs(a_dir, a_src, a_tgt)
+    bf = read_pairs(b_dir, b_src, b_tgt)
     # OpusFilter writes each segment with trailing whitespace stripped; bitextforge keeps the text
     # as read. Compare the rows modulo that, and count how many texts differ only by it.
     trailing = sum(1 for p in bf if p != (p[0].rstrip(), p[1].rstrip()))
@@ -147,7 +149,16 @@ def compare(lid: str) -> dict:
             opus == bf, "bitextforge_rows_with_trailing_space": trailing,
             "only_opusfilter": len(so - sb), "only_bitextforge": len(sb - so),
             "examples_only_opusfilter": sorted(so - sb)[:5],
-            "examples_only_bitextforge": sorted(sb - so)[:5]}
+            "examples_only_bitextforge": sorted(sb - so)[:5],
+            "_differing": sorted(so - sb) + sorted(sb - so)}
+
+
+def compare(lid: str) -> dict:
+    """Kept rows of both tools: counts, and rows only one of them kept."""
+    r = compare_paths(WORK / f"opus-{lid}", "kept.de", "kept.en", WORK / f"bf-{lid}",
+                      "corpus.src", "corpus.tgt")
+    r.pop("_differing")
+    return r
 
 
 def profile(lid: str, recipe: Path) -> None:
