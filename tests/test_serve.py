@@ -539,3 +539,125 @@ def test_sample_pages_are_the_rows_nearest_the_bound(in_root, tmp_path):
         order = idx[np.argsort(np.abs(data.scores["language_id"][idx] - 0.3), kind="stable")]
         assert got == list(zip(data.ids[order].tolist(), data.variant[order].tolist()))
         assert len(got) == page["total"] == mask.sum()
+
+
+# hand-made pairs for the clean steps' before/after view (issue #34): each of html.v1,
+# unwrap_quotes.v1 and unicode.v1 changes some texts; row 3 none
+CLEAN_SRC = ["Tom &amp; Jerry sind Freunde.", '"Er sagte ""Hallo"" zu mir."',
+             "Das  ist gut.", "Ein ganz normaler Satz.", "Der <b>fette</b> Text."]
+CLEAN_TGT = ["Tom &amp; Jerry are friends.", "He said hello to me.", "That is\u0007 good.",
+             "A perfectly normal sentence.", "The <b>bold</b> text."]
+CLEAN_STEPS = ("  - clean: html.v1\n  - clean: unwrap_quotes.v1\n  - clean: unicode.v1\n"
+               "  - filter: length_ratio.v1\n    with: {unit: chars}\n    keep: {max: 3}\n")
+
+
+@pytest.fixture
+def clean_run(pair_files, tmp_path):
+    """A run of three clean steps and a filter over :data:`CLEAN_SRC` / :data:`CLEAN_TGT`."""
+    s, t = pair_files(CLEAN_SRC, CLEAN_TGT)
+    out = tmp_path / "clean"
+    run_recipe(parse_recipe(recipe_text(s, t, out, CLEAN_STEPS), "r.yaml"), progress=False)
+    return out
+
+
+def cleaned_lines(run_dir: Path) -> list[dict]:
+    """cleaned.tsv as the run wrote it, texts unescaped."""
+    from bitextforge.io.corpus import unescape
+
+    rows = tsv_rows(run_dir / "cleaned.tsv")
+    for r in rows:
+        r["before"], r["after"] = unescape(r["before"]), unescape(r["after"])
+    return rows
+
+
+def marked_text(runs: list[list[str]], ops: str) -> str:
+    return "".join(text for op, text in runs if op in ops)
+
+
+def test_clean_steps_show_their_changes_before_and_after(clean_run):
+    """Issue #34: serve shows, per clean step, its counts and the texts it changed (from
+    cleaned.tsv), before and after with the changed characters marked."""
+    from starlette.testclient import TestClient
+
+    from bitextforge.serve.app import create_app
+
+    client = TestClient(create_app(load_run(clean_run)), base_url=BASE_URL,
+                        raise_server_exceptions=False)
+    manifest = json.loads((clean_run / "manifest.json").read_text())
+    steps = client.get("/api/run").json()["steps"]
+    assert [st["changes_text"] for st in steps] == [True, True, True, False]
+    lines = cleaned_lines(clean_run)
+    for i in range(3):
+        res = client.get("/api/changes", params={"step": i}).json()
+        assert res["counts"] == manifest["steps"][i]["counts"] == steps[i]["counts"]
+        mine = [r for r in lines if r["step"] == steps[i]["label"]]
+        assert res["total"] == res["sampled"] == len(mine) > 0
+        # every text the step changed, a row's sides together
+        assert sorted((r["id"], r["variant"], r["column"], r["before"], r["after"])
+                      for r in res["rows"]) == sorted(
+            (int(r["id"]), int(r["variant"]), r["column"], r["before"], r["after"]) for r in mine)
+        assert res["counts"]["changed_src"] + res["counts"]["changed_tgt"] == len(mine)
+        for r in res["rows"]:  # the marked runs put together are the two texts
+            assert marked_text(r["before_marked"], "=-") == r["before"]
+            assert marked_text(r["after_marked"], "=+") == r["after"]
+            assert marked_text(r["before_marked"], "=") == marked_text(r["after_marked"], "=")
+    html, quotes, space = (client.get("/api/changes", params={"step": i}).json()["rows"]
+                           for i in range(3))
+    # what each cleaner took out or put in, and nothing else marked
+    assert [(r["id"], r["column"], marked_text(r["before_marked"], "-"),
+             marked_text(r["after_marked"], "+")) for r in html] == [
+        (0, "src", "amp;", ""), (0, "tgt", "amp;", ""), (4, "src", "<b></b>", ""),
+        (4, "tgt", "<b></b>", "")]
+    assert [(r["id"], marked_text(r["before_marked"], "-")) for r in quotes] == [(1, '""""')]
+    assert quotes[0]["after"] == 'Er sagte "Hallo" zu mir.'
+    assert [(r["id"], r["column"], marked_text(r["before_marked"], "-"),
+             marked_text(r["after_marked"], "+")) for r in space] == [
+        (2, "src", " ", ""), (2, "tgt", "\u0007", "")]
+    assert all(r["id"] != 3 for r in html + quotes + space)  # the clean row changed nowhere
+
+    # a filter step changes no text; a bad line or a missing cleaned.tsv is one line naming it
+    r = client.get("/api/changes", params={"step": 3})
+    assert r.status_code == 400 and r.json()["error"] == \
+        "steps[3] is a filter step; it changes no text"
+    with open(clean_run / "cleaned.tsv", "a", encoding="utf-8") as fh:
+        fh.write("steps[0]:html.v1\t9\t0\tsrc\thalf a line\n")
+    bad = TestClient(create_app(load_run(clean_run)), base_url=BASE_URL,
+                     raise_server_exceptions=False).get("/api/changes", params={"step": 0})
+    assert bad.status_code == 400
+    assert bad.json()["error"] == (f"{clean_run / 'cleaned.tsv'}:{len(lines) + 2}: 5 fields, "
+                                   f"expected 6 (step, id, variant, column, before, after)")
+    (clean_run / "cleaned.tsv").unlink()
+    gone = TestClient(create_app(load_run(clean_run)), base_url=BASE_URL,
+                      raise_server_exceptions=False).get("/api/changes", params={"step": 0})
+    assert gone.status_code == 400 and gone.json()["error"].startswith(
+        f"{clean_run / 'cleaned.tsv'}: no such file")
+
+
+def test_changes_of_a_large_step_are_a_seeded_sample(clean_run, monkeypatch):
+    """A clean step that changed more texts than the view keeps shows a seeded sample of them,
+    the same on every load, with the step's real total."""
+    import bitextforge.serve.data as serve_data
+
+    monkeypatch.setattr(serve_data, "CHANGES_SAMPLE", 2)
+    html = [(int(r["id"]), r["column"]) for r in cleaned_lines(clean_run)
+            if r["step"] == "steps[0]:html.v1"]
+    shown = []
+    for _ in range(2):
+        res = load_run(clean_run).changes(0, limit=10)
+        assert (res["total"], res["sampled"]) == (len(html), 2) and len(html) > 2
+        shown.append([(r["id"], r["column"]) for r in res["rows"]])
+    assert shown[0] == shown[1] and set(shown[0]) <= set(html)
+    assert shown[0] == sorted(shown[0])  # in stream order
+    assert load_run(clean_run).changes(0, offset=2)["rows"] == []
+
+
+def test_char_diff_marks_only_what_changed():
+    from bitextforge.serve.data import DIFF_MAX_CHARS, char_diff
+
+    assert char_diff("a  b", "a b") == ([["=", "a "], ["-", " "], ["=", "b"]], [["=", "a b"]])
+    assert char_diff("abc", "abc") == ([["=", "abc"]], [["=", "abc"]])
+    assert char_diff("", "x") == ([], [["+", "x"]])
+    assert char_diff("9–19 Uhr", "9-19 Uhr") == ([["=", "9"], ["-", "–"], ["=", "19 Uhr"]],
+                                                 [["=", "9"], ["+", "-"], ["=", "19 Uhr"]])
+    long = "x" * DIFF_MAX_CHARS
+    assert char_diff(long, long + "y") == ([["-", long]], [["+", long + "y"]])

@@ -157,3 +157,48 @@ def test_move_thresholds_in_the_page_then_save_and_rerun(browser, server, tmp_pa
     m2 = json.loads((out / "manifest.json").read_text())
     assert m2["steps"][4]["info"]["score_cache"]["computed"] == 0
     assert not errors, errors
+
+
+def test_clean_steps_show_before_and_after(browser, tmp_path):
+    """Issue #34: each clean step's panel shows its counts and the texts it changed, before and
+    after, the characters it took out struck through and those it put in marked."""
+    src, tgt = tmp_path / "c.de", tmp_path / "c.en"
+    src.write_text("Tom &amp; Jerry sind Freunde.\nDas  ist gut.\nEin normaler Satz.\n",
+                   encoding="utf-8")
+    tgt.write_text("Tom &amp; Jerry are friends.\nThat is good.\nA normal sentence.\n",
+                   encoding="utf-8")
+    recipe = tmp_path / "clean.yaml"
+    run = tmp_path / "run"
+    recipe.write_text(f"name: clean-view\ninput: {{src: '{src}', tgt: '{tgt}'}}\nsteps:\n"
+                      "  - clean: html.v1\n  - clean: unicode.v1\n  - filter: dedupe.v1\n"
+                      f"output: {{dir: '{run}'}}\n", encoding="utf-8")
+    res = cli("run", recipe, "-q")
+    assert res.returncode == 0, res.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "bitextforge.cli", "serve", str(run), "--port",
+                             "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    line = proc.stdout.readline()
+    try:
+        assert "http://" in line, line + proc.stderr.read()
+        SHOTS.mkdir(exist_ok=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(line.split(" at ", 1)[1].split()[0])
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        page.locator("#step-0").screenshot(path=SHOTS / "5-clean-before-after.png")
+        manifest = json.loads((run / "manifest.json").read_text())
+        for i, (ids, struck, added) in enumerate([(["0.0.src", "0.0.tgt"], ["amp;", "amp;"], []),
+                                                   (["1.0.src"], ["␣"], [])]):
+            assert page.get_attribute(f"#changecounts-{i}", "data-changed") == str(
+                manifest["steps"][i]["counts"]["changed"])
+            rows = page.locator(f"#changes-{i} tr[data-id]")
+            assert rows.evaluate_all("rows => rows.map(r => r.dataset.id)") == ids
+            assert page.locator(f"#changes-{i} del").all_inner_texts() == struck
+            assert page.locator(f"#changes-{i} ins").all_inner_texts() == added
+        assert page.locator("#changes-0 td.after").first.inner_text() == \
+            "Tom & Jerry sind Freunde."
+        assert not errors, errors
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)

@@ -325,6 +325,10 @@ def create_app(data: RunData, save_dir: Path | None = None, host: str = "127.0.0
                                         _int(request, "offset", 0, 0, 10**9),
                                         _int(request, "limit", 10, 1, MAX_LIMIT)))
 
+    async def changes(request: Request) -> Response:
+        return JSONResponse(data.changes(step_index(request), _int(request, "offset", 0, 0, 10**9),
+                                         _int(request, "limit", 10, 1, MAX_LIMIT)))
+
     async def export(request: Request) -> Response:
         if save_dir is None:
             raise _bad("saving is off (start bitextforge serve with --save-dir)", 403)
@@ -372,6 +376,7 @@ def create_app(data: RunData, save_dir: Path | None = None, host: str = "127.0.0
         Route("/api/decide", decide),
         Route("/api/rows", rows),
         Route("/api/groups", groups),
+        Route("/api/changes", changes),
         Route("/api/export", export, methods=["POST"]),
     ]
     handlers: dict[Any, Any] = {HTTPException: on_http_error, BitextforgeError: on_user_error,

@@ -1,7 +1,8 @@
 """A finished run held in memory as columns, and its filter decisions re-made from the stored scores.
 
 ``bitextforge serve`` and the static ``report.html`` read a run directory (``corpus.tsv``,
-``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``) or a scores TSV written by
+``rejected.tsv``, ``manifest.json``, ``recipe.filled.yaml``; ``cleaned.tsv`` when a page asks for a
+clean step's changes, see :meth:`RunData.changes`) or a scores TSV written by
 ``bitextforge score``. Every score column becomes a float NumPy array, and :meth:`RunData.decide`
 replays the recipe's steps in the run's order over those arrays, deciding each filter step with
 the runner's own decision functions (:mod:`bitextforge.pipeline.decide`), so a moved threshold is
@@ -21,8 +22,10 @@ as *near the bound*, because the full-precision score a rerun uses may fall on t
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
+import random
 import re
 import time
 from dataclasses import dataclass, field
@@ -38,9 +41,16 @@ from ..errors import BitextforgeError
 from ..pipeline.kinds import kind_of
 from ..recipe.load import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
 from ..pipeline.executors import ADDS, REPLACES
+from ..pipeline.sink import CLEANED_COLUMNS
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
 HIST_BINS = 60
+#: changed texts kept per clean step for its before/after view: a seeded sample of at most this
+#: many, so a cleaned.tsv of millions of lines costs one pass and bounded memory
+CHANGES_SAMPLE = 200
+#: texts longer than this (before and after together) are marked changed as a whole: a
+#: character diff is quadratic in the worst case
+DIFF_MAX_CHARS = 4000
 
 
 class RunDataError(BitextforgeError):
@@ -66,6 +76,7 @@ class StepInfo:
     makes: str | None = None  # ADDS or REPLACES rows (the executor's Executor.makes)
     mark: str | None = None  # the column filled in exactly the rows this step made
     replicates: bool = False  # writes a kept row possibly several times (a weighter)
+    changes_text: bool = False  # a clean step: its changes are in cleaned.tsv
 
     @property
     def label(self) -> str:
@@ -80,7 +91,8 @@ class StepInfo:
                 "keep": self.keep.model_dump(exclude_none=True) if self.keep else None,
                 "decides": self.decides, "makes": self.makes,
                 "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
-                "seconds": self.stored.get("seconds"), "info": self.stored.get("info")}
+                "seconds": self.stored.get("seconds"), "info": self.stored.get("info"),
+                "changes_text": self.changes_text, "counts": self.stored.get("counts")}
 
 
 @dataclass
@@ -117,6 +129,7 @@ class RunData:
         self._lower: dict[str, tuple[str, np.ndarray]] = {}
         self._made: dict[int, np.ndarray] = {}
         self._plots: dict[str, list[dict[str, Any]]] | None = None
+        self._changes: dict[str, tuple[int, list[tuple]]] | None = None
         self.edges = {st.index: self._edges(st) for st in self.steps if st.decides}
         # each score's histogram bin, once: a histogram per request is then one bincount
         self.bins = {st.index: self._bins(st) for st in self.steps if st.decides}
@@ -532,6 +545,69 @@ class RunData:
             out.append({"id": int(g), "original": original, "side": st.side, "rows": rows})
         return {"total": total, "offset": offset, "groups": out}
 
+    def changes(self, index: int, offset: int = 0, limit: int = 10) -> dict[str, Any]:
+        """A page of a clean step's changed texts, before and after with the changed characters
+        marked (:func:`char_diff`), from a seeded sample of at most :data:`CHANGES_SAMPLE` of the
+        step's lines in ``cleaned.tsv``, in stream order; with the step's counts as the manifest
+        has them (rows changed, per side) and how many texts it changed in all."""
+        st = self.step(index)
+        if not st.changes_text:
+            raise RunDataError(f"steps[{index}] is a {st.kind} step; it changes no text")
+        total, sample = self._changed_sample().get(st.label, (0, []))
+        rows = []
+        for _, ident, variant, column, before, after in sample[offset:offset + limit]:
+            b, a = unescape(before), unescape(after)
+            marked_before, marked_after = char_diff(b, a)
+            rows.append({"id": ident, "variant": variant, "column": column, "before": b,
+                         "after": a, "before_marked": marked_before,
+                         "after_marked": marked_after})
+        return {"total": total, "sampled": len(sample), "offset": offset,
+                "counts": st.stored.get("counts") or {}, "rows": rows}
+
+    def _changed_sample(self) -> dict[str, tuple[int, list[tuple]]]:
+        """Per step label: how many lines of ``cleaned.tsv`` the step wrote, and a seeded
+        reservoir sample of them as ``(line, id, variant, column, before, after)`` (text still
+        escaped), sorted by row in stream order. Read once, on the first request."""
+        if self._changes is not None:
+            return self._changes
+        if self.run_dir is None:
+            raise RunDataError("a scores file has no cleaned.tsv: serve the run directory to see "
+                               "what the clean steps changed")
+        path = self.run_dir / "cleaned.tsv"
+        if not path.is_file():
+            raise RunDataError(f"{path}: no such file (the run's clean steps write it; rerun "
+                               f"the recipe)")
+        rng = random.Random(0)
+        seen: dict[str, int] = {}
+        kept: dict[str, list[tuple]] = {}
+        with open(path, encoding="utf-8", newline="\n") as fh:
+            header = fh.readline().rstrip("\n").split("\t")
+            columns = ", ".join(CLEANED_COLUMNS)
+            if header != CLEANED_COLUMNS:
+                raise RunDataError(f"{path}:1: not a cleaned.tsv header ({columns})")
+            for number, line in enumerate(fh, start=2):
+                cells = line.rstrip("\n").split("\t")
+                if len(cells) != len(CLEANED_COLUMNS):
+                    raise RunDataError(f"{path}:{number}: {len(cells)} fields, expected "
+                                       f"{len(CLEANED_COLUMNS)} ({columns})")
+                if not cells[1].isdigit() or not cells[2].isdigit():
+                    raise RunDataError(f"{path}:{number}: id and variant must be whole numbers")
+                label = cells[0]
+                n = seen.get(label, 0)
+                seen[label] = n + 1
+                item = (number, int(cells[1]), int(cells[2]), *cells[3:])
+                sample = kept.setdefault(label, [])
+                if n < CHANGES_SAMPLE:
+                    sample.append(item)
+                else:  # reservoir sampling: every line of the step equally likely to be shown
+                    j = rng.randrange(n + 1)
+                    if j < CHANGES_SAMPLE:
+                        sample[j] = item
+        # a row's texts together (src before tgt), rows in stream order
+        self._changes = {label: (seen[label], sorted(kept[label], key=lambda t: (t[1], t[2], t[0])))
+                         for label in seen}
+        return self._changes
+
     def evaluation_plots(self) -> dict[str, list[dict[str, Any]]]:
         """Per evaluator, a histogram of each per-item statistic of its report (``items`` in
         ``reports/<name>.json``: sentence lengths, repetition, per-segment scores)."""
@@ -702,6 +778,29 @@ def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str) -> st
     return text
 
 
+def char_diff(before: str, after: str) -> tuple[list[list[str]], list[list[str]]]:
+    """``before`` and ``after`` cut into runs ``[op, text]``: ``"="`` for characters both keep,
+    ``"-"`` for those only ``before`` has, ``"+"`` for those only ``after`` has (difflib's
+    matching, without its junk heuristic, which would skip common characters such as spaces).
+    Texts longer than :data:`DIFF_MAX_CHARS` together are one changed run each."""
+    if len(before) + len(after) > DIFF_MAX_CHARS:
+        return [["-", before]] if before else [], [["+", after]] if after else []
+    old: list[list[str]] = []
+    new: list[list[str]] = []
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+
+    def add(runs: list[list[str]], op: str, text: str) -> None:
+        if runs and runs[-1][0] == op:  # a deletion between two kept runs joins them on the
+            runs[-1][1] += text          # other side
+        elif text:
+            runs.append([op, text])
+
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        add(old, "=" if op == "equal" else "-", before[i1:i2])
+        add(new, "=" if op == "equal" else "+", after[j1:j2])
+    return old, new
+
+
 def histogram_edges(v: np.ndarray, bounds: list[float] = ()) -> np.ndarray:
     """Bin edges for the finite scores ``v`` of a filter step, about :data:`HIST_BINS` bins of
     varying width: they span the data's whole range (a far tail is drawn where it lies, not
@@ -805,7 +904,8 @@ def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
                       getattr(step, "keep", None), getattr(step, "apply_to", "all"),
                       origins=getattr(step, "origins", None),
                       side=getattr(step, "side", None), decides=ex.decides, makes=ex.makes,
-                      mark=ex.made_mark(step), replicates=ex.replicates)
+                      mark=ex.made_mark(step), replicates=ex.replicates,
+                      changes_text=ex.changes_text)
         if ex.decides:
             st.editable = not replicated
             st.stateful = bool(getattr(get_registry().get(kind.component, step.component),

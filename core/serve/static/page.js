@@ -49,8 +49,11 @@ async function init() {
     // the server says what a step does (its executor's decides / makes), not which kind it is
     if (st.decides) steps.append(filterPanel(st));
     else if (st.makes === "adds") steps.append(paraphrasePanel(st));
+    else if (st.changes_text) steps.append(cleanPanel(st));
     else steps.append(otherPanel(st));
   }
+  // what a clean step changed does not depend on the bounds: loaded once
+  for (const st of ov.steps) if (st.changes_text) await loadChanges(st.index);
   renderEvaluations(ov.evaluations, ov.evaluation_plots || {});
   document.getElementById("save").addEventListener("click", save);
   await refresh();
@@ -111,6 +114,67 @@ function otherPanel(st) {
     el("h3", { text: `steps[${st.index}] ${st.kind} ${st.component}` }),
     el("div", { class: "note", text: `as run: ${fmt(st.rows_in)} rows in, ${fmt(st.rows_out)} rows out, ${fmt(st.seconds)} s` +
                 (st.info ? "; " + JSON.stringify(st.info) : "") }));
+}
+
+function cleanPanel(st) {
+  const i = st.index;
+  state.views[i] = { offset: 0 };
+  const view = state.views[i];
+  return el("div", { class: "panel", id: `step-${i}` },
+    el("h3", { text: `steps[${i}] clean ${st.component}` }),
+    el("div", { class: "controls" }, el("span", { class: "counts", id: `changecounts-${i}` }),
+       el("span", { class: "note", id: `pageinfo-${i}` })),
+    el("table", { class: "rows changes", id: `changes-${i}` }),
+    el("div", { class: "pager" },
+      el("button", { id: `prev-${i}`, text: "‹ previous", onclick: () => { view.offset = Math.max(0, view.offset - 10); loadChanges(i); } }),
+      el("button", { id: `next-${i}`, text: "next ›", onclick: () => { view.offset += 10; loadChanges(i); } })));
+}
+
+// A changed run of characters made visible: spaces, tabs, line breaks and other invisible
+// characters are what unicode.v1 and unwrap_quotes.v1 often change
+function visible(text) {
+  return text.replace(/[\s\p{C}]/gu, (c) => ({ " ": "␣", "\t": "→", "\n": "↵", "\u00a0": "⍽" })[c]
+    ?? `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+}
+
+function marked(runs) {
+  const cell = el("div", { class: "clip" });
+  for (const [op, text] of runs) {
+    if (op === "=") cell.append(text);
+    else cell.append(el(op === "-" ? "del" : "ins", { title: text, text: visible(text) }));
+  }
+  return cell;
+}
+
+async function loadChanges(i) {
+  const view = state.views[i];
+  const st = state.overview.steps[i];
+  let res;
+  try {
+    res = await api("/api/changes", { step: i, offset: view.offset, limit: 10 });
+  } catch (err) {
+    document.getElementById(`pageinfo-${i}`).replaceChildren(el("span", { class: "warn", text: err.message }));
+    return;
+  }
+  const c = res.counts;
+  const counts = document.getElementById(`changecounts-${i}`);
+  counts.textContent = `changed ${fmt(c.changed)} of ${fmt(st.rows_in)} rows (src ${fmt(c.changed_src)}, tgt ${fmt(c.changed_tgt)})`;
+  counts.dataset.changed = c.changed;
+  const info = document.getElementById(`pageinfo-${i}`);
+  info.textContent = res.total ? `texts ${res.offset + 1}–${res.offset + res.rows.length} of ` +
+    (res.sampled < res.total ? `a sample of ${fmt(res.sampled)} of the ${fmt(res.total)} changed` : `${fmt(res.total)} changed`) +
+    " (cleaned.tsv), in stream order" : "no text changed";
+  info.dataset.total = res.total;
+  document.getElementById(`changes-${i}`).replaceChildren(
+    el("tr", {}, ...["id", "side", "before", "after"].map((t) => el("th", { text: t }))),
+    ...res.rows.map((r) => el("tr", { "data-id": `${r.id}.${r.variant}.${r.column}` },
+      el("td", { class: "num", text: r.variant ? `${r.id}.${r.variant}` : String(r.id) }),
+      el("td", { text: r.column }),
+      el("td", { class: "text before" }, marked(r.before_marked)),
+      el("td", { class: "text after" }, marked(r.after_marked)))));
+  document.getElementById(`prev-${i}`).disabled = view.offset === 0;
+  document.getElementById(`next-${i}`).disabled = view.offset + res.rows.length >= res.total
+    || view.offset + res.rows.length >= res.sampled;
 }
 
 function readKeep(i) {
