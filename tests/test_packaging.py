@@ -2,6 +2,7 @@
 mapped from core/ and plugins/ to bitextforge and bitextforge.plugins."""
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,9 +11,16 @@ from conftest import ROOT
 
 
 def test_wheel_installs_imports_and_runs(tmp_path):
+    # built from a copy: setuptools writes build/ and bitextforge.egg-info into the tree it builds,
+    # which other test workers (pytest-xdist) read as metadata while they run
+    tree = tmp_path / "tree"
+    for d in ("core", "plugins"):
+        shutil.copytree(ROOT / d, tree / d, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / f, tree / f)
     dist = tmp_path / "dist"
     res = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
-                          str(dist), str(ROOT)], capture_output=True, text=True, cwd=tmp_path)
+                          str(dist), str(tree)], capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
     wheel = next(dist.glob("bitextforge-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
