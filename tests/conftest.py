@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,6 +91,19 @@ CAPTIONS_DE = ["Der Hund schläft.", "Die Katze spielt.", "Ein Mann liest.", "Ei
 CAPTIONS_EN = ["The dog sleeps.", "The cat plays.", "A man reads.", "A woman sings.",
                "The child laughs.", "The bird flies.", "A boy runs.", "A girl dances.",
                "The man cooks.", "The woman writes.", "A dog barks.", "The children play."]
+
+
+def pip_install(target: Path, *sources: Path) -> None:
+    """pip-install source trees (without dependencies) into ``target``. Each tree is copied
+    beside ``target`` first: pip builds a local folder in place (its build/ and .egg-info), and two
+    test workers (pytest-xdist) installing the same folder at once would write over each other."""
+    for src in sources:
+        copy = target.parent / f"src-{src.name}"
+        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                              "--no-build-isolation", "--target", str(target), str(copy)],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
 
 
 def fake_distribution(tmp_path, name, source, metadata=""):

@@ -7,18 +7,15 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, pip_install
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """pip-install the example package into a private target directory (the test environment is
     not modified) and return an environment that puts it on the path."""
-    target = tmp_path_factory.mktemp("example-plugin")
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                          "--no-build-isolation", "--target", str(target),
-                          str(ROOT / "docs" / "example-plugin")], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
+    target = tmp_path_factory.mktemp("example-plugin") / "site"
+    pip_install(target, ROOT / "docs" / "example-plugin")
     env = dict(os.environ, PYTHONPATH=str(target))
     return env
 

@@ -18,7 +18,7 @@ from bitextforge.plugins.quality.lm import find_tool
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
-from conftest import ROOT, SMALL_DE, SMALL_EN, read_lines, read_tsv, shared
+from conftest import ROOT, SMALL_DE, SMALL_EN, pip_install, read_lines, read_tsv, shared
 
 SLOW_PLUGIN = '''
 """A test plugin: a filter slow enough (a pause per batch) to kill a run midway."""
@@ -66,9 +66,7 @@ def plugin_env(tmp_path_factory):
         packages = ["slow_test_plugin"]
     '''))
     target = root / "site"
-    for p in (pkg, ROOT / "docs" / "example-plugin"):
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                        "--no-build-isolation", "--target", str(target), str(p)], check=True)
+    pip_install(target, pkg, ROOT / "docs" / "example-plugin")
     return dict(os.environ, PYTHONPATH=str(target))
 
 
