@@ -86,7 +86,7 @@ def test_learns_the_pair_score_and_scores_training_rows_by_their_own_fold(tmp_pa
     res = run_recipe(parse_recipe(recipe, "t.yaml"))
     rows = read_tsv(tmp_path / "m" / "corpus.tsv")
     info = res.manifest["prepare"][0]["info"]
-    assert info["rows"] == 32 and info["folds"] == 4 and info["features"] == 4 * 384 + 1
+    assert info["rows"] == 32 and info["folds"] == 4 and info["features"] == 2 * 384   # u, v
     assert info["cross_fitted_pearson"] > 0.8
     step = res.manifest["steps"][0]["info"]
     assert step["training_rows_recognised"] == 32 and step["training_ids_with_other_text"] == 0
