@@ -164,7 +164,7 @@ def pair_features(u, v, parts=FEATURES):
 
 #: the features chosen by 5-fold cross-validation on MLQE-PE en-de train (docs/benchmarks.md,
 #: "Cross-lingual quality estimation"): the two sides; the interactions and the cosine added
-#: nothing there
+#: nothing to a ridge there (an RBF kernel ridge on all five, measured later, was 0.006 higher)
 CHOSEN = ("src", "mt")
 
 

@@ -41,6 +41,7 @@ DESIGNS = {
     "ridge src,mt": (("src", "mt"), "ridge", {}),
     "ridge |u-v|,u*v,cos": (INTERACTIONS, "ridge", {}),
     "ridge all": (FEATURES, "ridge", {}),
+    "mlp src,mt h64 a1": (("src", "mt"), "mlp", {"hidden": 64, "alpha": 1.0}),
     "mlp all h64 a1": (FEATURES, "mlp", {"hidden": 64, "alpha": 1.0}),
     "mlp all h64 a10": (FEATURES, "mlp", {"hidden": 64, "alpha": 10.0}),
     "krr all a1": (FEATURES, "kernel_ridge", {"alpha": 1.0}),
