@@ -234,6 +234,23 @@ class _WorkerRegistry:
         cls = self.classes[name]
         return lambda config: cls(cls.Config.model_validate(config))
 
+    def registration(self, kind: str, name: str) -> "_WorkerRegistration":
+        """What ``build_component`` asks for: the factory, and no missing extra (the driver
+        checked the extras when it built its own plan, before shipping anything)."""
+        return _WorkerRegistration(self.get(kind, name))
+
+
+class _WorkerRegistration:
+    """A shipped class as ``build_component`` sees a registration: ``cls`` builds it from the
+    plain-dict config the driver sent."""
+
+    def __init__(self, factory):
+        self.cls = factory
+
+    def unavailable(self, config=None) -> None:
+        """Never: availability was decided on the driver."""
+        return None
+
 
 def _devices(info) -> list[str]:
     """Every ``device`` value in a component's manifest facts, however deep (a backend's facts
