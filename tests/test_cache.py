@@ -165,3 +165,103 @@ def test_no_built_in_filter_caches_by_default():
     built_in = [c for c in built_in if c.__module__.startswith("bitextforge.")]
     assert len(built_in) >= 19
     assert [c.name for c in built_in if c.cache_scores] == []
+
+
+BATCH_DEPENDENT = [
+    # (filter, its with:, what the refusal names)
+    ("multilingual_embedding.v1", "{}", "measure margin takes each row's neighbours"),
+    ("multilingual_embedding.v1", "{measure: csls}", "measure csls takes each row's neighbours"),
+    ("bilingual_similarity.v1", "{model: m, measure: margin}", "from the other rows of its batch"),
+    ("lexical_coverage.v1", "{dictionary: d.tsv}", "IDF weights come from the other rows"),
+    ("lexical_translation.v1", "{tables: t, margin: 2}", "random other rows of its batch"),
+    ("dedupe.v1", "{}", "depend on earlier rows"),
+]
+
+
+def _filter_recipe(name, with_, cache="true"):
+    return (f"name: c\ninput: {{src: s.txt, tgt: t.txt}}\noutput: {{dir: out}}\nsteps:\n"
+            f"  - filter: length.v1\n    keep: {{min: 1}}\n"
+            f"  - filter: {name}\n    with: {with_}\n    cache: {cache}\n"
+            f"    keep: {{min: -.inf}}\n")
+
+
+@pytest.mark.parametrize("name, with_, why", BATCH_DEPENDENT)
+def test_a_score_that_depends_on_other_rows_cannot_be_cached(name, with_, why):
+    """Such a score, cached, would come back for the same row in another batch or corpus: the
+    step's cache: true is one line naming its key path and why."""
+    from bitextforge import RecipeError
+
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(_filter_recipe(name, with_), "r.yaml")
+    msg = str(err.value)
+    assert len(msg.splitlines()) == 1
+    assert msg.startswith(f"r.yaml: steps[1].cache: {name} with these options cannot be cached: ")
+    assert why in msg
+    # without the cache the same step is fine
+    parse_recipe(_filter_recipe(name, with_, cache="false"), "r.yaml")
+
+
+def test_options_that_make_a_score_row_alone_can_be_cached():
+    """cosine needs no neighbours; indexes (whose content enters the key) replace the batch's."""
+    for with_ in ("{measure: cosine}", "{measure: margin, index_src: a.faiss, index_tgt: b.faiss}",
+                  "{tables: t}"):
+        name = "lexical_translation.v1" if "tables" in with_ else "multilingual_embedding.v1"
+        parse_recipe(_filter_recipe(name, with_), "r.yaml")
+
+
+def test_cross_fitted_scores_are_cached_by_row_id(tmp_path):
+    """A cross-fitted model scores a training row by the fold of its id: the same text at another
+    id (another corpus, or the rows in another order) is another score, so the id is part of the
+    cache key; every score equals the uncached one."""
+    from bitextforge.cache.scores import ScoreCache
+    from bitextforge.plugins.quality.regressor import (SentenceRegressorFilter,
+                                                       SentenceRegressorTrainer)
+
+    texts = [f"The {animal} sleeps in the garden number {i}." if i % 2 else
+             f"The bank reported lower profit in quarter {i}." for i, animal in
+             enumerate(["dog", "cat", "horse", "goat", "duck"] * 4)]
+    data = tmp_path / "qe.tsv"
+    data.write_text("text\tscore\n" + "".join(f"{t}\t{1 if i % 2 else -1}\n"
+                                              for i, t in enumerate(texts)), encoding="utf-8")
+    model = tmp_path / "m.json"
+    SentenceRegressorTrainer(SentenceRegressorTrainer.Config(
+        data=str(data), text="text", label="score", folds=4, precision="fp32",
+        output=str(model))).train()
+    f = SentenceRegressorFilter(SentenceRegressorFilter.Config(model=str(model),
+                                                                precision="fp32"))
+    try:
+        first = {"id": list(range(8)), "src": texts[:8]}
+        moved = {"id": [100 + i for i in range(8)], "src": texts[:8]}  # not training rows
+        cache = ScoreCache(f, "predicted", tmp_path / "cache")
+        cached_first = cache.score(first, f.score)
+        cached_moved = cache.score(moved, f.score)
+        assert (cache.hits, cache.misses) == (0, 16)
+        assert cache.score(first, f.score) == cached_first and cache.hits == 8
+        cache.close()
+        assert cached_first == pytest.approx(f.score(first), abs=1e-12)
+        assert cached_moved == pytest.approx(f.score(moved), abs=1e-12)
+        assert cached_moved != pytest.approx(cached_first, abs=1e-6)  # own fold against the mean
+    finally:
+        f.close()
+
+
+def test_pair_classifier_caches_only_when_its_feature_filters_can(tmp_path):
+    """pair_classifier.v1's features are the filters its model names (``<model>.json``): one
+    batch-dependent feature makes its score batch-dependent too."""
+    import json
+
+    model = tmp_path / "pc.joblib"
+    facts = tmp_path / "pc.joblib.json"
+    recipe = _filter_recipe("pair_classifier.v1", f"{{model: '{model}'}}")
+    from bitextforge import RecipeError
+
+    with pytest.raises(RecipeError, match=r"steps\[1\]\.cache: .*unknown until the model"):
+        parse_recipe(recipe, "r.yaml")
+    feature = {"filter": "lexical_coverage.v1", "with": {"dictionary": "d.tsv"}}
+    facts.write_text(json.dumps({"features": [feature]}), encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"feature 0 \(lexical_coverage.v1\) cannot be cached: "
+                                          r"its IDF weights"):
+        parse_recipe(recipe, "r.yaml")
+    feature = {"filter": "lexical_translation.v1", "with": {"tables": "t"}}
+    facts.write_text(json.dumps({"features": [feature]}), encoding="utf-8")
+    parse_recipe(recipe, "r.yaml")

@@ -19,9 +19,13 @@ One SQLite file per (component, config, files) under ``$BITEXTFORGE_CACHE/scores
 Within the file, a row's key hashes every text and value column it carries except bookkeeping
 (``id``, ``variant``, ``origin``, ``weight``) and the step's own score column, so a filter that
 reads a paraphraser's extra column (``nll``) is keyed on it too, and a changed row is computed
-again while unchanged rows are looked up. Only pure filters may be cached: a filter whose score
-depends on earlier rows (``dedupe.v1``) sets ``cache_scores = False`` and a step asking to cache it
-is refused.
+again while unchanged rows are looked up. A bookkeeping column the filter's score depends on
+(:meth:`bitextforge.Filter.cache_key_columns`: ``id`` for a model cross-fitted by row id) enters
+the key too. Only scores that are a function of the row and the declared files may be cached: a
+filter whose score depends on earlier rows (``dedupe.v1``), on the other rows of its batch
+(``margin``/``csls`` neighbours, batch IDF weights) or on anything else the key leaves out says why
+in :meth:`bitextforge.Filter.uncacheable`, is never cached by default, and a step asking to cache
+it is refused at validation.
 """
 
 from __future__ import annotations
@@ -69,11 +73,13 @@ class ScoreCache:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS s (k BLOB PRIMARY KEY, v REAL)")
         self.own = own_column
+        self.keyed = set(component.cache_key_columns(component.config))
         self.hits = 0
         self.misses = 0
 
     def _keys(self, batch: Batch) -> list[bytes]:
-        cols = sorted(c for c in batch if c not in BOOKKEEPING and c != self.own)
+        cols = sorted(c for c in batch
+                      if (c not in BOOKKEEPING or c in self.keyed) and c != self.own)
         values = [batch[c] for c in cols]
         head = "\x1f".join(cols)
         return [hashlib.blake2b("\x1e".join([head, *map(repr, row)]).encode(), digest_size=16).digest()
