@@ -173,7 +173,8 @@ def _cmd_serve(args) -> int:
     from ..serve import serve
 
     serve(args.target, scores=args.scores, host=args.host, port=args.port,
-          save_dir=None if args.no_save else args.save_dir, open_browser=args.open)
+          save_dir=None if args.no_save else args.save_dir, open_browser=args.open,
+          allow_hosts=args.allow_hosts)
     return 0
 
 
@@ -323,6 +324,10 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
     sv.add_argument("--scores", help="with a recipe: the TSV written by bitextforge score")
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     sv.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
+    sv.add_argument("--allow-host", action="append", default=[], dest="allow_hosts",
+                    metavar="HOST", help="also answer requests whose Host header names HOST (a "
+                    "name or address, no port; repeatable), e.g. behind a proxy or under a DNS "
+                    "name; other names are refused")
     sv.add_argument("--save-dir", default=".", help="directory where saved recipes are written "
                     "(default: the current directory)")
     sv.add_argument("--no-save", action="store_true", help="read-only: no recipe can be saved")
