@@ -265,3 +265,57 @@ def test_pair_classifier_caches_only_when_its_feature_filters_can(tmp_path):
     feature = {"filter": "lexical_translation.v1", "with": {"tables": "t"}}
     facts.write_text(json.dumps({"features": [feature]}), encoding="utf-8")
     parse_recipe(recipe, "r.yaml")
+
+
+def test_cache_info_lists_files_and_prune_removes_those_unused_for_days(pair_files, tmp_path,
+                                                                        capsys):
+    """The cache never shrank: ``cache info`` shows each file's rows, size and last use, and
+    ``cache prune --older-than DAYS`` removes the files no run opened in DAYS days. A rerun that
+    only hits (writes nothing) still counts as a use."""
+    import time
+
+    from bitextforge.cache.scores import cache_dir
+    from bitextforge.cli.main import main
+
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+
+    def cached_run(out, side):
+        recipe = (f"name: c\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'}}\n"
+                  f"progress: false\nsteps:\n  - filter: length.v1\n    with: {{side: {side}}}\n"
+                  f"    cache: true\n    keep: {{min: 0}}\n")
+        res = run_recipe(parse_recipe(recipe, "r.yaml"))
+        return res.manifest["steps"][0]["info"]["score_cache"]
+
+    kept = cached_run(tmp_path / "a", "src")
+    old = cached_run(tmp_path / "b", "tgt")
+    month_ago = time.time() - 31 * 86400
+    for name in (kept["file"], old["file"]):
+        os.utime(name, (month_ago, month_ago))
+    assert cached_run(tmp_path / "c", "src") == {**kept, "hits": 8, "computed": 0}
+
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"score cache: {cache_dir()}: 2 file(s), " + out[0].rsplit(", ", 1)[1]
+    names = [line.split()[-1] for line in out[2:]]
+    assert names == [os.path.basename(old["file"]), os.path.basename(kept["file"])]
+
+    def rows(name):
+        with sqlite3.connect(f"file:{name}?mode=rw", uri=True) as db:
+            n = db.execute("SELECT count(*) FROM s").fetchone()[0]
+        db.close()
+        return str(n)
+
+    assert out[2].split()[2:4] == ["31", rows(old["file"])]
+    assert out[3].split()[2:4] == ["0", rows(kept["file"])]
+
+    assert main(["cache", "prune", "--older-than", "30", "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith(f"would remove {os.path.basename(old['file'])} (")
+    assert os.path.exists(old["file"])
+    assert main(["cache", "prune", "--older-than", "30"]) == 0
+    assert "removed 1 file(s) unused for 30 days" in capsys.readouterr().out
+    assert not os.path.exists(old["file"]) and os.path.exists(kept["file"])
+    assert sorted(os.listdir(cache_dir())) == [os.path.basename(kept["file"])]
+
+    assert main(["cache", "prune"]) == 2
+    assert capsys.readouterr().err == ("bitextforge: error: cache prune: --older-than DAYS is "
+                                       "required (a number of days, 0 or more)\n")

@@ -1,5 +1,5 @@
 """The ``bitextforge`` command: run, prepare, validate, score, serve, plugins, describe, reference, doctor,
-train, and the commands plugins add through the ``register_commands`` hook.
+cache, train, and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
 anything else is a bug and keeps its traceback. Plugins cannot break the built-in commands: they
@@ -211,6 +211,45 @@ def _cmd_doctor(args) -> int:
     return 1 if problems else 0
 
 
+def _size(n: int) -> str:
+    """Bytes in a short human form (``512 B``, ``1.5 MB``)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError  # the loop returns at GB
+
+
+def _cmd_cache(args) -> int:
+    import time
+
+    from ..cache.scores import cache_dir, cache_files, prune
+
+    where = cache_dir()
+    if args.action == "info":
+        files = cache_files()
+        print(f"score cache: {where}: {len(files)} file(s), "
+              f"{_size(sum(f.size for f in files))}")
+        if files:
+            print(f"{'last used':<16}  {'days':>5}  {'rows':>10}  {'size':>9}  file")
+        for f in files:
+            used = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.used))
+            rows = "unreadable" if f.rows is None else f"{f.rows:,}"
+            print(f"{used:<16}  {(time.time() - f.used) / 86400:>5.0f}  {rows:>10}  "
+                  f"{_size(f.size):>9}  {f.path.name}")
+        return 0
+    if args.older_than is None or args.older_than < 0:
+        raise BitextforgeError("cache prune: --older-than DAYS is required (a number of days, "
+                               "0 or more)")
+    gone = prune(args.older_than, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    for f in gone:
+        print(f"{verb} {f.path.name} ({_size(f.size)})")
+    print(f"score cache: {where}: {verb} {len(gone)} file(s) unused for {args.older_than:g} "
+          f"days, {_size(sum(f.size for f in gone))}")
+    return 0
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser for the command line ``argv``, or with every command set up when
     ``argv`` is None (exposed for the docs and tests).
@@ -349,6 +388,14 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
 
     doc = sub.add_parser("doctor", help="check external tools and models components need")
     doc.set_defaults(func=_cmd_doctor)
+
+    ca = sub.add_parser("cache", help="see the score cache (info) or remove its files that no "
+                        "run has used for a while (prune --older-than DAYS)")
+    ca.add_argument("action", choices=("info", "prune"))
+    ca.add_argument("--older-than", type=float, metavar="DAYS", help="prune: remove the files "
+                    "no run has opened in DAYS days")
+    ca.add_argument("--dry-run", action="store_true", help="prune: list what would be removed")
+    ca.set_defaults(func=_cmd_cache)
     add_train_command(sub)
     return p, sub
 
