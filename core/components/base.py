@@ -248,7 +248,7 @@ class Filter(Component):
         """Columns the score cache would leave out of a row's key (the bookkeeping ``id``,
         ``variant``, ``origin``, ``weight``) that a score with ``config`` depends on; they enter
         the key, so a cached score is only found again for the same values (``("id",)`` for a
-        model cross-fitted by row id). None by default."""
+        model cross-fitted by row id). None by default (an empty tuple)."""
         return ()
 
     def reason(self, score: float) -> str:
