@@ -73,6 +73,11 @@ class ColumnFilter(Filter):
             "error", description="A value that is not a number: stop with an error, or score "
                                  "the row NaN.")
 
+    @classmethod
+    def cache_key_columns(cls, config):
+        """The column read, even a bookkeeping one (``weight``)."""
+        return (config.column,)
+
     def score(self, batch):
         """The column's values as floats."""
         c = self.config

@@ -165,3 +165,157 @@ def test_no_built_in_filter_caches_by_default():
     built_in = [c for c in built_in if c.__module__.startswith("bitextforge.")]
     assert len(built_in) >= 19
     assert [c.name for c in built_in if c.cache_scores] == []
+
+
+BATCH_DEPENDENT = [
+    # (filter, its with:, what the refusal names)
+    ("multilingual_embedding.v1", "{}", "measure margin takes each row's neighbours"),
+    ("multilingual_embedding.v1", "{measure: csls}", "measure csls takes each row's neighbours"),
+    ("bilingual_similarity.v1", "{model: m, measure: margin}", "from the other rows of its batch"),
+    ("lexical_coverage.v1", "{dictionary: d.tsv}", "IDF weights come from the other rows"),
+    ("lexical_translation.v1", "{tables: t, margin: 2}", "random other rows of its batch"),
+    ("dedupe.v1", "{}", "depend on earlier rows"),
+]
+
+
+def _filter_recipe(name, with_, cache="true"):
+    return (f"name: c\ninput: {{src: s.txt, tgt: t.txt}}\noutput: {{dir: out}}\nsteps:\n"
+            f"  - filter: length.v1\n    keep: {{min: 1}}\n"
+            f"  - filter: {name}\n    with: {with_}\n    cache: {cache}\n"
+            f"    keep: {{min: -.inf}}\n")
+
+
+@pytest.mark.parametrize("name, with_, why", BATCH_DEPENDENT)
+def test_a_score_that_depends_on_other_rows_cannot_be_cached(name, with_, why):
+    """Such a score, cached, would come back for the same row in another batch or corpus: the
+    step's cache: true is one line naming its key path and why."""
+    from bitextforge import RecipeError
+
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(_filter_recipe(name, with_), "r.yaml")
+    msg = str(err.value)
+    assert len(msg.splitlines()) == 1
+    assert msg.startswith(f"r.yaml: steps[1].cache: {name} with these options cannot be cached: ")
+    assert why in msg
+    # without the cache the same step is fine
+    parse_recipe(_filter_recipe(name, with_, cache="false"), "r.yaml")
+
+
+def test_options_that_make_a_score_row_alone_can_be_cached():
+    """cosine needs no neighbours; indexes (whose content enters the key) replace the batch's."""
+    for with_ in ("{measure: cosine}", "{measure: margin, index_src: a.faiss, index_tgt: b.faiss}",
+                  "{tables: t}"):
+        name = "lexical_translation.v1" if "tables" in with_ else "multilingual_embedding.v1"
+        parse_recipe(_filter_recipe(name, with_), "r.yaml")
+
+
+def test_cross_fitted_scores_are_cached_by_row_id(tmp_path):
+    """A cross-fitted model scores a training row by the fold of its id: the same text at another
+    id (another corpus, or the rows in another order) is another score, so the id is part of the
+    cache key; every score equals the uncached one."""
+    from bitextforge.cache.scores import ScoreCache
+    from bitextforge.plugins.quality.regressor import (SentenceRegressorFilter,
+                                                       SentenceRegressorTrainer)
+
+    texts = [f"The {animal} sleeps in the garden number {i}." if i % 2 else
+             f"The bank reported lower profit in quarter {i}." for i, animal in
+             enumerate(["dog", "cat", "horse", "goat", "duck"] * 4)]
+    data = tmp_path / "qe.tsv"
+    data.write_text("text\tscore\n" + "".join(f"{t}\t{1 if i % 2 else -1}\n"
+                                              for i, t in enumerate(texts)), encoding="utf-8")
+    model = tmp_path / "m.json"
+    SentenceRegressorTrainer(SentenceRegressorTrainer.Config(
+        data=str(data), text="text", label="score", folds=4, precision="fp32",
+        output=str(model))).train()
+    f = SentenceRegressorFilter(SentenceRegressorFilter.Config(model=str(model),
+                                                                precision="fp32"))
+    try:
+        first = {"id": list(range(8)), "src": texts[:8]}
+        moved = {"id": [100 + i for i in range(8)], "src": texts[:8]}  # not training rows
+        cache = ScoreCache(f, "predicted", tmp_path / "cache")
+        cached_first = cache.score(first, f.score)
+        cached_moved = cache.score(moved, f.score)
+        assert (cache.hits, cache.misses) == (0, 16)
+        assert cache.score(first, f.score) == cached_first and cache.hits == 8
+        cache.close()
+        assert cached_first == pytest.approx(f.score(first), abs=1e-12)
+        assert cached_moved == pytest.approx(f.score(moved), abs=1e-12)
+        assert cached_moved != pytest.approx(cached_first, abs=1e-6)  # own fold against the mean
+    finally:
+        f.close()
+
+
+def test_pair_classifier_caches_only_when_its_feature_filters_can(tmp_path):
+    """pair_classifier.v1's features are the filters its model names (``<model>.json``): one
+    batch-dependent feature makes its score batch-dependent too."""
+    import json
+
+    model = tmp_path / "pc.joblib"
+    facts = tmp_path / "pc.joblib.json"
+    recipe = _filter_recipe("pair_classifier.v1", f"{{model: '{model}'}}")
+    from bitextforge import RecipeError
+
+    with pytest.raises(RecipeError, match=r"steps\[1\]\.cache: .*unknown until the model"):
+        parse_recipe(recipe, "r.yaml")
+    feature = {"filter": "lexical_coverage.v1", "with": {"dictionary": "d.tsv"}}
+    facts.write_text(json.dumps({"features": [feature]}), encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"feature 0 \(lexical_coverage.v1\) cannot be cached: "
+                                          r"its IDF weights"):
+        parse_recipe(recipe, "r.yaml")
+    feature = {"filter": "lexical_translation.v1", "with": {"tables": "t"}}
+    facts.write_text(json.dumps({"features": [feature]}), encoding="utf-8")
+    parse_recipe(recipe, "r.yaml")
+
+
+def test_cache_info_lists_files_and_prune_removes_those_unused_for_days(pair_files, tmp_path,
+                                                                        capsys):
+    """The cache never shrank: ``cache info`` shows each file's rows, size and last use, and
+    ``cache prune --older-than DAYS`` removes the files no run opened in DAYS days. A rerun that
+    only hits (writes nothing) still counts as a use."""
+    import time
+
+    from bitextforge.cache.scores import cache_dir
+    from bitextforge.cli.main import main
+
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+
+    def cached_run(out, side):
+        recipe = (f"name: c\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'}}\n"
+                  f"progress: false\nsteps:\n  - filter: length.v1\n    with: {{side: {side}}}\n"
+                  f"    cache: true\n    keep: {{min: 0}}\n")
+        res = run_recipe(parse_recipe(recipe, "r.yaml"))
+        return res.manifest["steps"][0]["info"]["score_cache"]
+
+    kept = cached_run(tmp_path / "a", "src")
+    old = cached_run(tmp_path / "b", "tgt")
+    month_ago = time.time() - 31 * 86400
+    for name in (kept["file"], old["file"]):
+        os.utime(name, (month_ago, month_ago))
+    assert cached_run(tmp_path / "c", "src") == {**kept, "hits": 8, "computed": 0}
+
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"score cache: {cache_dir()}: 2 file(s), " + out[0].rsplit(", ", 1)[1]
+    names = [line.split()[-1] for line in out[2:]]
+    assert names == [os.path.basename(old["file"]), os.path.basename(kept["file"])]
+
+    def rows(name):
+        with sqlite3.connect(f"file:{name}?mode=rw", uri=True) as db:
+            n = db.execute("SELECT count(*) FROM s").fetchone()[0]
+        db.close()
+        return str(n)
+
+    assert out[2].split()[2:4] == ["31", rows(old["file"])]
+    assert out[3].split()[2:4] == ["0", rows(kept["file"])]
+
+    assert main(["cache", "prune", "--older-than", "30", "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith(f"would remove {os.path.basename(old['file'])} (")
+    assert os.path.exists(old["file"])
+    assert main(["cache", "prune", "--older-than", "30"]) == 0
+    assert "removed 1 file(s) unused for 30 days" in capsys.readouterr().out
+    assert not os.path.exists(old["file"]) and os.path.exists(kept["file"])
+    assert sorted(os.listdir(cache_dir())) == [os.path.basename(kept["file"])]
+
+    assert main(["cache", "prune"]) == 2
+    assert capsys.readouterr().err == ("bitextforge: error: cache prune: --older-than DAYS is "
+                                       "required (a number of days, 0 or more)\n")

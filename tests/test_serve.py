@@ -427,6 +427,46 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
     assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_allow_host_flag_answers_the_names_it_gives(in_root, tmp_path):
+    """The API's allow_hosts had no CLI flag: behind a name that is not the machine's, serve
+    refused every request. ``--allow-host`` (repeatable) answers that name, and only it."""
+    quickstart_run(tmp_path / "run")
+    for flags, served in (([], False), (["--allow-host", "serve.example",
+                                         "--allow-host", "10.9.8.7"], True)):
+        proc = subprocess.Popen([sys.executable, "-m", "bitextforge.cli", "serve",
+                                 str(tmp_path / "run"), "--port", "0", "--no-save", *flags],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=ROOT)
+        try:
+            line = proc.stdout.readline()
+            assert "http://" in line, line + proc.stderr.read()
+            port = int(line.split("at ", 1)[1].split()[0].rsplit(":", 1)[1].strip("/"))
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            for host in ("serve.example", "10.9.8.7"):
+                conn.request("GET", "/api/run", headers={"Host": f"{host}:{port}"})
+                resp = conn.getresponse()
+                body = json.load(resp)
+                if served:
+                    assert resp.status == 200 and body["recipe_name"] == "quickstart"
+                else:
+                    assert resp.status == 403 and "not an address" in body["error"]
+            conn.request("GET", "/api/run", headers={"Host": f"attacker.example:{port}"})
+            resp = conn.getresponse()
+            assert resp.status == 403 and "not an address" in json.load(resp)["error"]
+            conn.close()
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=30)
+    for bad in ("serve.example:8765", "http://serve.example"):
+        res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "serve",
+                              str(tmp_path / "run"), "--port", "0", "--allow-host", bad],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr.splitlines() == [
+            f"bitextforge: error: serve: --allow-host {bad!r}: give a host name or address "
+            f"without scheme or port (serve.example, 10.0.0.5, [fd00::5])"]
+
+
 def test_a_busy_port_is_one_error_line_with_a_hint(in_root, tmp_path):
     """Issue #35: serve on a port in use printed uvicorn's log line and exited with 3."""
     quickstart_run(tmp_path / "run")

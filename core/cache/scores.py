@@ -19,9 +19,18 @@ One SQLite file per (component, config, files) under ``$BITEXTFORGE_CACHE/scores
 Within the file, a row's key hashes every text and value column it carries except bookkeeping
 (``id``, ``variant``, ``origin``, ``weight``) and the step's own score column, so a filter that
 reads a paraphraser's extra column (``nll``) is keyed on it too, and a changed row is computed
-again while unchanged rows are looked up. Only pure filters may be cached: a filter whose score
-depends on earlier rows (``dedupe.v1``) sets ``cache_scores = False`` and a step asking to cache it
-is refused.
+again while unchanged rows are looked up. A bookkeeping column the filter's score depends on
+(:meth:`bitextforge.Filter.cache_key_columns`: ``id`` for a model cross-fitted by row id) enters
+the key too. Only scores that are a function of the row and the declared files may be cached: a
+filter whose score depends on earlier rows (``dedupe.v1``), on the other rows of its batch
+(``margin``/``csls`` neighbours, batch IDF weights) or on anything else the key leaves out says why
+in :meth:`bitextforge.Filter.uncacheable`, is never cached by default, and a step asking to cache
+it is refused at validation.
+
+The cache never shrinks by itself: every changed option or model is a new file. Opening a file
+marks it used (its modification time), so :func:`cache_files` lists each file with its rows, size
+and last use (``bitextforge cache info``) and :func:`prune` removes those unused for a number of
+days (``bitextforge cache prune --older-than DAYS``).
 """
 
 from __future__ import annotations
@@ -29,7 +38,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..io.corpus import Batch, batch_len, take_rows
@@ -68,12 +80,17 @@ class ScoreCache:
         self.db = sqlite3.connect(self.path, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS s (k BLOB PRIMARY KEY, v REAL)")
+        # a rerun that only looks scores up writes nothing: the time marks the file's last use,
+        # which is what prune goes by
+        os.utime(self.path)
         self.own = own_column
+        self.keyed = set(component.cache_key_columns(component.config))
         self.hits = 0
         self.misses = 0
 
     def _keys(self, batch: Batch) -> list[bytes]:
-        cols = sorted(c for c in batch if c not in BOOKKEEPING and c != self.own)
+        cols = sorted(c for c in batch
+                      if (c not in BOOKKEEPING or c in self.keyed) and c != self.own)
         values = [batch[c] for c in cols]
         head = "\x1f".join(cols)
         return [hashlib.blake2b("\x1e".join([head, *map(repr, row)]).encode(), digest_size=16).digest()
@@ -107,3 +124,69 @@ class ScoreCache:
     def close(self) -> None:
         """Close the database."""
         self.db.close()
+
+
+#: a score cache file's name: ``<component>-<16 hex digits>.sqlite``
+CACHE_FILE = re.compile(r"(?P<component>.+)-(?P<digest>[0-9a-f]{16})\.sqlite")
+
+
+@dataclass
+class CacheFile:
+    """One score cache file as ``bitextforge cache info`` shows it."""
+
+    path: Path
+    component: str
+    #: scores it holds (None when the file cannot be read as a score cache)
+    rows: int | None
+    #: bytes, its SQLite write-ahead log and shared-memory files included
+    size: int
+    #: when a run last opened it (seconds since the epoch)
+    used: float
+
+    def parts(self) -> list[Path]:
+        """The file and the SQLite files beside it that belong to it."""
+        return [self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm"))]
+
+
+def cache_files(directory: Path | None = None) -> list[CacheFile]:
+    """The score cache files under ``directory`` (default :func:`cache_dir`), least recently
+    used first; none when it does not exist."""
+    d = directory or cache_dir()
+    out = []
+    for path in sorted(d.glob("*.sqlite")) if d.is_dir() else ():
+        m = CACHE_FILE.fullmatch(path.name)
+        if not m:
+            continue
+        try:
+            # the main file's time alone: the -wal and -shm files change while a run reads
+            f = CacheFile(path, m["component"], None, 0, path.stat().st_mtime)
+        except FileNotFoundError:  # removed meanwhile (another prune)
+            continue
+        for part in f.parts():
+            try:
+                f.size += part.stat().st_size
+            except FileNotFoundError:
+                pass
+        try:
+            # mode=rw creates nothing; unlike mode=ro, its close removes the -wal and -shm files
+            # opening made, so a listing leaves the directory as it found it
+            with sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True) as db:
+                f.rows = db.execute("SELECT count(*) FROM s").fetchone()[0]
+            db.close()
+        except sqlite3.Error:
+            pass
+        out.append(f)
+    return sorted(out, key=lambda f: (f.used, f.path.name))
+
+
+def prune(older_than_days: float, directory: Path | None = None, dry_run: bool = False,
+          now: float | None = None) -> list[CacheFile]:
+    """Remove the score cache files no run has opened in ``older_than_days`` days (with their
+    SQLite companions); return them. ``dry_run``: only return them."""
+    limit = (time.time() if now is None else now) - older_than_days * 86400
+    old = [f for f in cache_files(directory) if f.used < limit]
+    if not dry_run:
+        for f in old:
+            for part in f.parts():
+                part.unlink(missing_ok=True)
+    return old

@@ -1,5 +1,5 @@
 """The ``bitextforge`` command: run, prepare, validate, score, serve, plugins, describe, reference, doctor,
-train, and the commands plugins add through the ``register_commands`` hook.
+cache, train, and the commands plugins add through the ``register_commands`` hook.
 
 User mistakes (``BitextforgeError``) print one line per problem and exit 2 with no traceback;
 anything else is a bug and keeps its traceback. Plugins cannot break the built-in commands: they
@@ -173,7 +173,8 @@ def _cmd_serve(args) -> int:
     from ..serve import serve
 
     serve(args.target, scores=args.scores, host=args.host, port=args.port,
-          save_dir=None if args.no_save else args.save_dir, open_browser=args.open)
+          save_dir=None if args.no_save else args.save_dir, open_browser=args.open,
+          allow_hosts=args.allow_hosts)
     return 0
 
 
@@ -208,6 +209,45 @@ def _cmd_doctor(args) -> int:
     if not checked:
         print("no component needs anything external")
     return 1 if problems else 0
+
+
+def _size(n: int) -> str:
+    """Bytes in a short human form (``512 B``, ``1.5 MB``)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError  # the loop returns at GB
+
+
+def _cmd_cache(args) -> int:
+    import time
+
+    from ..cache.scores import cache_dir, cache_files, prune
+
+    where = cache_dir()
+    if args.action == "info":
+        files = cache_files()
+        print(f"score cache: {where}: {len(files)} file(s), "
+              f"{_size(sum(f.size for f in files))}")
+        if files:
+            print(f"{'last used':<16}  {'days':>5}  {'rows':>10}  {'size':>9}  file")
+        for f in files:
+            used = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.used))
+            rows = "unreadable" if f.rows is None else f"{f.rows:,}"
+            print(f"{used:<16}  {(time.time() - f.used) / 86400:>5.0f}  {rows:>10}  "
+                  f"{_size(f.size):>9}  {f.path.name}")
+        return 0
+    if args.older_than is None or args.older_than < 0:
+        raise BitextforgeError("cache prune: --older-than DAYS is required (a number of days, "
+                               "0 or more)")
+    gone = prune(args.older_than, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    for f in gone:
+        print(f"{verb} {f.path.name} ({_size(f.size)})")
+    print(f"score cache: {where}: {verb} {len(gone)} file(s) unused for {args.older_than:g} "
+          f"days, {_size(sum(f.size for f in gone))}")
+    return 0
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -323,6 +363,10 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
     sv.add_argument("--scores", help="with a recipe: the TSV written by bitextforge score")
     sv.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     sv.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
+    sv.add_argument("--allow-host", action="append", default=[], dest="allow_hosts",
+                    metavar="HOST", help="also answer requests whose Host header names HOST (a "
+                    "name or address, no port; repeatable), e.g. behind a proxy or under a DNS "
+                    "name; other names are refused")
     sv.add_argument("--save-dir", default=".", help="directory where saved recipes are written "
                     "(default: the current directory)")
     sv.add_argument("--no-save", action="store_true", help="read-only: no recipe can be saved")
@@ -344,6 +388,14 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
 
     doc = sub.add_parser("doctor", help="check external tools and models components need")
     doc.set_defaults(func=_cmd_doctor)
+
+    ca = sub.add_parser("cache", help="see the score cache (info) or remove its files that no "
+                        "run has used for a while (prune --older-than DAYS)")
+    ca.add_argument("action", choices=("info", "prune"))
+    ca.add_argument("--older-than", type=float, metavar="DAYS", help="prune: remove the files "
+                    "no run has opened in DAYS days")
+    ca.add_argument("--dry-run", action="store_true", help="prune: list what would be removed")
+    ca.set_defaults(func=_cmd_cache)
     add_train_command(sub)
     return p, sub
 

@@ -9,8 +9,8 @@ builds the component as ``cls(config)``; the component reads ``self.config``.
 Everything the framework asks of a component is declared here, on the base classes: the lifecycle
 (``close``, ``get_state``/``set_state``, ``manifest_info``), ``stateful``, ``releases_gil``,
 ``extra`` and ``extras()``, ``doctor()``, a Paraphraser's ``extra_columns`` and ``reads_side``, a
-Cleaner's ``pure``, a Filter's ``cache_scores``, ``default_keep`` and ``explains``. Nothing is
-looked up by ``getattr``.
+Cleaner's ``pure``, a Filter's ``cache_scores``, ``uncacheable()``, ``cache_key_columns()``,
+``default_keep`` and ``explains``. Nothing is looked up by ``getattr``.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ class Filter(Component):
     default_keep: ClassVar[dict[str, Any] | None] = None
     #: cache scores by row content, config and the content of the files :meth:`input_paths`
     #: declares, by default (worth it for expensive, pure filters; every built-in leaves it off);
-    #: a recipe step's ``cache:`` overrides it
+    #: a recipe step's ``cache:`` overrides it, unless :meth:`uncacheable` gives a reason
     cache_scores: ClassVar[bool] = False
     #: :meth:`reason` names why a score rejects its row (a composite of rules: the rule that
     #: fired); the name is added to the row's ``rejected_by`` and counted per step
@@ -230,6 +230,26 @@ class Filter(Component):
 
     class Config(ComponentConfig):
         """Filters take no common options."""
+
+    @classmethod
+    def uncacheable(cls, config: ComponentConfig) -> str | None:
+        """Why scores with ``config`` cannot be cached, as a clause that follows "cannot be
+        cached:" (``"it takes each row's neighbours from the other rows of its batch"``), or None
+        when a row's score is a function of its own columns (with :meth:`cache_key_columns`) and
+        the files :meth:`input_paths` declares alone. A recipe step asking to cache such scores is
+        refused at validation with this reason, and ``cache_scores`` does not apply. By default a
+        :attr:`stateful` filter's scores depend on earlier rows; a filter whose score depends on
+        the other rows of its batch, on a corpus-wide statistic or on anything else the cache key
+        leaves out says so here."""
+        return "its scores depend on earlier rows" if cls.stateful else None
+
+    @classmethod
+    def cache_key_columns(cls, config: ComponentConfig) -> tuple[str, ...]:
+        """Columns the score cache would leave out of a row's key (the bookkeeping ``id``,
+        ``variant``, ``origin``, ``weight``) that a score with ``config`` depends on; they enter
+        the key, so a cached score is only found again for the same values (``("id",)`` for a
+        model cross-fitted by row id). None by default (an empty tuple)."""
+        return ()
 
     def reason(self, score: float) -> str:
         """Why ``score`` rejected its row, in a word (only asked when :attr:`explains`)."""

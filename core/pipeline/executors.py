@@ -627,7 +627,8 @@ class FilterExec(Executor):
         self.cache_misses = 0
         use_cache = comp.cache_scores if step.cache is None else step.cache
         self.cache = None
-        if use_cache and not comp.stateful:
+        # validation refused a step's cache: true here; a filter's own default gives way
+        if use_cache and comp.uncacheable(comp.config) is None:
             from ..cache.scores import ScoreCache
 
             self.cache = ScoreCache(comp, self.col)

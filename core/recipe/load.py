@@ -728,8 +728,8 @@ def _validate_recipe(data: dict, source: str, registry: Registry | None) -> Reci
             errors.append(f"{source}: {where}: {kind.key} steps must come before "
                           f"{' and '.join(kind.before)} steps (steps[{earlier[0]}] is one)")
         if cfg is not None:
-            step, problems = step.check(registry.get(kind.component, step.component), source,
-                                        where)
+            step, problems = step.check(registry.get(kind.component, step.component), cfg,
+                                        source, where)
             errors.extend(problems)
         steps.append(step)
         configs.append(cfg)

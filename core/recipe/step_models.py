@@ -88,9 +88,10 @@ class StepModel(BaseModel):
         """The sides whose empty text this step fills (a generate step's ``side``)."""
         return ()
 
-    def check(self, cls, source: str, where: str) -> tuple["StepModel", list[str]]:
-        """Check the step against its component class; return the step (defaults filled from the
-        class) and the problems found, each a full ``file: key.path: message`` line."""
+    def check(self, cls, config, source: str, where: str) -> tuple["StepModel", list[str]]:
+        """Check the step against its component class and validated ``config`` (its ``with:``);
+        return the step (defaults filled from the class) and the problems found, each a full
+        ``file: key.path: message`` line."""
         return self, []
 
 
@@ -150,8 +151,10 @@ class FilterStep(StepModel):
         ("`keep` (the decision of a filter step)", KeepSpec),)
     filter: str = Field(description="Registered Filter name, e.g. length_ratio.v1.")
     keep: KeepSpec | None = Field(None, description="The decision; the filter's default if omitted.")
-    cache: bool | None = Field(None, description="Cache scores by row content and component "
-                               "config (default: the filter's cache_scores).")
+    cache: bool | None = Field(None, description="Cache scores by row content, component "
+                               "config and the files it reads (default: the filter's "
+                               "cache_scores); refused where a score depends on other rows "
+                               "(guide: score cache).")
     apply_to: Literal["all", "originals", "paraphrases"] = Field(
         "all", description="Rows the decision applies to; others pass with an empty score.")
     origins: list[str] | None = Field(None, min_length=1, description="Decide only rows whose "
@@ -165,13 +168,15 @@ class FilterStep(StepModel):
         """``as``, or the component name without its version."""
         return self.as_ or self.filter.split(".")[0]
 
-    def check(self, cls, source: str, where: str) -> tuple["FilterStep", list[str]]:
-        """A stateful filter cannot cache; a step without ``keep`` takes the filter's default."""
+    def check(self, cls, config, source: str, where: str) -> tuple["FilterStep", list[str]]:
+        """Scores that are not a function of the row alone cannot be cached (the filter's
+        ``uncacheable``); a step without ``keep`` takes the filter's default."""
         errors = []
         step = self
-        if self.cache and cls.stateful:
-            errors.append(f"{source}: {where}.cache: {self.filter} scores depend on earlier rows "
-                          f"and cannot be cached")
+        why = cls.uncacheable(config) if self.cache else None
+        if why:
+            errors.append(f"{source}: {where}.cache: {self.filter} with these options cannot be "
+                          f"cached: {why}")
         if self.keep is None:
             if cls.default_keep is None:
                 errors.append(f"{source}: {where}.keep: required field missing ({self.filter} "

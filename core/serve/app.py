@@ -189,7 +189,14 @@ class RequestGuard:
     machine) names itself in ``Origin``."""
 
     def __init__(self, host: str = "127.0.0.1", allow_hosts: Iterable[str] = ()):
-        """Answer for a server bound to ``host``, also under the names in ``allow_hosts``."""
+        """Answer for a server bound to ``host``, also under the names in ``allow_hosts`` (host
+        names or addresses, no port: one with a port or a scheme could never match, and is
+        refused with a :class:`~bitextforge.BitextforgeError` naming ``--allow-host``)."""
+        for h in allow_hosts:
+            if _ip(h) is None and not re.fullmatch(r"[A-Za-z0-9._-]+", h):
+                raise BitextforgeError(f"serve: --allow-host {h!r}: give a host name or address "
+                                       f"without scheme or port (serve.example, 10.0.0.5, "
+                                       f"[fd00::5])")
         bound = _host_name(host)
         names = {bound, *(_host_name(h) for h in allow_hosts)}
         if bound in ("", "0.0.0.0", "::") or _ip(bound) is None:

@@ -72,6 +72,14 @@ class BilingualSimilarityFilter(Filter):
         device: str = device_field("the embedding model")
 
     @classmethod
+    def uncacheable(cls, config):
+        """csls and margin take each row's neighbours from its batch."""
+        if config.measure in ("csls", "margin"):
+            return (f"measure {config.measure} takes each row's neighbours from the other rows "
+                    f"of its batch")
+        return None
+
+    @classmethod
     def input_paths(cls, config):
         """The model directory and the MLP file."""
         return {"model": config.model, "mlp": config.mlp}

@@ -33,7 +33,7 @@ MARGIN_DOC = ("Subtract, from each pair's score, the mean score of its source wi
               "off): how much better a pair fits than chance partners of the same sentences, so "
               "text whose words the model barely knows is not taken for noise (CSLS, used by "
               "alignment recovery, compares with the k nearest partners instead). The score "
-              "then depends on the batch, and is not cached.")
+              "then depends on the batch, and cannot be cached.")
 
 
 def margin_corrected(score, src: list[str], tgt: list[str], k: int, seed: int = 1) -> np.ndarray:
@@ -108,6 +108,12 @@ class LexicalCoverageFilter(Filter):
                                      "source words covered) or tgt2src.")
 
     @classmethod
+    def uncacheable(cls, config):
+        """The IDF weights (and a margin's random partners) come from the batch."""
+        return "its IDF weights come from the other rows of its batch" + (
+            ", and margin pairs each row with random other rows of it" if config.margin else "")
+
+    @classmethod
     def input_paths(cls, config):
         """The dictionary."""
         return {"dictionary": config.dictionary}
@@ -116,8 +122,6 @@ class LexicalCoverageFilter(Filter):
         """Read the dictionary once."""
         super().__init__(config)
         self.lexicon, self.words = load_coverage_lexicon(self.config)
-        if self.config.margin:
-            self.cache_scores = False
 
     def score(self, batch):
         """One coverage per row."""
@@ -185,6 +189,12 @@ class LexicalTranslationFilter(Filter):
         margin: int = Field(0, ge=0, description=MARGIN_DOC)
 
     @classmethod
+    def uncacheable(cls, config):
+        """A margin pairs each row with random other rows of its batch."""
+        return ("margin pairs each row with random other rows of its batch" if config.margin
+                else None)
+
+    @classmethod
     def input_paths(cls, config):
         """The tables directory."""
         return {"tables": config.tables}
@@ -197,8 +207,6 @@ class LexicalTranslationFilter(Filter):
         c = self.config
         self.tables = TranslationTables(c.tables)
         self.fw, self.bw = self.tables.oriented(c.src_lang, c.tgt_lang)
-        if c.margin:
-            self.cache_scores = False
 
     def score(self, batch):
         """One log-probability per row."""

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bitextforge import ComponentError, Filter, InputError, Trainer
+from bitextforge import BitextforgeError, ComponentError, Filter, InputError, Trainer
 from bitextforge.log import phase, progress
 
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
@@ -387,13 +387,32 @@ class PairClassifierFilter(Filter):
 
     name = "pair_classifier.v1"
     extra = "lexical"
-    # not cached by default: a lexical_coverage.v1 feature takes its IDF weights from the batch
-    cache_scores = False
-
     class Config(Filter.Config):
         """Options of pair_classifier.v1."""
 
         model: str = Field(description="Model file written by pair_classifier_model.v1.")
+
+    @classmethod
+    def uncacheable(cls, config):
+        """Cacheable when every feature filter the model names (in ``<model>.json``) is."""
+        from bitextforge.components.registry import get_registry
+
+        facts = Path(config.model).with_name(Path(config.model).name + ".json")
+        try:
+            features = json.loads(facts.read_text(encoding="utf-8"))["features"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return (f"its feature filters, named in {facts}, are unknown until the model is "
+                    f"trained")
+        reg = get_registry()
+        for n, spec in enumerate(features):
+            try:
+                fcls = reg.get("filter", spec["filter"])
+                why = fcls.uncacheable(fcls.Config(**spec["with"]))
+            except (BitextforgeError, ValueError, KeyError, TypeError) as exc:
+                return f"its feature filters, named in {facts}, cannot be read ({exc})"
+            if why:
+                return f"its feature {n} ({spec['filter']}) cannot be cached: {why}"
+        return None
 
     @classmethod
     def input_paths(cls, config):

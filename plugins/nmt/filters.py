@@ -71,6 +71,11 @@ class NmtLogprobFilter(Filter):
             return self
 
     @classmethod
+    def cache_key_columns(cls, config):
+        """Cross-fitted scoring (a list of models) picks each row's model by its id."""
+        return ("id",) if isinstance(config.model, list) else ()
+
+    @classmethod
     def input_paths(cls, config):
         """The model directories (hub ids are not paths)."""
         if isinstance(config.model, list):
@@ -96,8 +101,6 @@ class NmtLogprobFilter(Filter):
         self.backward = (make_backend(c.backend, c.reverse_model,
                                       option=f"{self.name} reverse_model", **kw)
                          if c.reverse_model else None)
-        if many:
-            self.cache_scores = False  # a row's score depends on its id, not only its text
 
     def score(self, batch):
         """One score per row (see the class docstring)."""

