@@ -249,8 +249,8 @@ MENU = {"de-en": ("Willkommen auf unserer Seite, schön, dass Sie da sind.",
 @pytest.mark.parametrize("default", DEFAULTS, ids=[p.stem for p in DEFAULTS])
 def test_each_default_keeps_names_written_in_camel_case(default, tmp_path):
     """Run on the whole shared files, bicleaner-hardrules 2.10.8's glued_words rejected clean
-    news and captions for a name such as YouTube, McCord or KitchenAid (1 % of Multi30k en-cs,
-    1-2.5 % of WMT newstest en-ja); the defaults ask for three glued words, so hand-made
+    news and captions for a name such as YouTube, McCord or KitchenAid (0.14 % of Multi30k
+    en-cs, 1-2.5 % of WMT newstest en-ja); the defaults ask for three glued words, so hand-made
     pairs naming them are kept and a glued menu is still rejected, by glued_words.v1."""
     pytest.importorskip("ftfy")
     rows = NAMES[default.stem] + [MENU[default.stem]]
