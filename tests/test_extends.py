@@ -263,3 +263,31 @@ def test_each_default_keeps_names_written_in_camel_case(default, tmp_path):
     assert kept == [s for s, _ in NAMES[default.stem]]
     rejected = (tmp_path / "out" / "rejected.tsv").read_text(encoding="utf-8").splitlines()
     assert len(rejected) == 2 and "glued_words.v1" in rejected[1].split("\t")[-2]
+
+
+PARACRAWL = [p for p in DEFAULTS if "paracrawl-human-eval" in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("default", PARACRAWL, ids=[p.stem for p in PARACRAWL])
+def test_the_other_files_a_header_names_run_with_its_set_lines(default, tmp_path, monkeypatch):
+    """The en-fr and en-cs headers name the 8-column ParaCrawl files (v6, v6-2, v7) and the
+    ``--set`` lines they need; without them the run stops at line 1 (8 fields, expected 9).
+    The header's example plus those lines runs on the first 200 rows of the file named."""
+    pytest.importorskip("ftfy")
+    text = default.read_text(encoding="utf-8")
+    example = "\n".join(ln[4:] for ln in re.search(
+        r"^#   # my-\S+\.yaml.*?\n(.*?)\n#\n#   bitextforge run", text, re.S | re.M
+    ).group(1).splitlines())
+    sets = [s.strip().strip("'") for s in re.findall(r"^#   --set (.+)$", text, re.M)]
+    assert sets and any(s.startswith("input.columns=") for s in sets)
+    shared(re.search(r"\.\./shared/data/(\S+)", " ".join(sets)).group(1))
+    sets = [s.replace("../shared/data/", f"{SHARED}/") for s in sets]
+    monkeypatch.chdir(ROOT)
+    child = write(tmp_path / "my.yaml", example.replace("dir: runs/", f"dir: {tmp_path}/runs/")
+                  .replace("extends: recipes/", f"extends: {ROOT}/recipes/"))
+    args = ["run", str(child), "--set", "input.limit=200"]
+    for s in sets:
+        args += ["--set", s]
+    assert main(args) == 0
+    out = next((tmp_path / "runs").iterdir())
+    assert 0 < len((out / "corpus.src").read_text(encoding="utf-8").splitlines()) < 200
