@@ -175,23 +175,44 @@ class RepeatedWordsFilter(SideRule):
                    if len(m.group().strip()) > least and _ALPHA.search(m.group()))
 
 
-_GLUED = regex.compile(r"([[:alpha:]]*[[:upper:]]{1}[[:lower:]]+){2}")
-#: what every _GLUED match holds (upper, lower, letters, upper, lower; a lower or a letter is
-#: never a space); most texts lack it and skip _GLUED's backtracking from every letter
+def _glued_pattern(words: int):
+    """bicleaner-hardrules' glued-words pattern for ``words`` capitalised words in a row."""
+    return regex.compile(r"([[:alpha:]]*[[:upper:]]{1}[[:lower:]]+){%d}" % words)
+
+
+_GLUED = _glued_pattern(2)
+#: what every glued match holds (upper, lower, letters, upper, lower; a lower or a letter is
+#: never a space), for any number of words from two; most texts lack it and skip the pattern's
+#: backtracking from every letter
 _GLUED_HINT = regex.compile(r"[[:upper:]][[:lower:]]\S*[[:upper:]][[:lower:]]")
+
+
+class GluedConfig(SideConfig):
+    """Options of glued_words.v1."""
+
+    words: int = Field(2, ge=2, description="Capitalised words written together that make a "
+                       "glued run: 2 as bicleaner-hardrules 2.10.8 (rejects YouTube, McCord, "
+                       "KitchenAid); 3 keeps such names and still rejects HomeAboutContact.")
 
 
 class GluedWordsFilter(SideRule):
     """Number of runs of two or more capitalised words written together ("HomeAboutContact",
-    but also "YouTube", "PayPal"; bicleaner-hardrules 2.10.8 ``no_glued_words``: one rejects)."""
+    but also "YouTube", "PayPal"; bicleaner-hardrules 2.10.8 ``no_glued_words``: one rejects);
+    ``words: 3`` asks for three, which keeps names such as "McCord" or "KitchenAid"."""
 
     name = "glued_words.v1"
     rule = "glued_words"
     default_keep = {"max": 0}
+    Config = GluedConfig
+
+    def __init__(self, config=None):
+        """Compile the pattern for the configured number of words."""
+        super().__init__(config)
+        self.pattern = _GLUED if self.config.words == 2 else _glued_pattern(self.config.words)
 
     def value(self, text, lang):
         """Glued runs found."""
-        return len(_GLUED.findall(text)) if _GLUED_HINT.search(text) else 0
+        return len(self.pattern.findall(text)) if _GLUED_HINT.search(text) else 0
 
 
 _NOISE = regex.compile(r"[\x80-\xFF]{3,}")

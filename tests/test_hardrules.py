@@ -167,3 +167,18 @@ def test_language_sets_and_glued_words_as_bicleaner_hardrules_2_10_8():
     short = hr.TooShortFilter(hr.TooShortFilter.Config(src_lang="en", tgt_lang="jpn"))
     assert list(short.fires(batch(("The train leaves now.", "列車が出発します。"),
                                   ("The train leaves now.", "列車")))) == [False, True]
+
+
+def test_glued_words_three_words_keeps_names_and_still_rejects_glued_menus():
+    """``words: 3`` (the defaults in recipes/defaults/) keeps news and captions that name
+    YouTube, McCord or KitchenAid, which 2.10.8's two-word pattern (still the default) rejects;
+    a glued navigation menu fires under both."""
+    names = (("Raymond McCord sagte, er werde das Urteil prüfen.", "Raymond McCord said so."),
+             ("Ein Video auf YouTube.", "A video on YouTube."),
+             ("Eine Schüssel von KitchenAid.", "A KitchenAid mixing bowl."))
+    menu = ("HomeAboutContactImpressum", "Home about contact imprint.")
+    three = hr.GluedWordsFilter(hr.GluedWordsFilter.Config(words=3))
+    assert list(three.fires(batch(*names, menu, CLEAN))) == [False, False, False, True, False]
+    assert list(hr.GluedWordsFilter().fires(batch(*names, menu))) == [True, True, True, True]
+    with pytest.raises(ValueError):
+        hr.GluedWordsFilter.Config(words=1)
