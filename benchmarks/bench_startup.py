@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NEW = ROOT / ".venv" / "bin" / "bitextforge"
 WORK = Path(os.environ.get("BENCH_STARTUP_WORK", "/tmp/bench-startup"))
 

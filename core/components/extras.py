@@ -24,7 +24,9 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@lru_cache(maxsize=None)
 def _installed(dist: str) -> bool:
+    """Whether a distribution of that name is installed (asked once per name and process)."""
     try:
         metadata.distribution(dist)
     except metadata.PackageNotFoundError:

@@ -143,8 +143,8 @@ class Registry:
                 self.add_plugin(
                     module,
                     name=ep.name,
-                    package=dist.metadata["Name"] if dist else "?",
-                    version=dist.version if dist else "?",
+                    package=_dist_facts(dist)[0] if dist else "?",
+                    version=_dist_facts(dist)[1] if dist else "?",
                     entry_point=ep.value,
                 )
             except RegistryError as exc:
@@ -317,8 +317,7 @@ class Registry:
         comps = self._collect()
         out = {f"{r.package} {r.package_version}".strip() for regs in comps.values()
                for r in regs.values()}
-        out.update(f"{ep.dist.metadata['Name']} {ep.dist.version}".strip()
-                   for ep, _ in self._pending.values())
+        out.update(" ".join(_dist_facts(ep.dist)).strip() for ep, _ in self._pending.values())
         return sorted(out)
 
     def get(self, kind: str, name: str) -> type[Component]:
@@ -348,12 +347,24 @@ class Registry:
         raise RegistryError(f"no component named {name!r}{suggest(name, every)}")
 
 
+_DIST_FACTS: dict[Any, tuple[str, str]] = {}
+
+
+def _dist_facts(dist: metadata.Distribution) -> tuple[str, str]:
+    """A distribution's name and version, parsed once per process: every entry point of a
+    distribution asks, and each parse of its metadata file costs about a millisecond of start-up."""
+    key = getattr(dist, "_path", None) or id(dist)
+    if key not in _DIST_FACTS:
+        _DIST_FACTS[key] = (dist.metadata["Name"], dist.version)
+    return _DIST_FACTS[key]
+
+
 def _builtin_index(ep: metadata.EntryPoint) -> dict[str, tuple[str, ...]] | None:
     """What a built-in plugin's entry point registers, by kind; None for any other plugin."""
     from ..plugins import COMPONENTS
 
     dist = getattr(ep, "dist", None)
-    if ep.value not in COMPONENTS or dist is None or dist.metadata["Name"] != "bitextforge":
+    if ep.value not in COMPONENTS or dist is None or _dist_facts(dist)[0] != "bitextforge":
         return None
     return COMPONENTS[ep.value]
 
