@@ -17,7 +17,7 @@ from bitextforge import BitextforgeError, Filter
 from bitextforge.recipe.load import load_recipe, parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
-from conftest import SMALL_DE, SMALL_EN
+from conftest import SMALL_DE, SMALL_EN, run_cli as cli
 
 FINAL = ("corpus.src", "corpus.tgt", "corpus.tsv", "corpus.weights", "rejected.tsv")
 LOCK = ".bitextforge.lock"
@@ -26,11 +26,6 @@ LOCK = ".bitextforge.lock"
 def recipe_text(s, t, out, steps="  - filter: gate_test.v1\n    keep: {min: 1}\n", extra=""):
     return (f"name: outdir\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: {{dir: '{out}'{extra}}}\n"
             f"progress: false\nbatch_size: 2\nsteps:\n{steps}")
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
-                          capture_output=True, text=True)
 
 
 def listing(d):

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import fake_distribution
+from conftest import fake_distribution, run_cli
 
 from bitextforge import BitextforgeError, ComponentError, Filter
 from bitextforge.recipe.load import parse_recipe
@@ -16,15 +16,12 @@ from bitextforge.pipeline.run import run_recipe
 
 
 def cli(*args, cwd=None, env=None):
+    """``bitextforge ARGS``: in this process, or as a subprocess where ``env`` is given (a plugin
+    installed on its PYTHONPATH is found by a fresh interpreter's entry-point discovery)."""
+    if env is None:
+        return run_cli(*args, cwd=cwd)
     return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env)
-
-
-def main_cli(*args):
-    """The installed command's entry point (``python -m bitextforge.cli`` would load the plugin
-    subcommands into a second copy of the module)."""
-    return subprocess.run([sys.executable, "-c", "import sys; from bitextforge.cli.main import main; "
-                           "sys.exit(main())", *map(str, args)], capture_output=True, text=True)
 
 
 def recipe_text(s, t, out, steps, extra=""):
@@ -146,7 +143,7 @@ def test_run_reports_every_component_that_cannot_start(tmp_path, pair_files):
 def test_train_nmt_checks_test_files_before_training(tmp_path):
     (tmp_path / "a.de").write_text("Hallo\n")
     (tmp_path / "a.en").write_text("Hello\n")
-    res = main_cli("train-nmt", "--src-train", tmp_path / "a.de", "--tgt-train", tmp_path / "a.en",
+    res = cli("train-nmt", "--src-train", tmp_path / "a.de", "--tgt-train", tmp_path / "a.en",
               "--src-lang", "de", "--tgt-lang", "en", "--output", tmp_path / "m",
               "--test-src", tmp_path / "missing.de", "--test-tgt", tmp_path / "a.en")
     assert res.returncode == 2
