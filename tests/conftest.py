@@ -135,8 +135,12 @@ def pip_install(target: Path, *sources: Path) -> None:
 def fake_distribution(tmp_path, name, source, metadata=""):
     """A module plus a ``.dist-info`` folder declaring it in the bitextforge entry-point group:
     what ``pip install`` leaves behind, found by the real entry-point discovery. ``metadata``:
-    more METADATA lines (``Requires-Dist: ...; extra == "x"``)."""
-    (tmp_path / f"{name}.py").write_text(source)
+    more METADATA lines (``Requires-Dist: ...; extra == "x"``). ``source``: the module's text, or
+    a package folder (a Path) copied in as package ``name``."""
+    if isinstance(source, Path):
+        shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        (tmp_path / f"{name}.py").write_text(source)
     info = tmp_path / f"{name}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n"

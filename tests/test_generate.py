@@ -292,18 +292,21 @@ def test_killed_generation_run_resumes_to_the_same_bytes(tmp_path, reverse_model
     batches)."""
     import subprocess
 
-    de = read_lines(shared("multi30k", "train.de.gz"), 600)
-    en = read_lines(shared("multi30k", "train.en.gz"), 3000)
+    # 300 bitext pairs (shards 1-2) and 900 monolingual lines (shards 3-8, 1800 sampled
+    # translations): the kill after 3 shards falls in the generated part, as it did with 600 and
+    # 2400 lines in shards of 300, which decoded 4800 sampled translations per run
+    de = read_lines(shared("multi30k", "train.de.gz"), 300)
+    en = read_lines(shared("multi30k", "train.en.gz"), 1200)
     (tmp_path / "b.de").write_text("\n".join(de) + "\n", encoding="utf-8")
-    (tmp_path / "b.en").write_text("\n".join(en[:600]) + "\n", encoding="utf-8")
-    (tmp_path / "m.en").write_text("\n".join(en[600:]) + "\n", encoding="utf-8")
+    (tmp_path / "b.en").write_text("\n".join(en[:300]) + "\n", encoding="utf-8")
+    (tmp_path / "m.en").write_text("\n".join(en[300:]) + "\n", encoding="utf-8")
     recipe_file = tmp_path / "bt.yaml"
     recipe_file.write_text(f"""name: bt-resume
 input:
   - {{name: bitext, src: '{tmp_path}/b.de', tgt: '{tmp_path}/b.en'}}
   - {{name: mono, tgt: '{tmp_path}/m.en'}}
-output: {{dir: unused, shard_size: 300}}
-batch_size: 150
+output: {{dir: unused, shard_size: 150}}
+batch_size: 75
 progress: false
 steps:
   - generate: translate.v1

@@ -5,7 +5,6 @@ pair_classifier.v1 hooks, and alignment recovery on real FLORES pairs (skipped w
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import numpy as np
@@ -15,7 +14,7 @@ from bitextforge import ComponentError
 from bitextforge.plugins.quality.multilingual import (MultilingualEmbeddingFilter, pair_measure,
                                                       write_index)
 
-from conftest import read_lines, shared
+from conftest import read_lines, run_cli, shared
 
 DE = ["Der Hund schläft im Garten.", "Ich trinke jeden Morgen Kaffee.",
       "Das Wetter ist heute sehr schön.", "Der Zug nach Berlin hat Verspätung.",
@@ -116,8 +115,7 @@ def _run(tmp_path, step_with: str):
                       f"output: '{tmp_path / 'out'}'\nsteps:\n"
                       f"  - filter: multilingual_embedding.v1\n    with: {step_with}\n"
                       f"    keep: {{min: 1.0}}\n")
-    return subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", str(recipe), "-q"],
-                          capture_output=True, text=True)
+    return run_cli("run", recipe, "-q")
 
 
 @pytest.mark.parametrize("model,needle", [

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
@@ -18,7 +17,7 @@ from bitextforge.plugins.quality.lm import find_tool
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
-from conftest import ROOT, SMALL_DE, SMALL_EN, pip_install, read_lines, read_tsv, shared
+from conftest import ROOT, SMALL_DE, SMALL_EN, fake_distribution, read_lines, read_tsv, shared
 
 SLOW_PLUGIN = '''
 """A test plugin: a filter slow enough (a pause per batch) to kill a run midway."""
@@ -48,26 +47,14 @@ def register_filters(register):
 
 @pytest.fixture(scope="module")
 def plugin_env(tmp_path_factory):
-    """The example plugin and the slow test plugin, pip-installed into a private directory."""
-    root = tmp_path_factory.mktemp("slowplugin")
-    pkg = root / "src"
-    (pkg / "slow_test_plugin").mkdir(parents=True)
-    (pkg / "slow_test_plugin" / "__init__.py").write_text(SLOW_PLUGIN)
-    (pkg / "pyproject.toml").write_text(textwrap.dedent('''
-        [build-system]
-        requires = ["setuptools>=77"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "slow-test-plugin"
-        version = "0.0.1"
-        [project.entry-points.bitextforge]
-        slow = "slow_test_plugin"
-        [tool.setuptools]
-        packages = ["slow_test_plugin"]
-    '''))
-    target = root / "site"
-    pip_install(target, pkg, ROOT / "docs" / "example-plugin")
-    return dict(os.environ, PYTHONPATH=str(target))
+    """The example plugin and the slow test plugin as installed distributions (each a module and
+    its ``.dist-info``, what pip leaves behind) on the PYTHONPATH of the runs. Not pip-installed:
+    pip cost this fixture about 16 s of setup, and installing with pip is what
+    test_example_plugin.py checks."""
+    site = tmp_path_factory.mktemp("slowplugin")
+    fake_distribution(site, "bitextforge_example",
+                      ROOT / "docs" / "example-plugin" / "bitextforge_example")
+    return fake_distribution(site, "slow_test_plugin", SLOW_PLUGIN)
 
 
 def make_recipe(tmp_path, de, en):
