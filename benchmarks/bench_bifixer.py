@@ -107,8 +107,8 @@ def main() -> int:
     timing = {"bifixer": bo.timed([str(BIFIXER), *BIFIXER_FLAGS, str(tsv), str(bif), "de", "en"]),
               "bitextforge": bo.timed([str(bh.BITEXTFORGE), "run", "--force",
                                        str(recipe(s, t, out))])}
-    r = {name: {"wall_s": round(w, 2), "cpu_s": round(c, 2), "max_rss_mb": round(m, 1)}
-         for name, (w, c, m) in timing.items()}
+    r = {name: {"wall_s": round(t.wall, 2), "cpu_s": round(t.cpu, 2),
+                "max_rss_mb": round(t.rss_mb, 1)} for name, t in timing.items()}
     r["load_after"] = os.getloadavg()
     r["comparison"] = compare(s, t, bif, out)
     print(json.dumps(r, indent=2, ensure_ascii=False))

@@ -271,7 +271,8 @@ def main() -> int:
                 for name in todo:
                     if name == "bitextforge":
                         shutil.rmtree(WORK / f"bf-{kind}", ignore_errors=True)
-                    runs[name].append(bo.timed(cmds[name]))
+                    t = bo.timed(cmds[name])
+                    runs[name].append((t.wall, t.cpu, t.rss_mb))
                     if args.log:
                         wall, cpu, rss = runs[name][-1]
                         with open(args.log, "a", encoding="utf-8") as fh:
