@@ -18,5 +18,22 @@ from .components.hookspecs import hookimpl  # noqa: E402
 __all__ = [
     "__version__", "hookimpl", "Splitter", "Paraphraser", "Generator", "Cleaner", "Filter", "Weighter", "Evaluator", "Trainer", "Report",
     "ComponentConfig", "BitextforgeError", "RecipeError", "InputError", "RegistryError",
-    "ComponentError",
+    "ComponentError", "text_lines", "read_lines", "write_atomic", "AtomicFile", "CorpusView",
 ]
+
+#: helpers a plugin may use, exported here so that plugins do not depend on where the core keeps
+#: them (core/io/corpus.py); loaded on first use, as that module imports numpy, which
+#: ``bitextforge --version`` must not
+_LAZY = {name: "io.corpus" for name in
+         ("text_lines", "read_lines", "write_atomic", "AtomicFile", "CorpusView")}
+
+
+def __getattr__(name: str):
+    """Load a lazily exported helper (PEP 562)."""
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -300,3 +300,22 @@ def test_components_asked_for_from_threads_at_once(monkeypatch):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_plugin_helpers_come_from_the_top_level_package_lazily():
+    """Plugins import the core's text helpers from ``bitextforge`` itself (their module path may
+    move, as it did when core/ was split into sub-packages); importing ``bitextforge`` alone still
+    loads no numpy, so ``--version`` stays light."""
+    code = ("import sys, bitextforge\n"
+            "assert 'numpy' not in sys.modules\n"
+            "from bitextforge import AtomicFile, CorpusView, read_lines, text_lines, write_atomic\n"
+            "from bitextforge.io import corpus\n"
+            "assert text_lines is corpus.text_lines and AtomicFile is corpus.AtomicFile\n"
+            "try:\n"
+            "    bitextforge.no_such_helper\n"
+            "except AttributeError:\n"
+            "    pass\n"
+            "else:\n"
+            "    raise SystemExit('an unknown name must raise AttributeError')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

@@ -16,8 +16,7 @@ from pathlib import Path
 from pydantic import Field
 
 import bitextforge
-from bitextforge import Filter, Paraphraser, Trainer
-from bitextforge.io.corpus import text_lines, write_atomic
+from bitextforge import Filter, Paraphraser, Trainer, text_lines, write_atomic
 
 # (expanded, contracted) pairs; matched case-insensitively on word boundaries
 _CONTRACTIONS = [
