@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from _common import paired_bootstrap
 from bitextforge.plugins.evaluation.label_auc import _rank_ready
 
 RELEASES = ("v3", "v6", "v6-2", "v7")
@@ -42,19 +43,6 @@ LOWER_IS_BETTER = {"unigram_overlap"}  # as recipes/paracrawl-auc.yaml evaluates
 def whole_file_auc(auc_kept: float, pk: int, nk: int, pr: int, nr: int) -> float:
     """ROC-AUC over kept and rejected rows, the rejected tied below every kept row."""
     return (pk * nk * auc_kept + pk * nr + 0.5 * pr * nr) / ((pk + pr) * (nk + nr))
-
-
-def paired_interval(y, a, b, n: int = 1000, seed: int = 1) -> tuple[float, float]:
-    """95 % interval of AUC(a) - AUC(b) over ``n`` resamples of the rows."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        i = rng.integers(0, len(y), len(y))
-        if y[i].all() or not y[i].any():
-            continue
-        out.append(roc_auc_score(y[i], a[i]) - roc_auc_score(y[i], b[i]))
-    lo, hi = np.percentile(out, [2.5, 97.5])
-    return float(lo), float(hi)
 
 
 def _rows(path: Path) -> list[dict]:
@@ -104,7 +92,7 @@ def main(root: str = "runs", pair: str = "en-fr") -> int:
                 # the rejected pairs tied below every kept one
                 with_ = _rank_ready([float(r[s]) for r in kept] + [np.nan] * len(rejected), low)
                 assert abs(roc_auc_score(y, with_) - a) < 1e-9
-                lo, hi = paired_interval(y, with_, without)
+                lo, hi = np.percentile(paired_bootstrap(y, with_, without), [2.5, 97.5])
                 cell += f" [{lo:+.3f}, {hi:+.3f}]"
             cells.append(cell + ")")
         print("| " + " | ".join(cells) + " |")

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from _common import paired_bootstrap
+
 RELEASES = ("v3", "v6", "v6-2", "v7")
 VERDICTS = ("A", "L", "T", "MT", "E", "F")
 
@@ -27,18 +29,6 @@ def _read(run: Path):
     ours = np.array([float(r["paracrawl_classifier"]) for r in rows])
     bic = np.array([float(r["bicleaner"]) for r in rows])
     return lab, ours, bic
-
-
-def paired_bootstrap(y, a, b, n: int = 1000, seed: int = 1) -> np.ndarray:
-    """AUC(a) - AUC(b) on ``n`` resamples of the rows (resamples with one class only skipped)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        i = rng.integers(0, len(y), len(y))
-        if y[i].all() or not y[i].any():
-            continue
-        out.append(roc_auc_score(y[i], a[i]) - roc_auc_score(y[i], b[i]))
-    return np.array(out)
 
 
 def main(root: str = "runs") -> int:
