@@ -229,15 +229,12 @@ class _WorkerRegistry:
     def __init__(self, specs: list):
         self.classes = {step.component: cls for _index, step, cls, _config in specs}
 
-    def get(self, kind: str, name: str):
-        """A factory ``config dict -> component`` for the shipped class ``name``."""
-        cls = self.classes[name]
-        return lambda config: cls(cls.Config.model_validate(config))
-
     def registration(self, kind: str, name: str) -> "_WorkerRegistration":
-        """What ``build_component`` asks for: the factory, and no missing extra (the driver
-        checked the extras when it built its own plan, before shipping anything)."""
-        return _WorkerRegistration(self.get(kind, name))
+        """What ``build_component`` asks for: a factory ``config dict -> component`` for the
+        shipped class ``name``, and no missing extra (the driver checked the extras when it built
+        its own plan, before shipping anything)."""
+        cls = self.classes[name]
+        return _WorkerRegistration(lambda config: cls(cls.Config.model_validate(config)))
 
 
 class _WorkerRegistration:
