@@ -9,7 +9,10 @@ another pair), ``shuffled`` (the target's words in random order), ``truncated`` 
 30-70 % of its words), ``wrong_language`` (the two sides swapped, so each is in the other
 language), ``untranslated`` (the source copied as target), ``numbers`` (a near-duplicate whose
 target numbers changed, or gained one) and, when asked for, ``appended`` (another pair's sentence
-added to one side). Features are a few surface measures computed here
+added to one side), ``partial`` (a loose translation: one side loses a clause, 10-30 % of its
+words, so most of the pair still matches) and ``neighbour`` (a span of one side replaced by a
+span of the neighbouring pair's same side, as a sentence aligner does across a boundary): the
+last three look like the free and partial translations of real crawls. Features are a few surface measures computed here
 (lengths, length ratio, agreement of numbers and capitalised words, copied words, final
 punctuation; optionally measures with no absolute length in them, for a model trained on one
 domain and applied to another: punctuation, casing, symbols, URLs and the character trigrams of
@@ -37,10 +40,22 @@ from bitextforge.log import phase, progress
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
 #: kinds that can be asked for but are not in the default list (a default list that grew would
 #: change what an unchanged recipe trains)
-MORE_NEGATIVES = ("appended",)
+MORE_NEGATIVES = ("appended", "partial", "neighbour")
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
+#: words a ``partial`` negative may cut before (a clause boundary where no comma marks one), in
+#: the languages of the project's data; a cut before one drops the conjunction with its clause
+# (one-letter conjunctions, Czech "a" or Spanish "y", are left out: English "a" is an article)
+_CONJUNCTIONS = frozenset("""
+and but or because while although when which who whose that so
+et mais ou car donc parce lorsque quand qui que dont tandis puisque
+und aber oder denn weil wenn als dass obwohl während sondern
+ale nebo protože když který která které kteří že aby zatímco ani
+pero porque cuando aunque mientras
+""".split())
+_CLAUSE_END = re.compile(r"[,;:]$")
+_FINAL = re.compile(r"[.!?…]+[\"'»”’)\]]*$")
 SURFACE = ("src_chars_log", "tgt_chars_log", "char_ratio_log", "word_ratio_log",
            "numbers_agree", "numbers_jaccard", "caps_jaccard", "copied_words", "identical",
            "final_punct_agree")
@@ -133,6 +148,63 @@ def surface_features(src: list[str], tgt: list[str],
     return out
 
 
+def _tidy(words: list[str], like: str) -> str:
+    """``words`` joined as a sentence shaped like ``like``: its first letter's case and its final
+    punctuation, so that a cut side still looks like a whole sentence (real free translations
+    do) and only its content tells it apart."""
+    words = list(words)
+    words[-1] = _CLAUSE_END.sub("", words[-1]) or words[-1]
+    out = " ".join(words)
+    end = _FINAL.search(like.rstrip())
+    if end and not _FINAL.search(out):
+        out += end.group()
+    first = like.lstrip()[:1]
+    if out[:1].isalpha() and first.isalpha() and first.isupper() != out[:1].isupper():
+        out = (out[0].upper() if first.isupper() else out[0].lower()) + out[1:]
+    return out
+
+
+def _bare(word: str) -> str:
+    """``word`` in lower case without the punctuation around it."""
+    return word.strip(".,;:!?\"'«»„“”()[]").lower()
+
+
+def _partial(text: str, rng: random.Random) -> str:
+    """``text`` without a contiguous span of 10-30 % of its words at its start or end: a whole
+    clause (cut at a comma, semicolon, colon or conjunction) where one of that size exists, else
+    that many words."""
+    w = text.split()
+    n = len(w)
+    if n < 2:
+        return text
+    lo, hi = max(1, round(n * 0.1)), max(1, int(n * 0.3))
+    conj = [_bare(x) in _CONJUNCTIONS for x in w]
+    # b splits w[:b] | w[b:]: cutting the end drops n - b words, cutting the start drops b (and
+    # the conjunction that opens w[b:], which belongs to the dropped clause)
+    bounds = [b for b in range(1, n) if _CLAUSE_END.search(w[b - 1]) or conj[b]]
+    cuts = [("end", b) for b in bounds if lo <= n - b <= hi]
+    cuts += [("start", b + conj[b]) for b in bounds if lo <= b + conj[b] <= hi and b + conj[b] < n]
+    if cuts:
+        where, b = cuts[rng.randrange(len(cuts))]
+    else:
+        k = rng.randint(lo, hi)
+        where = "end" if rng.random() < 0.5 else "start"
+        b = n - k if where == "end" else k
+    return _tidy(w[:b] if where == "end" else w[b:], text)
+
+
+def _neighbour(text: str, other: str, after: bool, rng: random.Random) -> str:
+    """``text`` with 25-50 % of its words (at least one, all of a one-word side) replaced by as
+    many words of ``other``: its end by ``other``'s start when ``other`` comes ``after`` it, its
+    start by ``other``'s end when ``other`` comes before."""
+    w, v = text.split(), other.split()
+    n = len(w)
+    k = n if n < 2 else min(n - 1, max(1, round(n * rng.uniform(0.25, 0.5))))
+    take = max(1, min(k, len(v)))
+    words = w[:n - k] + v[:take] if after else v[len(v) - take:] + w[k:]
+    return _tidy(words, text)
+
+
 def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGATIVES,
                    seed: int = 1) -> tuple[list[str], list[str], list[str]]:
     """One synthetic negative per clean pair, the kinds taken in turn; returns sources, targets
@@ -168,6 +240,20 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
             j = rng.randrange(len(src) - 1)
             j = j if j < i else j + 1
             s2, t2 = (s + " " + src[j], t) if rng.random() < 0.5 else (s, t + " " + tgt[j])
+        elif kind == "partial":
+            # a one-word side has no part to lose: the other side loses one
+            if (rng.random() < 0.5 or len(t.split()) < 2) and len(s.split()) > 1:
+                s2, t2 = _partial(s, rng), t
+            else:
+                s2, t2 = s, _partial(t, rng)
+        elif kind == "neighbour":
+            # the next pair's side, or the previous one's at the end of the list
+            after = i + 1 < len(src) and (i == 0 or rng.random() < 0.5)
+            j = i + 1 if after else i - 1
+            if rng.random() < 0.5:
+                s2, t2 = _neighbour(s, src[j], after, rng), t
+            else:
+                s2, t2 = s, _neighbour(t, tgt[j], after, rng)
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -291,7 +377,10 @@ class PairClassifierTrainer(Trainer):
             "lengths (src_chars_log, tgt_chars_log) tie a model to its training domain.")
         negatives: list[Literal[NEGATIVES + MORE_NEGATIVES]] = Field(
             list(NEGATIVES), min_length=1, description="Kinds of synthetic negatives, taken in "
-            "turn (appended, another pair's sentence added to one side, is not in the default).")
+            "turn: " + ", ".join(NEGATIVES + MORE_NEGATIVES) + ". Not in the default: appended "
+            "(another pair's sentence added to one side), partial (one side loses a clause, "
+            "10-30 % of its words) and neighbour (a span of one side replaced by a span of the "
+            "neighbouring pair's).")
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
