@@ -10,15 +10,19 @@ another pair), ``shuffled`` (the target's words in random order), ``truncated`` 
 language), ``untranslated`` (the source copied as target), ``numbers`` (a near-duplicate whose
 target numbers changed, or gained one) and, when asked for, ``appended`` (another pair's sentence
 added to one side), ``partial`` (a loose translation: one side loses a clause, 10-30 % of its
-words, so most of the pair still matches) and ``neighbour`` (a span of one side replaced by a
-span of the neighbouring pair's same side, as a sentence aligner does across a boundary): the
-last three look like the free and partial translations of real crawls. Features are a few surface measures computed here
-(lengths, length ratio, agreement of numbers and capitalised words, copied words, final
-punctuation; optionally measures with no absolute length in them, for a model trained on one
-domain and applied to another: punctuation, casing, symbols, URLs and the character trigrams of
-names) plus the score of every filter listed under ``features`` (any registered filter, built
-with its options: lexical coverage and translation scores, language ID, KenLM perplexity,
-bilingual similarity...). A scikit-learn histogram gradient boosting classifier learns P(clean).
+words, so most of the pair still matches), ``neighbour`` (a span of one side replaced by a span
+of the neighbouring pair's same side, as a sentence aligner does across a boundary) and
+``machine_translated`` (the target replaced by the translation of the source by the model
+``mt_model`` names): these four look like the free translations, aligner errors and machine
+translations of real crawls.
+
+Features are a few surface measures computed here (lengths, length ratio, agreement of numbers
+and capitalised words, copied words, final punctuation; optionally measures with no absolute
+length in them, for a model trained on one domain and applied to another: punctuation, casing,
+symbols, URLs and the character trigrams of names) plus the score of every filter listed under
+``features`` (any registered filter, built with its options: lexical coverage and translation
+scores, language ID, KenLM perplexity, bilingual similarity...). A scikit-learn histogram
+gradient boosting classifier learns P(clean).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import random
 import re
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -40,7 +44,7 @@ from bitextforge.log import phase, progress
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
 #: kinds that can be asked for but are not in the default list (a default list that grew would
 #: change what an unchanged recipe trains)
-MORE_NEGATIVES = ("appended", "partial", "neighbour")
+MORE_NEGATIVES = ("appended", "partial", "neighbour", "machine_translated")
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
@@ -206,12 +210,19 @@ def _neighbour(text: str, other: str, after: bool, rng: random.Random) -> str:
 
 
 def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGATIVES,
-                   seed: int = 1) -> tuple[list[str], list[str], list[str]]:
+                   seed: int = 1, translate: Callable[[list[str]], list[str]] | None = None
+                   ) -> tuple[list[str], list[str], list[str]]:
     """One synthetic negative per clean pair, the kinds taken in turn; returns sources, targets
-    and the kind of each."""
+    and the kind of each. ``translate`` (sources -> one translation each) makes the targets of
+    ``machine_translated`` negatives, all in one call."""
     if len(src) < 2:
         raise InputError("pair classifier: need at least two clean pairs to make negatives")
     rng = random.Random(seed)
+    mt_rows = [i for i in range(len(src)) if kinds[i % len(kinds)] == "machine_translated"]
+    if mt_rows and translate is None:
+        raise ComponentError("pair classifier: machine_translated negatives need a translation "
+                             "model (mt_model)")
+    mt = dict(zip(mt_rows, translate([src[i] for i in mt_rows]))) if mt_rows else {}
     ns, nt, nk = [], [], []
     for i, (s, t) in enumerate(zip(src, tgt)):
         kind = kinds[i % len(kinds)]
@@ -254,6 +265,8 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
                 s2, t2 = _neighbour(s, src[j], after, rng), t
             else:
                 s2, t2 = s, _neighbour(t, tgt[j], after, rng)
+        elif kind == "machine_translated":
+            s2, t2 = s, mt[i]
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -379,8 +392,16 @@ class PairClassifierTrainer(Trainer):
             list(NEGATIVES), min_length=1, description="Kinds of synthetic negatives, taken in "
             "turn: " + ", ".join(NEGATIVES + MORE_NEGATIVES) + ". Not in the default: appended "
             "(another pair's sentence added to one side), partial (one side loses a clause, "
-            "10-30 % of its words) and neighbour (a span of one side replaced by a span of the "
-            "neighbouring pair's).")
+            "10-30 % of its words), neighbour (a span of one side replaced by a span of the "
+            "neighbouring pair's) and machine_translated (the target replaced by mt_model's "
+            "translation of the source).")
+        mt_model: str | None = Field(
+            None, description="Translation model (source -> target) of the machine_translated "
+            "negatives: a model directory the nmt plugin loads (one `bitextforge train-nmt` "
+            "writes) or a Hugging Face hub id; needed by that kind, refused without it.")
+        mt_backend: Literal["transformers", "ctranslate2"] = Field(
+            "ctranslate2", description="Inference engine of mt_model, as backtranslate.v1's "
+            "backend (beam 4, best translation).")
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
@@ -388,16 +409,23 @@ class PairClassifierTrainer(Trainer):
         @model_validator(mode="after")
         def _features_valid(self):
             _validate_specs(self.features)
+            if ("machine_translated" in self.negatives) != (self.mt_model is not None):
+                raise ValueError("mt_model: the machine_translated negatives need it"
+                                 if self.mt_model is None else
+                                 "mt_model: set, but negatives has no machine_translated")
             return self
 
     @classmethod
     def input_paths(cls, config):
-        """The corpus files and every file the feature filters read
-        (``features[0].with.tables``)."""
+        """The corpus files, the translation model directory (not a hub id) and every file the
+        feature filters read (``features[0].with.tables``)."""
         from bitextforge.components.registry import get_registry
+        from bitextforge.recipe.checks import local_model
 
         reg = get_registry()
         out = {"corpus": config.corpus}
+        if config.mt_model is not None:
+            out["mt_model"] = local_model(config.mt_model)
         for n, spec in enumerate(config.features):
             fcls = reg.get("filter", spec.filter)
             out[f"features[{n}].with"] = fcls.input_paths(fcls.Config(**spec.with_))
@@ -407,6 +435,20 @@ class PairClassifierTrainer(Trainer):
         """The model and its facts file."""
         out = Path(self.config.output)
         return [out, out.with_name(out.name + ".json")]
+
+    def _translate(self, texts: list[str]) -> list[str]:
+        """``mt_model``'s best translation of each text, by the nmt plugin's backend (loaded for
+        this call only: the features need the memory next)."""
+        from bitextforge.plugins.nmt.backends import Decoding, make_backend
+
+        c = self.config
+        backend = make_backend(c.mt_backend, c.mt_model, option=f"{self.name} mt_model")
+        try:
+            with phase(self.name, f"translating {len(texts):,} sources with {c.mt_model}"):
+                return [max(cands, key=lambda x: x[1])[0] if cands else ""
+                        for cands in backend.translate(texts, Decoding(beam=4, k=1))]
+        finally:
+            backend.close()
 
     def train(self):
         """Make negatives, score features, fit and save."""
@@ -428,7 +470,7 @@ class PairClassifierTrainer(Trainer):
         rng = np.random.default_rng(c.seed)
         order = rng.permutation(len(src))
         src, tgt = [src[i] for i in order], [tgt[i] for i in order]
-        ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed)
+        ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed, self._translate)
         self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives "
                  f"({time.perf_counter() - t0:.1f} s)")
         scorer = FeatureScorer(c.features, c.surface)
@@ -449,6 +491,7 @@ class PairClassifierTrainer(Trainer):
                   for f in scorer.filters]
         facts = {"format": FORMAT, "features": filled, "surface": list(c.surface),
                  "feature_names": scorer.names, "negatives": list(c.negatives),
+                 **({"mt_model": c.mt_model} if c.mt_model is not None else {}),
                  "clean_pairs": len(src), "train_rows": int((~dev).sum())}
         if n_dev:
             p = clf.predict_proba(X[dev])[:, 1]
