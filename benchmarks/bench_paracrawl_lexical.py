@@ -43,9 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (cached_features, design_data, machine_line, multi30k_tables,
-                     negative_kinds, paired_bootstrap, print_variants, shared_data,
-                     transfer_features)
+from _common import (cached_features, design_data, multi30k_tables, negative_kinds,
+                     paired_bootstrap, print_variants, shared_data, transfer_features)
 from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
 KINDS = negative_kinds()
@@ -220,6 +219,5 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     rounds = {"--news": run_news, "--kinds": run_kinds}
     chosen = [rounds[a] for a in args if a in rounds] or [run]
-    print(machine_line(), flush=True)
     for lang in [a for a in args if a not in rounds] or ["fr", "cs"]:
         chosen[-1](lang)
