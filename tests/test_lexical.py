@@ -737,3 +737,15 @@ def test_trainers_report_each_phase_with_its_time(tmp_path, capsys, monkeypatch)
     assert len(lines) == len(expected), lines
     for line, pattern in zip(lines, expected):
         assert re.fullmatch(pattern, line), (line, pattern)
+
+
+def test_machine_translated_negatives_need_the_nmt_extra_too():
+    """The translation model is loaded by the nmt plugin: a trainer with ``mt_model`` names
+    that extra beside its own, so a core + lexical install refuses it in one line."""
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer as T
+
+    plain = T.Config(corpus=["c.tsv"], output="m.joblib")
+    mt = T.Config(corpus=["c.tsv"], output="m.joblib", mt_model="models/en-fr",
+                  negatives=["misaligned", "machine_translated"])
+    assert T.extras(plain) == ("lexical",) and T.extras() == ("lexical",)
+    assert T.extras(mt) == ("lexical", "nmt")

@@ -373,6 +373,12 @@ class PairClassifierTrainer(Trainer):
     name = "pair_classifier_model.v1"
     extra = "lexical"
 
+    @classmethod
+    def extras(cls, config=None):
+        """``lexical``, and ``nmt`` when ``mt_model`` translates the machine_translated
+        negatives."""
+        return (cls.extra, "nmt") if config is not None and config.mt_model else (cls.extra,)
+
     class Config(Trainer.Config):
         """Options of pair_classifier_model.v1."""
 
