@@ -279,12 +279,13 @@ def machine_line() -> str:
 FLORES = {"en": "eng_Latn", "fr": "fra_Latn", "cs": "ces_Latn", "de": "deu_Latn"}
 
 
-def negative_kinds() -> tuple[str, ...]:
+def negative_kinds(loose: bool = False) -> tuple[str, ...]:
     """The synthetic noise of the ParaCrawl design rounds: the classifier's kinds plus
-    ``appended``."""
+    ``appended`` (the seven of recipes/paracrawl-filter.yaml); with ``loose``, also ``partial``
+    and ``neighbour``, the noise of loose translations and aligner errors."""
     from bitextforge.plugins.lexical.pair_classifier import NEGATIVES
 
-    return NEGATIVES + ("appended",)
+    return NEGATIVES + ("appended",) + (("partial", "neighbour") if loose else ())
 
 
 def transfer_features() -> tuple[str, ...]:
@@ -302,17 +303,21 @@ def flores(lang: str) -> list[str]:
 
 
 def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv, wk,
-                   kinds: tuple[str, ...]) -> None:
+                   kinds: tuple[str, ...], header: bool = True) -> dict:
     """Fit pair_classifier_model.v1's classifier on the training features ``X`` / ``y`` with
     each variant's columns and print a table row per variant: ROC-AUC on the validation rows
-    ``V`` / ``yv`` (clean rows first), overall and against each noise kind of ``wk``."""
+    ``V`` / ``yv`` (clean rows first), overall and against each noise kind of ``wk`` (after the
+    table's header unless ``header`` is false: rows of another training go on the same table).
+    Returns each variant's validation probabilities."""
     import numpy as np
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
     n_clean = int(yv.sum())
-    print("| features | FLORES AUC | " + " | ".join(kinds) + " |")
-    print("|---|---|" + "---|" * len(kinds))
+    out = {}
+    if header:
+        print("| features | FLORES AUC | " + " | ".join(kinds) + " |")
+        print("|---|---|" + "---|" * len(kinds))
     for label, cols in variants.items():
         idx = [names.index(c) for c in cols]
         clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=1)
@@ -323,13 +328,17 @@ def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv
                              np.r_[pos, p[n_clean:][wk == k]]) for k in kinds]
         print(f"| {label} | {roc_auc_score(yv, p):.3f} | " + " | ".join(f"{a:.3f}" for a in per)
               + " |")
+        out[label] = p
+    return out
 
 
-def design_data(lang: str, limit: int, kinds: tuple[str, ...]):
+def design_data(lang: str, limit: int, kinds: tuple[str, ...],
+                valid_kinds: tuple[str, ...] | None = None):
     """The training and validation pairs of a design round: ``limit`` Multi30k training pairs
-    (seeded sample) and one negative each, FLORES devtest's even lines as clean validation pairs
-    and its odd lines made into negatives. Returns ``(src, tgt, ns, nt, vs, vt, ws, wt, wk)``,
-    ``wk`` the validation negatives' kinds."""
+    (seeded sample) and one negative each of ``kinds``, FLORES devtest's even lines as clean
+    validation pairs and its odd lines made into negatives of ``valid_kinds`` (``kinds`` unless
+    given). Returns ``(src, tgt, ns, nt, vs, vt, ws, wt, wk)``, ``wk`` the validation negatives'
+    kinds."""
     import numpy as np
 
     from bitextforge.io.corpus import read_tsv_pairs
@@ -341,7 +350,7 @@ def design_data(lang: str, limit: int, kinds: tuple[str, ...]):
     src, tgt = [src[i] for i in order], [tgt[i] for i in order]
     ns, nt, _ = make_negatives(src, tgt, kinds, 1)
     en, xx = flores("en"), flores(lang)
-    ws, wt, wk = make_negatives(en[1::2], xx[1::2], kinds, 7)
+    ws, wt, wk = make_negatives(en[1::2], xx[1::2], valid_kinds or kinds, 7)
     return src, tgt, ns, nt, en[0::2], xx[0::2], ws, wt, np.array(wk)
 
 

@@ -22,11 +22,17 @@ it trusts them, and outside captions they fail. Adding clean pairs the tables ne
 French references) with their own synthetic negatives, shows the classifier how the scores behave
 on unseen text. Its table compares training on Multi30k alone, NTREX alone and both.
 
+A fourth round (``--kinds``, issue #33) asks whether noise like real crawl noise helps: the recipe's
+classifier (Multi30k + NTREX, coverage and IBM-1 with margins) trained on the seven kinds of
+negatives against the seven plus ``partial`` (a side loses a clause) and ``neighbour`` (a span of
+the neighbouring pair's side), both scored on FLORES with all nine kinds as noise.
+
     apt-get install dict-freedict-eng-fra dict-freedict-fra-eng dict-freedict-eng-ces dict-freedict-ces-eng
     .venv/bin/python scripts/freedict_tsv.py en fr models/freedict-en-fr.tsv.gz
     .venv/bin/python scripts/freedict_tsv.py en cs models/freedict-en-cs.tsv.gz
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --news fr cs
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --kinds fr cs
 """
 
 from __future__ import annotations
@@ -38,10 +44,11 @@ from pathlib import Path
 import numpy as np
 
 from _common import (cached_features, design_data, multi30k_tables, negative_kinds,
-                     print_variants, shared_data, transfer_features)
+                     paired_bootstrap, print_variants, shared_data, transfer_features)
 from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
 KINDS = negative_kinds()
+LOOSE = negative_kinds(loose=True)
 TRANSFER = transfer_features()
 
 MARGIN = 4
@@ -112,6 +119,23 @@ def ntrex(lang: str) -> tuple[list[str], list[str]]:
     return en, xx
 
 
+def recipe_specs(lang: str) -> list[tuple[str, str, dict]]:
+    """(column, filter, options) of the features of recipes/paracrawl-filter.yaml for en-``lang``:
+    language ID of each side, coverage and IBM-1 both ways with margins (the tables are trained
+    once)."""
+    dic = f"models/freedict-en-{lang}.tsv.gz"
+    lx = {"src_lang": "en", "tgt_lang": lang}
+    tab = multi30k_tables(lang, f"models/lexical-en{lang}-dict", dic)
+    specs = [("lid_en", "language_id.v1", {"src_lang": "en"}),
+             ("lid_xx", "language_id.v1", {"tgt_lang": lang}),
+             ("cov_m", "lexical_coverage.v1", {**lx, "dictionary": dic,
+                                               "dictionary_langs": ["en", lang],
+                                               "margin": MARGIN})]
+    return specs + [(f"ibm_{d}_m", "lexical_translation.v1",
+                     {**lx, "tables": tab, "direction": d, "margin": MARGIN})
+                    for d in ("src2tgt", "tgt2src")]
+
+
 def run_news(lang: str, limit: int = 20000) -> None:
     """Print the third round's table for en-``lang``: classifiers trained on Multi30k, on the
     NTREX news pairs, or on both, with and without the IBM-1 scores, scored on FLORES."""
@@ -122,17 +146,7 @@ def run_news(lang: str, limit: int = 20000) -> None:
     X, V, names = z["X"], z["V"], list(z["names"])
     en, xx = ntrex(lang)
     ns, nt, _ = make_negatives(en, xx, KINDS, 1)
-    dic = f"models/freedict-en-{lang}.tsv.gz"
-    lx = {"src_lang": "en", "tgt_lang": lang}
-    tab = multi30k_tables(lang, f"models/lexical-en{lang}-dict", dic)
-    specs = [("lid_en", "language_id.v1", {"src_lang": "en"}),
-             ("lid_xx", "language_id.v1", {"tgt_lang": lang}),
-             ("cov_m", "lexical_coverage.v1", {**lx, "dictionary": dic,
-                                               "dictionary_langs": ["en", lang],
-                                               "margin": MARGIN})]
-    specs += [(f"ibm_{d}_m", "lexical_translation.v1",
-               {**lx, "tables": tab, "direction": d, "margin": MARGIN})
-              for d in ("src2tgt", "tgt2src")]
+    specs = recipe_specs(lang)
     N, _, news_names = cached_features(
         Path(f"runs/paracrawl-news-{lang}.npz"),
         [FeatureFilter(filter=f, with_=w) for _, f, w in specs], TRANSFER,
@@ -156,8 +170,54 @@ def run_news(lang: str, limit: int = 20000) -> None:
         print_variants(variants, names, A, b, V, yv, wk, KINDS)
 
 
+def run_kinds(lang: str, limit: int = 20000) -> None:
+    """Print the fourth round's table for en-``lang``: the recipe's classifier (Multi30k + NTREX
+    pairs, its features) trained on the seven kinds of negatives and on the seven plus partial
+    and neighbour, ROC-AUC on FLORES with all nine kinds as noise."""
+    from bitextforge.plugins.lexical.pair_classifier import make_negatives
+
+    t0 = time.perf_counter()
+    specs = recipe_specs(lang)
+    filters = [FeatureFilter(filter=f, with_=w) for _, f, w in specs]
+    names = list(TRANSFER) + [n for n, _, _ in specs]
+    en, xx = ntrex(lang)
+    train, valid = {}, None
+    for tag, kinds in (("7", KINDS), ("9", LOOSE)):
+        src, tgt, ns, nt, vs, vt, ws, wt, wk = design_data(lang, limit, kinds, LOOSE)
+        # NTREX gets its negatives as the trainer makes them: one list of pairs, kinds in turn
+        es, et, _ = make_negatives(en, xx, kinds, 1)
+        # one batch each, as the earlier rounds: the margin's chance partners from the whole set
+        X, V, _ = cached_features(Path(f"runs/paracrawl-kinds-{lang}-{tag}.npz"), filters,
+                                  TRANSFER, (src + ns, tgt + nt), (vs + ws, vt + wt),
+                                  batch=10 ** 9, names=names)
+        N, _, _ = cached_features(Path(f"runs/paracrawl-kinds-news-{lang}-{tag}.npz"), filters,
+                                  TRANSFER, (en + es, xx + et), ([], []), batch=10 ** 9,
+                                  names=names)
+        y = np.r_[np.ones(len(src)), np.zeros(len(ns)), np.ones(len(en)), np.zeros(len(es))]
+        train[tag] = (np.r_[X, N], y)
+        valid = V, np.r_[np.ones(len(vs)), np.zeros(len(ws))], wk
+    V, yv, wk = valid
+    cols = list(TRANSFER) + ["lid_en", "lid_xx", "cov_m", "ibm_src2tgt_m", "ibm_tgt2src_m"]
+    print(f"\nen-{lang}: {limit} Multi30k + {len(en)} NTREX pairs, as many negatives; FLORES "
+          f"{int(yv.sum())} clean + {len(wk)} noisy, {len(wk) // len(LOOSE)}-"
+          f"{-(-len(wk) // len(LOOSE))} per kind ({time.perf_counter() - t0:.0f} s)")
+    p = {}
+    for tag, label in (("7", "seven kinds (the recipe so far)"),
+                       ("9", "seven + partial + neighbour")):
+        p[tag], = print_variants({f"{label}, coverage + IBM-1, margin": cols}, names,
+                                 *train[tag], V, yv, wk, LOOSE, header=tag == "7").values()
+    # the kinds have 56-57 negatives each: how far apart the two trainings really are
+    n = int(yv.sum())
+    for what in ("all", "partial", "neighbour"):
+        keep = np.r_[np.ones(n, bool), wk == what if what != "all" else np.ones(len(wk), bool)]
+        d = paired_bootstrap(yv[keep], p["9"][keep], p["7"][keep])
+        print(f"nine minus seven kinds, {what} noise: {np.mean(d):+.3f} [95 %: "
+              f"{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    news_round = "--news" in args
-    for lang in [a for a in args if a != "--news"] or ["fr", "cs"]:
-        run_news(lang) if news_round else run(lang)
+    rounds = {"--news": run_news, "--kinds": run_kinds}
+    chosen = [rounds[a] for a in args if a in rounds] or [run]
+    for lang in [a for a in args if a not in rounds] or ["fr", "cs"]:
+        chosen[-1](lang)

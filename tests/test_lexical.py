@@ -460,6 +460,91 @@ def test_appended_negatives_add_another_pairs_sentence():
                                         negatives=["appended"]).negatives == ["appended"]
 
 
+def _words(text):
+    # the words without the case and punctuation that a cut side is given back
+    return [w.strip(".,;:").lower() for w in text.split()]
+
+
+def test_partial_negatives_lose_a_clause_or_a_few_words():
+    from bitextforge.plugins.lexical.pair_classifier import (MORE_NEGATIVES, NEGATIVES,
+                                                             PairClassifierTrainer,
+                                                             make_negatives)
+
+    src = ["When it rains, we stay at home and read books.",
+           "The cat sleeps on the warm red sofa all day long.", "Yes", "Thank you very much"]
+    tgt = ["Quand il pleut, nous restons à la maison et lisons des livres.",
+           "Le chat dort sur le canapé rouge toute la journée.", "Oui", "Merci"]
+    # the clauses of 10-30 % of each side's words: the comma's and the conjunction's
+    clauses = {src[0]: {"When it rains, we stay at home.", "We stay at home and read books."},
+               tgt[0]: {"Nous restons à la maison et lisons des livres."}}
+    seen = set()
+    for seed in range(1, 30):
+        ns, nt, kinds = make_negatives(src, tgt, ("partial",), seed)
+        assert kinds == ["partial"] * 4
+        assert (ns, nt) == make_negatives(src, tgt, ("partial",), seed)[:2]
+        assert (ns[0], nt[0]) in {(c, tgt[0]) for c in clauses[src[0]]} | {(src[0], c) for c in
+                                                                            clauses[tgt[0]]}
+        seen.add((ns[0], nt[0]))
+        # no clause of the right size: 1 to 3 words cut from the start or the end, the kept
+        # sentence given the original's capital and full stop
+        s, t = ns[1], nt[1]
+        assert (s == src[1]) != (t == tgt[1])
+        whole, cut = (_words(src[1]), _words(s)) if t == tgt[1] else (_words(tgt[1]), _words(t))
+        assert 1 <= len(whole) - len(cut) <= 3
+        assert cut in (whole[:len(cut)], whole[len(whole) - len(cut):])
+        assert (s if t == tgt[1] else t)[0].isupper() and (s if t == tgt[1] else t)[-1] == "."
+        # a one-word side has nothing to lose: the other side loses a word
+        assert (ns[3], nt[3]) in {("Thank you very", "Merci"), ("You very much", "Merci")}
+        assert (ns[2], nt[2]) == ("Yes", "Oui")
+    assert seen == {(c, tgt[0]) for c in clauses[src[0]]} | {(src[0], c) for c in clauses[tgt[0]]}
+    assert make_negatives(src, tgt, ("partial",), 1)[:2] == (
+        ["When it rains, we stay at home.", "Sleeps on the warm red sofa all day long.",
+         "Yes", "Thank you very"], tgt)
+
+    assert "partial" in MORE_NEGATIVES and "partial" not in NEGATIVES
+    assert "partial" not in PairClassifierTrainer.Config(output="x", corpus=["c"]).negatives
+    assert PairClassifierTrainer.Config(output="x", corpus=["c"], negatives=["partial"]
+                                        ).negatives == ["partial"]
+
+
+def test_neighbour_negatives_take_a_span_of_the_next_or_previous_pair():
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer, make_negatives
+
+    src = ["the dog sleeps in the garden today", "a cat runs along the old wall here",
+           "the man eats bread with cheese now", "one child sings a song for us"]
+    tgt = ["der Hund schläft heute im Garten", "eine Katze läuft hier an der alten Mauer",
+           "der Mann isst jetzt Brot mit Käse", "ein Kind singt uns ein Lied"]
+    how = set()
+    for seed in range(1, 20):
+        ns, nt, kinds = make_negatives(src, tgt, ("neighbour",), seed)
+        assert kinds == ["neighbour"] * 4
+        assert (ns, nt) == make_negatives(src, tgt, ("neighbour",), seed)[:2]
+        for i, (s, t) in enumerate(zip(ns, nt)):
+            assert (s == src[i]) != (t == tgt[i])   # exactly one side changed
+            side = src if t == tgt[i] else tgt
+            own, got = _words(side[i]), _words(s if t == tgt[i] else t)
+            assert len(got) == len(own)             # as many words taken as replaced
+            for j, after in ((i + 1, True), (i - 1, False)):
+                if not 0 <= j < len(src):
+                    continue
+                other = _words(side[j])
+                for k in range(2, 5):               # 25-50 % of 7 or 8 words
+                    if after and got == own[:len(own) - k] + other[:k] or \
+                            not after and got == other[len(other) - k:] + own[k:]:
+                        how.add(("next" if after else "previous", side is src))
+                        break
+                else:
+                    continue
+                break
+            else:
+                raise AssertionError(f"{got} is not {own} with a span of a neighbour")
+    assert how == {("next", True), ("next", False), ("previous", True), ("previous", False)}
+    ns, nt, _ = make_negatives(src, tgt, ("neighbour",), 1)
+    assert (ns[0], nt[0]) == ("the dog sleeps in a cat runs", tgt[0])
+    assert PairClassifierTrainer.Config(output="x", corpus=["c"], negatives=["neighbour"]
+                                        ).negatives == ["neighbour"]
+
+
 def _b64(n: int) -> str:
     alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     out = alpha[n % 64]
@@ -652,3 +737,15 @@ def test_trainers_report_each_phase_with_its_time(tmp_path, capsys, monkeypatch)
     assert len(lines) == len(expected), lines
     for line, pattern in zip(lines, expected):
         assert re.fullmatch(pattern, line), (line, pattern)
+
+
+def test_machine_translated_negatives_need_the_nmt_extra_too():
+    """The translation model is loaded by the nmt plugin: a trainer with ``mt_model`` names
+    that extra beside its own, so a core + lexical install refuses it in one line."""
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer as T
+
+    plain = T.Config(corpus=["c.tsv"], output="m.joblib")
+    mt = T.Config(corpus=["c.tsv"], output="m.joblib", mt_model="models/en-fr",
+                  negatives=["misaligned", "machine_translated"])
+    assert T.extras(plain) == ("lexical",) and T.extras() == ("lexical",)
+    assert T.extras(mt) == ("lexical", "nmt")

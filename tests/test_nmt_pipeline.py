@@ -660,3 +660,44 @@ def test_init_model_mistakes_are_one_clear_line(tiny, tmp_path):
         train(TrainOptions(src_lang="en", tgt_lang="de", init_model=str(tiny["dir"]), **common),
               log=lambda m: None)
     assert not (tmp_path / "out").exists()
+
+
+def test_machine_translated_negatives_are_the_models_translations(tiny, tmp_path):
+    from pydantic import ValidationError
+
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer, make_negatives
+    from bitextforge.plugins.nmt.backends import Decoding, make_backend
+
+    from conftest import CAPTIONS_DE, CAPTIONS_EN
+
+    backend = make_backend("transformers", str(tiny["dir"]))
+    try:
+        want = [c[0][0] for c in backend.translate(CAPTIONS_DE, Decoding(beam=4, k=1))]
+    finally:
+        backend.close()
+    corpus = tmp_path / "clean.tsv"
+    corpus.write_text("".join(f"{d}\t{e}\n" for d, e in zip(tiny["de"][:40], tiny["en"][:40])),
+                      encoding="utf-8")
+    cfg = PairClassifierTrainer.Config(
+        output=str(tmp_path / "pc.joblib"), corpus=[str(corpus)], held_out=0.25,
+        negatives=["misaligned", "machine_translated"], mt_model=str(tiny["dir"]),
+        mt_backend="transformers")
+    trainer = PairClassifierTrainer(cfg)
+    ns, nt, kinds = make_negatives(CAPTIONS_DE, CAPTIONS_EN, tuple(cfg.negatives), 1,
+                                   trainer._translate)
+    assert kinds == ["misaligned", "machine_translated"] * 6
+    assert ns == CAPTIONS_DE
+    assert nt[1::2] == want[1::2]   # the model's translation of the row's own source
+    facts = trainer.train()
+    assert facts["mt_model"] == str(tiny["dir"])
+    assert set(facts["held_out_roc_auc_by_kind"]) == {"misaligned", "machine_translated"}
+
+    # the kind without a model, a model without the kind, a model that is not there: one line
+    with pytest.raises(ValidationError, match="mt_model: the machine_translated negatives need"):
+        PairClassifierTrainer.Config(output="x", corpus=["c"], negatives=["machine_translated"])
+    with pytest.raises(ValidationError, match="mt_model: set, but negatives has no"):
+        PairClassifierTrainer.Config(output="x", corpus=["c"], mt_model=str(tiny["dir"]))
+    with pytest.raises(ComponentError, match="machine_translated negatives need a translation"):
+        make_negatives(CAPTIONS_DE, CAPTIONS_EN, ("machine_translated",))
+    with pytest.raises(ComponentError, match="does not exist; train one"):
+        PairClassifierTrainer(cfg.model_copy(update={"mt_model": str(tmp_path / "nope")})).train()

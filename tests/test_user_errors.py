@@ -429,3 +429,29 @@ def test_validate_finds_plain_text_named_gz(tmp_path):
     assert res.stderr.strip() == (f"bitextforge: error: {r}: input.src: {tmp_path}/a.de.gz: not "
                                   f"gzip-compressed, although its name ends in .gz; compress it "
                                   f"or rename it without .gz")
+
+
+def test_machine_translated_negatives_name_their_model_in_one_line(tmp_path):
+    """The pair classifier's machine_translated negatives need mt_model, and the model named
+    must be there: both found by validate, with the recipe key path."""
+    (tmp_path / "a.de").write_text("x\n")
+    (tmp_path / "a.en").write_text("x\n")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "train.tsv").write_text("a\tb\nc\td\n")
+    r = tmp_path / "r.yaml"
+    head = ("name: t\ninput: {src: a.de, tgt: a.en}\noutput: out\nprepare:\n"
+            "  - train: pair_classifier_model.v1\n    with: {corpus: [train.tsv], "
+            "output: models/pc.joblib, negatives: [misaligned, machine_translated]")
+    steps = "}\nsteps:\n  - filter: length_ratio.v1\n    keep: {min: 0}\n"
+    r.write_text(head + steps)
+    res = cli("validate", r, cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: {r}: prepare[0].with: Value error, mt_model: the "
+        f"machine_translated negatives need it"]
+    r.write_text(head + ", mt_model: models/nope" + steps)
+    res = cli("validate", r, cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: {r}: prepare[0].with.mt_model: models/nope: no such file or "
+        f"directory (relative paths are relative to the current directory, {tmp_path})"]

@@ -9,13 +9,20 @@ another pair), ``shuffled`` (the target's words in random order), ``truncated`` 
 30-70 % of its words), ``wrong_language`` (the two sides swapped, so each is in the other
 language), ``untranslated`` (the source copied as target), ``numbers`` (a near-duplicate whose
 target numbers changed, or gained one) and, when asked for, ``appended`` (another pair's sentence
-added to one side). Features are a few surface measures computed here
-(lengths, length ratio, agreement of numbers and capitalised words, copied words, final
-punctuation; optionally measures with no absolute length in them, for a model trained on one
-domain and applied to another: punctuation, casing, symbols, URLs and the character trigrams of
-names) plus the score of every filter listed under ``features`` (any registered filter, built
-with its options: lexical coverage and translation scores, language ID, KenLM perplexity,
-bilingual similarity...). A scikit-learn histogram gradient boosting classifier learns P(clean).
+added to one side), ``partial`` (a loose translation: one side loses a clause, 10-30 % of its
+words, so most of the pair still matches), ``neighbour`` (a span of one side replaced by a span
+of the neighbouring pair's same side, as a sentence aligner does across a boundary) and
+``machine_translated`` (the target replaced by the translation of the source by the model
+``mt_model`` names): these four look like the free translations, aligner errors and machine
+translations of real crawls.
+
+Features are a few surface measures computed here (lengths, length ratio, agreement of numbers
+and capitalised words, copied words, final punctuation; optionally measures with no absolute
+length in them, for a model trained on one domain and applied to another: punctuation, casing,
+symbols, URLs and the character trigrams of names) plus the score of every filter listed under
+``features`` (any registered filter, built with its options: lexical coverage and translation
+scores, language ID, KenLM perplexity, bilingual similarity...). A scikit-learn histogram
+gradient boosting classifier learns P(clean).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import random
 import re
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -37,10 +44,22 @@ from bitextforge.log import phase, progress
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
 #: kinds that can be asked for but are not in the default list (a default list that grew would
 #: change what an unchanged recipe trains)
-MORE_NEGATIVES = ("appended",)
+MORE_NEGATIVES = ("appended", "partial", "neighbour", "machine_translated")
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
+#: words a ``partial`` negative may cut before (a clause boundary where no comma marks one), in
+#: the languages of the project's data; a cut before one drops the conjunction with its clause
+# (one-letter conjunctions, Czech "a" or Spanish "y", are left out: English "a" is an article)
+_CONJUNCTIONS = frozenset("""
+and but or because while although when which who whose that so
+et mais ou car donc parce lorsque quand qui que dont tandis puisque
+und aber oder denn weil wenn als dass obwohl während sondern
+ale nebo protože když který která které kteří že aby zatímco ani
+pero porque cuando aunque mientras
+""".split())
+_CLAUSE_END = re.compile(r"[,;:]$")
+_FINAL = re.compile(r"[.!?…]+[\"'»”’)\]]*$")
 SURFACE = ("src_chars_log", "tgt_chars_log", "char_ratio_log", "word_ratio_log",
            "numbers_agree", "numbers_jaccard", "caps_jaccard", "copied_words", "identical",
            "final_punct_agree")
@@ -133,13 +152,77 @@ def surface_features(src: list[str], tgt: list[str],
     return out
 
 
+def _tidy(words: list[str], like: str) -> str:
+    """``words`` joined as a sentence shaped like ``like``: its first letter's case and its final
+    punctuation, so that a cut side still looks like a whole sentence (real free translations
+    do) and only its content tells it apart."""
+    words = list(words)
+    words[-1] = _CLAUSE_END.sub("", words[-1]) or words[-1]
+    out = " ".join(words)
+    end = _FINAL.search(like.rstrip())
+    if end and not _FINAL.search(out):
+        out += end.group()
+    first = like.lstrip()[:1]
+    if out[:1].isalpha() and first.isalpha() and first.isupper() != out[:1].isupper():
+        out = (out[0].upper() if first.isupper() else out[0].lower()) + out[1:]
+    return out
+
+
+def _bare(word: str) -> str:
+    """``word`` in lower case without the punctuation around it."""
+    return word.strip(".,;:!?\"'«»„“”()[]").lower()
+
+
+def _partial(text: str, rng: random.Random) -> str:
+    """``text`` without a contiguous span of 10-30 % of its words at its start or end: a whole
+    clause (cut at a comma, semicolon, colon or conjunction) where one of that size exists, else
+    that many words."""
+    w = text.split()
+    n = len(w)
+    if n < 2:
+        return text
+    lo, hi = max(1, round(n * 0.1)), max(1, int(n * 0.3))
+    conj = [_bare(x) in _CONJUNCTIONS for x in w]
+    # b splits w[:b] | w[b:]: cutting the end drops n - b words, cutting the start drops b (and
+    # the conjunction that opens w[b:], which belongs to the dropped clause)
+    bounds = [b for b in range(1, n) if _CLAUSE_END.search(w[b - 1]) or conj[b]]
+    cuts = [("end", b) for b in bounds if lo <= n - b <= hi]
+    cuts += [("start", b + conj[b]) for b in bounds if lo <= b + conj[b] <= hi and b + conj[b] < n]
+    if cuts:
+        where, b = cuts[rng.randrange(len(cuts))]
+    else:
+        k = rng.randint(lo, hi)
+        where = "end" if rng.random() < 0.5 else "start"
+        b = n - k if where == "end" else k
+    return _tidy(w[:b] if where == "end" else w[b:], text)
+
+
+def _neighbour(text: str, other: str, after: bool, rng: random.Random) -> str:
+    """``text`` with 25-50 % of its words (at least one, all of a one-word side) replaced by as
+    many words of ``other``: its end by ``other``'s start when ``other`` comes ``after`` it, its
+    start by ``other``'s end when ``other`` comes before."""
+    w, v = text.split(), other.split()
+    n = len(w)
+    k = n if n < 2 else min(n - 1, max(1, round(n * rng.uniform(0.25, 0.5))))
+    take = max(1, min(k, len(v)))
+    words = w[:n - k] + v[:take] if after else v[len(v) - take:] + w[k:]
+    return _tidy(words, text)
+
+
 def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGATIVES,
-                   seed: int = 1) -> tuple[list[str], list[str], list[str]]:
+                   seed: int = 1, translate: Callable[[list[str]], list[str]] | None = None
+                   ) -> tuple[list[str], list[str], list[str]]:
     """One synthetic negative per clean pair, the kinds taken in turn; returns sources, targets
-    and the kind of each."""
+    and the kind of each. ``translate`` (sources -> one translation each) makes the targets of
+    ``machine_translated`` negatives, all in one call."""
     if len(src) < 2:
         raise InputError("pair classifier: need at least two clean pairs to make negatives")
     rng = random.Random(seed)
+    mt_rows = [i for i in range(len(src)) if kinds[i % len(kinds)] == "machine_translated"]
+    if mt_rows and translate is None:
+        raise ComponentError("pair classifier: machine_translated negatives need a translation "
+                             "model (mt_model)")
+    mt = dict(zip(mt_rows, translate([src[i] for i in mt_rows]))) if mt_rows else {}
     ns, nt, nk = [], [], []
     for i, (s, t) in enumerate(zip(src, tgt)):
         kind = kinds[i % len(kinds)]
@@ -168,6 +251,22 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
             j = rng.randrange(len(src) - 1)
             j = j if j < i else j + 1
             s2, t2 = (s + " " + src[j], t) if rng.random() < 0.5 else (s, t + " " + tgt[j])
+        elif kind == "partial":
+            # a one-word side has no part to lose: the other side loses one
+            if (rng.random() < 0.5 or len(t.split()) < 2) and len(s.split()) > 1:
+                s2, t2 = _partial(s, rng), t
+            else:
+                s2, t2 = s, _partial(t, rng)
+        elif kind == "neighbour":
+            # the next pair's side, or the previous one's at the end of the list
+            after = i + 1 < len(src) and (i == 0 or rng.random() < 0.5)
+            j = i + 1 if after else i - 1
+            if rng.random() < 0.5:
+                s2, t2 = _neighbour(s, src[j], after, rng), t
+            else:
+                s2, t2 = s, _neighbour(t, tgt[j], after, rng)
+        elif kind == "machine_translated":
+            s2, t2 = s, mt[i]
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -274,6 +373,12 @@ class PairClassifierTrainer(Trainer):
     name = "pair_classifier_model.v1"
     extra = "lexical"
 
+    @classmethod
+    def extras(cls, config=None):
+        """``lexical``, and ``nmt`` when ``mt_model`` translates the machine_translated
+        negatives."""
+        return (cls.extra, "nmt") if config is not None and config.mt_model else (cls.extra,)
+
     class Config(Trainer.Config):
         """Options of pair_classifier_model.v1."""
 
@@ -291,7 +396,18 @@ class PairClassifierTrainer(Trainer):
             "lengths (src_chars_log, tgt_chars_log) tie a model to its training domain.")
         negatives: list[Literal[NEGATIVES + MORE_NEGATIVES]] = Field(
             list(NEGATIVES), min_length=1, description="Kinds of synthetic negatives, taken in "
-            "turn (appended, another pair's sentence added to one side, is not in the default).")
+            "turn: " + ", ".join(NEGATIVES + MORE_NEGATIVES) + ". Not in the default: appended "
+            "(another pair's sentence added to one side), partial (one side loses a clause, "
+            "10-30 % of its words), neighbour (a span of one side replaced by a span of the "
+            "neighbouring pair's) and machine_translated (the target replaced by mt_model's "
+            "translation of the source).")
+        mt_model: str | None = Field(
+            None, description="Translation model (source -> target) of the machine_translated "
+            "negatives: a model directory the nmt plugin loads (one `bitextforge train-nmt` "
+            "writes) or a Hugging Face hub id; needed by that kind, refused without it.")
+        mt_backend: Literal["transformers", "ctranslate2"] = Field(
+            "ctranslate2", description="Inference engine of mt_model, as backtranslate.v1's "
+            "backend (beam 4, best translation).")
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
@@ -299,16 +415,23 @@ class PairClassifierTrainer(Trainer):
         @model_validator(mode="after")
         def _features_valid(self):
             _validate_specs(self.features)
+            if ("machine_translated" in self.negatives) != (self.mt_model is not None):
+                raise ValueError("mt_model: the machine_translated negatives need it"
+                                 if self.mt_model is None else
+                                 "mt_model: set, but negatives has no machine_translated")
             return self
 
     @classmethod
     def input_paths(cls, config):
-        """The corpus files and every file the feature filters read
-        (``features[0].with.tables``)."""
+        """The corpus files, the translation model directory (not a hub id) and every file the
+        feature filters read (``features[0].with.tables``)."""
         from bitextforge.components.registry import get_registry
+        from bitextforge.recipe.checks import local_model
 
         reg = get_registry()
         out = {"corpus": config.corpus}
+        if config.mt_model is not None:
+            out["mt_model"] = local_model(config.mt_model)
         for n, spec in enumerate(config.features):
             fcls = reg.get("filter", spec.filter)
             out[f"features[{n}].with"] = fcls.input_paths(fcls.Config(**spec.with_))
@@ -318,6 +441,20 @@ class PairClassifierTrainer(Trainer):
         """The model and its facts file."""
         out = Path(self.config.output)
         return [out, out.with_name(out.name + ".json")]
+
+    def _translate(self, texts: list[str]) -> list[str]:
+        """``mt_model``'s best translation of each text, by the nmt plugin's backend (loaded for
+        this call only: the features need the memory next)."""
+        from bitextforge.plugins.nmt.backends import Decoding, make_backend
+
+        c = self.config
+        backend = make_backend(c.mt_backend, c.mt_model, option=f"{self.name} mt_model")
+        try:
+            with phase(self.name, f"translating {len(texts):,} sources with {c.mt_model}"):
+                return [max(cands, key=lambda x: x[1])[0] if cands else ""
+                        for cands in backend.translate(texts, Decoding(beam=4, k=1))]
+        finally:
+            backend.close()
 
     def train(self):
         """Make negatives, score features, fit and save."""
@@ -339,7 +476,7 @@ class PairClassifierTrainer(Trainer):
         rng = np.random.default_rng(c.seed)
         order = rng.permutation(len(src))
         src, tgt = [src[i] for i in order], [tgt[i] for i in order]
-        ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed)
+        ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed, self._translate)
         self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives "
                  f"({time.perf_counter() - t0:.1f} s)")
         scorer = FeatureScorer(c.features, c.surface)
@@ -360,6 +497,7 @@ class PairClassifierTrainer(Trainer):
                   for f in scorer.filters]
         facts = {"format": FORMAT, "features": filled, "surface": list(c.surface),
                  "feature_names": scorer.names, "negatives": list(c.negatives),
+                 **({"mt_model": c.mt_model} if c.mt_model is not None else {}),
                  "clean_pairs": len(src), "train_rows": int((~dev).sum())}
         if n_dev:
             p = clf.predict_proba(X[dev])[:, 1]
