@@ -1,5 +1,13 @@
 """The Ray runner: a run on a local 2-CPU Ray cluster writes exactly what the local
-runner writes, on real Tatoeba de-en data (which has duplicates), with driver-side global/stateful steps between Ray steps."""
+runner writes, on real Tatoeba de-en data (which has duplicates), with driver-side global/stateful
+steps between Ray steps.
+
+A mixed CPU/GPU run on Ray (issue #36), without a GPU: the cluster advertises one fake GPU
+(``ray.init(num_gpus=1)``), which lets a step with ``resources: {num_gpus: 0.5}`` schedule; its
+actor is given GPU 0 (``CUDA_VISIBLE_DEVICES=0``) but sees no CUDA device, so ``device: auto``
+resolves to the CPU, while the cheap steps' actors are given no GPU at all. The output must be
+the local runner's, byte for byte. One cluster serves every test here: starting Ray costs
+seconds of CPU, which a second module's cluster spent again."""
 
 import json
 import os
@@ -7,6 +15,7 @@ import os
 import pytest
 
 from bitextforge import ComponentError, Filter, Generator, Paraphraser, RecipeError, Splitter
+from bitextforge.hardware import device_field, resolve_device, visible_gpus
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
@@ -105,7 +114,10 @@ def test_plugins(bitextforge_plugin):
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")
     yield
     ray.shutdown()
 
@@ -256,3 +268,87 @@ def test_several_inputs_and_generation_match_the_local_runner(cluster, test_plug
         local = (tmp_path / "local" / name).read_bytes()
         assert local == (tmp_path / "ray" / name).read_bytes(), name
     assert b"mirror_test.v1" in (tmp_path / "local" / "corpus.tsv").read_bytes()
+
+
+#: the fake-GPU expectations (auto -> cpu) do not hold where a real GPU is visible
+FAKE_GPU_ONLY = pytest.mark.skipif(visible_gpus("torch") > 0, reason="a real GPU is visible "
+                                   "here: the fake-GPU expectations (auto -> cpu) do not hold")
+
+
+class Where(Filter):
+    """Test filter: the source length in characters; its device fact also says which GPUs Ray
+    gave its process, so the test can see where each actor ran."""
+
+    name = "where_test.v1"
+    default_keep = {"min": 0}
+
+    class Config(Filter.Config):
+        """Options of where_test.v1."""
+
+        device: str = device_field()
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        self.device = resolve_device(self.config.device, self.name)
+
+    def score(self, batch):
+        return [float(len(s)) for s in batch["src"]]
+
+    def manifest_info(self):
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        return {"device": f"{self.device} (CUDA_VISIBLE_DEVICES={visible!r})"}
+
+
+def _gpu_recipe(out, runner, steps):
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    return parse_recipe(
+        f"name: raygpu\ninput: {{src: '{src}', tgt: '{tgt}', limit: 600}}\n"
+        f"output: {{dir: '{out}', formats: [tsv]}}\nprogress: false\nbatch_size: 100\n"
+        f"runner: {runner}\nsteps:\n{steps}", "r.yaml")
+
+
+GPU_STEPS = """\
+  - filter: length_ratio.v1
+    keep: {max: 1.8}
+    resources: {num_cpus: 0.25, concurrency: 1}
+  - filter: where_test.v1
+    keep: {min: 12}
+    resources: {num_cpus: 0.25, num_gpus: 0.5, concurrency: 1}
+  - filter: where_test.v1
+    keep: {max: 150}
+    as: where_max
+    resources: {num_cpus: 0.5, concurrency: 1}
+"""
+
+
+@FAKE_GPU_ONLY
+def test_gpu_step_gets_a_gpu_actor_cheap_steps_cpu_actors_same_output(cluster,
+                                                                       bitextforge_plugin,
+                                                                       tmp_path):
+    bitextforge_plugin(Where, name="raygputest")
+    local = run_recipe(_gpu_recipe(tmp_path / "local", "local", GPU_STEPS))
+    onray = run_recipe(_gpu_recipe(tmp_path / "ray", "ray", GPU_STEPS))
+    for name in ("corpus.tsv", "rejected.tsv"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes()
+    assert all(s["rows_in"] != s["rows_out"] for s in local.manifest["steps"])
+    m = json.loads((tmp_path / "ray" / "manifest.json").read_text(encoding="utf-8"))
+    steps = m["steps"]
+    # the GPU step's actor was given the fake GPU 0 and, seeing no CUDA device, ran on the CPU
+    assert steps[1]["info"]["ray_devices"] == ["cpu (CUDA_VISIBLE_DEVICES='0')"]
+    # a step that asked for no GPU is hidden from the node's GPUs (Ray would leave them visible)
+    assert steps[2]["info"]["ray_devices"] == ["cpu (CUDA_VISIBLE_DEVICES='')"]
+    assert "ray_devices" not in steps[0].get("info", {})  # a component without a device: no fact
+    # the local run's component saw the machine as it is
+    assert "ray_devices" not in local.manifest["steps"][1].get("info", {})
+    assert onray.rows_out == local.rows_out
+
+
+@FAKE_GPU_ONLY
+def test_more_gpus_than_the_cluster_has_are_refused(cluster, bitextforge_plugin, tmp_path):
+    bitextforge_plugin(Where, name="raygputest")
+    steps = ("  - filter: where_test.v1\n    keep: {min: 0}\n"
+             "    resources: {num_cpus: 0.25, num_gpus: 2}\n")
+    with pytest.raises(RecipeError, match="need 2 GPUs for one actor each but the cluster has 1"):
+        run_recipe(_gpu_recipe(tmp_path / "x", "ray", steps))
+    assert not (tmp_path / "x" / "corpus.tsv").exists()
