@@ -271,8 +271,8 @@ def main() -> int:
                 for name in todo:
                     if name == "bitextforge":
                         shutil.rmtree(WORK / f"bf-{kind}", ignore_errors=True)
-                    t = bo.timed(cmds[name])
-                    runs[name].append((t.wall, t.cpu, t.rss_mb))
+                    timing = bo.timed(cmds[name])
+                    runs[name].append((timing.wall, timing.cpu, timing.rss_mb))
                     if args.log:
                         wall, cpu, rss = runs[name][-1]
                         with open(args.log, "a", encoding="utf-8") as fh:
