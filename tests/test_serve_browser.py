@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = ROOT / "tests" / "screenshots"
@@ -27,8 +27,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "bitextforge.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=ROOT)
+    return run_cli(*args, cwd=ROOT)
 
 
 def tsv_rows(path: Path) -> list[dict]:
@@ -36,8 +35,10 @@ def tsv_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    """One headless Chromium for the module (each test opens its own page): a launch costs
+    seconds of CPU."""
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api",
