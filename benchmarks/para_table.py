@@ -17,6 +17,7 @@ from pathlib import Path
 #: (label, run directory, run directory whose report compares it with the beam BT arm)
 ARMS = [("bitext only (5,000 pairs)", "bt-multi30k-bitext", None),
         ("+ round-trip paraphrases, d.2", "para-multi30k-d2", None),
+        ("+ round-trip paraphrases, d.4", "para-multi30k-d4", None),
         ("+ round-trip paraphrases, v.4", "para-multi30k-v4", None),
         ("+ round-trip paraphrases, f.4", "para-multi30k-f4", None),
         ("+ beam BT", "bt-multi30k-beam", None),
