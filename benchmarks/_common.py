@@ -349,9 +349,21 @@ def design_data(lang: str, limit: int, kinds: tuple[str, ...],
     order = np.random.default_rng(1).permutation(len(src))[:limit]
     src, tgt = [src[i] for i in order], [tgt[i] for i in order]
     ns, nt, _ = make_negatives(src, tgt, kinds, 1)
+    return (src, tgt, ns, nt) + flores_noise(lang, valid_kinds or kinds)
+
+
+def flores_noise(lang: str, kinds: tuple[str, ...], translate=None):
+    """The validation pairs of a design round: FLORES devtest's even lines as clean pairs, its
+    odd lines made into negatives of ``kinds`` (seed 7; ``translate``, English -> ``lang``,
+    makes the ``machine_translated`` ones). Returns ``(vs, vt, ws, wt, wk)``, ``wk`` the
+    negatives' kinds."""
+    import numpy as np
+
+    from bitextforge.plugins.lexical.pair_classifier import make_negatives
+
     en, xx = flores("en"), flores(lang)
-    ws, wt, wk = make_negatives(en[1::2], xx[1::2], valid_kinds or kinds, 7)
-    return src, tgt, ns, nt, en[0::2], xx[0::2], ws, wt, np.array(wk)
+    ws, wt, wk = make_negatives(en[1::2], xx[1::2], kinds, 7, translate)
+    return en[0::2], xx[0::2], ws, wt, np.array(wk)
 
 
 def multi30k_tables(lang: str, out: str, dictionary: str | None = None,

@@ -27,23 +27,33 @@ classifier (Multi30k + NTREX, coverage and IBM-1 with margins) trained on the se
 negatives against the seven plus ``partial`` (a side loses a clause) and ``neighbour`` (a span of
 the neighbouring pair's side), both scored on FLORES with all nine kinds as noise.
 
+A fifth round (``--mt``, issue #33) adds ``machine_translated`` (the target replaced by a small
+en-fr / en-cs model's translation of the source). The models train on Multi30k's first 14,500
+pairs, so the classifier trains on the other 14,500 (+ NTREX), which they never saw; the round
+trains that classifier with the nine kinds and with ten (``pair_classifier_model.v1`` with the
+recipe's options), and scores FLORES with the ten kinds as noise, the MT kind being the same
+model's translation of FLORES's English, and against those translations alone. The models and
+the split are made as recipes/paracrawl-filter.yaml's header says.
+
     apt-get install dict-freedict-eng-fra dict-freedict-fra-eng dict-freedict-eng-ces dict-freedict-ces-eng
     .venv/bin/python scripts/freedict_tsv.py en fr models/freedict-en-fr.tsv.gz
     .venv/bin/python scripts/freedict_tsv.py en cs models/freedict-en-cs.tsv.gz
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --news fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --kinds fr cs
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --mt fr cs
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import (cached_features, design_data, multi30k_tables, negative_kinds,
+from _common import (cached_features, design_data, fail, multi30k_tables, negative_kinds,
                      paired_bootstrap, print_variants, shared_data, transfer_features)
 from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
@@ -215,9 +225,119 @@ def run_kinds(lang: str, limit: int = 20000) -> None:
               f"{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]")
 
 
+#: the Multi30k pairs the translation models of the fifth round train on (train-nmt
+#: --train-limit); the pair classifier gets the pairs after them
+MT_PAIRS = 14500
+MT = LOOSE + ("machine_translated",)
+
+
+def mt_paths(lang: str) -> dict[str, str]:
+    """The files of the fifth round for en-``lang``: translation model, the Multi30k pairs it
+    never saw, the classifiers trained on them with nine and with ten kinds, the FLORES
+    translations."""
+    return {"mt": f"models/mt-en{lang}-m30k{MT_PAIRS}",
+            "rest": f"models/multi30k-from{MT_PAIRS}.en-{lang}.tsv.gz",
+            "9": f"models/paracrawl-en{lang}-rest9.joblib",
+            "10": f"models/paracrawl-en{lang}-rest10mt.joblib",
+            "flores_mt": f"runs/flores-odd-mt-en{lang}.txt"}
+
+
+def recipe_classifier(lang: str) -> dict:
+    """The ``with:`` of recipes/paracrawl-filter.yaml's pair classifier for en-``lang`` (its
+    YAML anchors and merge keys resolved)."""
+    import yaml
+
+    recipe = yaml.safe_load(Path("recipes/paracrawl-filter.yaml").read_text(encoding="utf-8"))
+    for step in recipe["prepare"]:
+        if step["train"] == "pair_classifier_model.v1" and step["with"]["output"].endswith(
+                f"paracrawl-en{lang}.joblib"):
+            return dict(step["with"])
+    raise fail(f"recipes/paracrawl-filter.yaml has no en-{lang} pair classifier")
+
+
+def run_mt(lang: str) -> None:
+    """Print the fifth round's table for en-``lang``: the recipe's classifier trained on the
+    Multi30k pairs the translation model never saw (+ NTREX) with the nine kinds, and with
+    ``machine_translated`` as a tenth; ROC-AUC on FLORES with the ten kinds as noise (the
+    FLORES English translated by the same model), and on FLORES's clean pairs against the
+    model's translation of every odd line."""
+    from bitextforge.cli.commands import run_trainer
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer,
+                                                             translate_best)
+    from sklearn.metrics import roc_auc_score
+
+    from _common import flores, flores_noise
+
+    f = mt_paths(lang)
+    for key in ("mt", "rest"):
+        if not Path(f[key]).exists():
+            raise fail(f"{f[key]} does not exist; docs/benchmarks.md (\"Filter AUC on ParaCrawl "
+                       f"human verdicts\") has the commands that make it")
+    base = recipe_classifier(lang)
+    # the recipe's NTREX pairs stay; Multi30k becomes the pairs the translation model never saw
+    corpus = [f["rest"]] + [c for c in base["corpus"] if "multi30k" not in str(c)]
+    facts = {}
+    for tag, extra in (("9", {}), ("10", {"negatives": base["negatives"] + ["machine_translated"],
+                                          "mt_model": f["mt"]})):
+        if not Path(f[tag]).exists():
+            cfg = PairClassifierTrainer.Config(**{**base, "corpus": corpus, "output": f[tag],
+                                                  **extra})
+            run_trainer(PairClassifierTrainer.name, cfg)
+        facts[tag] = json.loads(Path(f[tag] + ".json").read_text(encoding="utf-8"))
+    en = flores("en")
+    cache = Path(f["flores_mt"])
+    if not cache.exists():
+        t0 = time.perf_counter()
+        out = translate_best(en[1::2], f["mt"], "ctranslate2", "bench")
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text("".join(o.replace("\n", " ") + "\n" for o in out), encoding="utf-8")
+        print(f"translated {len(out)} FLORES sentences in {time.perf_counter() - t0:.0f} s")
+    mt_lines = cache.read_text(encoding="utf-8").split("\n")[:-1]
+    mt = dict(zip(en[1::2], mt_lines))
+    vs, vt, ws, wt, wk = flores_noise(lang, MT, lambda texts: [mt[t] for t in texts])
+    yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
+    ym = np.r_[np.ones(len(vs)), np.zeros(len(mt_lines))]
+    p, pm = {}, {}
+    for tag in ("9", "10"):
+        filt = PairClassifierFilter(PairClassifierFilter.Config(model=f[tag]))
+        try:
+            # one call each, as a run scores a file: the margins' chance partners from the set
+            p[tag] = np.array(filt.score({"src": vs + ws, "tgt": vt + wt}))
+            pm[tag] = np.array(filt.score({"src": vs + en[1::2], "tgt": vt + mt_lines}))
+        finally:
+            filt.close()
+    n = len(vs)
+    print(f"\nen-{lang}: classifier on {facts['9']['clean_pairs']} clean pairs (Multi30k from "
+          f"line {MT_PAIRS} + NTREX); FLORES {n} clean + {len(wk)} noisy "
+          f"({len(wk) // len(MT)}-{-(-len(wk) // len(MT))} per kind); MT only: {n} clean + "
+          f"{len(mt_lines)} translated by {f['mt']}")
+    print("| training negatives | FLORES AUC | " + " | ".join(MT) + " | MT only | held-out "
+          "(Multi30k+NTREX) | training s |")
+    print("|---|---|" + "---|" * len(MT) + "---|---|---|")
+    for tag, label in (("9", "nine kinds (the recipe)"), ("10", "nine + machine_translated")):
+        per = [roc_auc_score(np.r_[np.ones(n), np.zeros((wk == k).sum())],
+                             np.r_[p[tag][:n], p[tag][n:][wk == k]]) for k in MT]
+        print(f"| {label} | {roc_auc_score(yv, p[tag]):.3f} | "
+              + " | ".join(f"{a:.3f}" for a in per)
+              + f" | {roc_auc_score(ym, pm[tag]):.3f} | {facts[tag]['held_out_roc_auc']:.3f} | "
+              f"{facts[tag]['seconds']:.0f} |")
+    for what in ("all", "machine_translated", "MT only"):
+        if what == "MT only":
+            y, a, b = ym, pm["10"], pm["9"]
+        else:
+            keep = np.r_[np.ones(n, bool), wk == what if what != "all" else np.ones(len(wk), bool)]
+            y, a, b = yv[keep], p["10"][keep], p["9"][keep]
+        d = paired_bootstrap(y, a, b)
+        print(f"ten minus nine kinds, {what} noise: {np.mean(d):+.3f} [95 %: "
+              f"{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]")
+    print("held-out AUC by kind (ten kinds): " + ", ".join(
+        f"{k} {v:.3f}" for k, v in facts["10"]["held_out_roc_auc_by_kind"].items()))
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    rounds = {"--news": run_news, "--kinds": run_kinds}
+    rounds = {"--news": run_news, "--kinds": run_kinds, "--mt": run_mt}
     chosen = [rounds[a] for a in args if a in rounds] or [run]
     for lang in [a for a in args if a not in rounds] or ["fr", "cs"]:
         chosen[-1](lang)

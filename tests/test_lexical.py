@@ -615,6 +615,33 @@ def test_freedict_script_merges_both_directions(tmp_path):
     assert r.returncode == 2 and "apt-get install dict-freedict-eng-ces" in r.stderr
 
 
+def test_pairs_from_script_writes_the_pairs_train_limit_left_out(tmp_path):
+    """scripts/pairs_from.py N writes the pairs that ``train-nmt --train-limit N`` did not read
+    (lines counted before empty pairs are dropped, as train-nmt counts them), as a TSV the pair
+    classifier reads; an empty side or a tab leaves a pair out, unaligned files are refused."""
+    import subprocess
+    import sys
+
+    from bitextforge.io.corpus import read_tsv_pairs
+
+    src, tgt = tmp_path / "s.en.gz", tmp_path / "t.fr.gz"
+    with gzip.open(src, "wt") as fh:
+        fh.write("a\n\nb\nc\td\ne\nf\n")
+    with gzip.open(tgt, "wt") as fh:
+        fh.write("A\nX\nB\nC\nE\n\n")
+    out = tmp_path / "rest.tsv.gz"
+    script = Path(__file__).resolve().parents[1] / "scripts" / "pairs_from.py"
+    r = subprocess.run([sys.executable, str(script), "2", str(src), str(tgt), str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert read_tsv_pairs([str(out)]) == (["b", "e"], ["B", "E"])
+    with gzip.open(tgt, "wt") as fh:
+        fh.write("A\n")
+    r = subprocess.run([sys.executable, str(script), "0", str(src), str(tgt), str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "line-aligned" in r.stderr
+
+
 def _hand_tables(path, null_t):
     """A de-en table directory written by hand: hund <-> dog and katze <-> cat with probability
     0.9 each way, the NULL probabilities of the English words ``null_t`` (dog, cat) and none of

@@ -701,3 +701,22 @@ def test_machine_translated_negatives_are_the_models_translations(tiny, tmp_path
         make_negatives(CAPTIONS_DE, CAPTIONS_EN, ("machine_translated",))
     with pytest.raises(ComponentError, match="does not exist; train one"):
         PairClassifierTrainer(cfg.model_copy(update={"mt_model": str(tmp_path / "nope")})).train()
+
+
+
+def test_benchmark_translations_are_the_trainers_negatives(tiny, tmp_path):
+    """translate_best, which bench_paracrawl_lexical.py --mt uses for FLORES's validation noise,
+    gives the trainer's machine_translated targets (default ctranslate2 backend, beam 4) on
+    sentences the model never trained on (it saw the first 300)."""
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierTrainer,
+                                                             make_negatives, translate_best)
+
+    de = read_lines(shared("multi30k", "train.de.gz"), 312)[300:]
+    en = read_lines(shared("multi30k", "train.en.gz"), 312)[300:]
+    cfg = PairClassifierTrainer.Config(output=str(tmp_path / "pc.joblib"), corpus=["c.tsv"],
+                                       negatives=["misaligned", "machine_translated"],
+                                       mt_model=str(tiny["dir"]))
+    ns, nt, _ = make_negatives(de, en, tuple(cfg.negatives), 1,
+                               PairClassifierTrainer(cfg)._translate)
+    assert nt[1::2] == translate_best(de[1::2], str(tiny["dir"]))
+    assert ns[1::2] == de[1::2]

@@ -287,6 +287,22 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
     return ns, nt, nk
 
 
+def translate_best(texts: list[str], model: str, backend: str = "ctranslate2",
+                   who: str = "pair_classifier_model.v1") -> list[str]:
+    """``model``'s best translation (beam 4) of each text, by the nmt plugin's ``backend``,
+    loaded for this call only (a trainer needs the memory for its features next): how the
+    ``machine_translated`` negatives are made, also for a benchmark's validation noise."""
+    from bitextforge.plugins.nmt.backends import Decoding, make_backend
+
+    engine = make_backend(backend, model, option=f"{who} mt_model")
+    try:
+        with phase(who, f"translating {len(texts):,} sources with {model}"):
+            return [max(cands, key=lambda x: x[1])[0] if cands else ""
+                    for cands in engine.translate(texts, Decoding(beam=4, k=1))]
+    finally:
+        engine.close()
+
+
 class FeatureScorer:
     """Builds the feature filters once and turns pairs into feature rows."""
 
@@ -443,18 +459,9 @@ class PairClassifierTrainer(Trainer):
         return [out, out.with_name(out.name + ".json")]
 
     def _translate(self, texts: list[str]) -> list[str]:
-        """``mt_model``'s best translation of each text, by the nmt plugin's backend (loaded for
-        this call only: the features need the memory next)."""
-        from bitextforge.plugins.nmt.backends import Decoding, make_backend
-
+        """``mt_model``'s best translation of each text (:func:`translate_best`)."""
         c = self.config
-        backend = make_backend(c.mt_backend, c.mt_model, option=f"{self.name} mt_model")
-        try:
-            with phase(self.name, f"translating {len(texts):,} sources with {c.mt_model}"):
-                return [max(cands, key=lambda x: x[1])[0] if cands else ""
-                        for cands in backend.translate(texts, Decoding(beam=4, k=1))]
-        finally:
-            backend.close()
+        return translate_best(texts, c.mt_model, c.mt_backend, self.name)
 
     def train(self):
         """Make negatives, score features, fit and save."""
