@@ -10,7 +10,7 @@ import json
 import pytest
 import yaml
 
-from bitextforge import Generator
+from bitextforge import Generator, Paraphraser
 from bitextforge.errors import RecipeError
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
@@ -257,6 +257,35 @@ def test_filters_can_decide_only_some_origins(files, reg):
     assert rejected == {"fail here": "steps[0]:upper_test.v1: no output",
                         "the cat": "steps[1]:length.v1", "loop me": "steps[1]:length.v1",
                         "birds fly": "steps[1]:length.v1"}
+
+
+class ReverseParaphraser(Paraphraser):
+    """A test paraphraser: the words in reverse order."""
+
+    name = "reverse_test.v1"
+
+    def paraphrase(self, sentences):
+        return [[(" ".join(reversed(s.split())), -1.0)] for s in sentences]
+
+
+def test_paraphrase_steps_can_expand_some_origins_only(files, bitextforge_plugin):
+    """A paraphrase step with `origins: [bitext]` expands the real pairs and leaves the
+    back-translated rows as they are (Nichols-style expansion of the bitext beside BT)."""
+    reg = bitextforge_plugin(UpperGenerator, ReverseParaphraser, name="para-origins-test")
+    steps = BT + "  - paraphrase: reverse_test.v1\n    side: tgt\n    origins: [bitext]\n"
+    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
+  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    res = run_recipe(r)
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    made = [(r["variant"], r["tgt"]) for r in rows if r["origin"].startswith("reverse_test.v1")]
+    assert made == [("1", "one"), ("1", "two"), ("1", "three")]  # one-word targets reversed
+    assert [r["variant"] for r in rows if r["origin"] == "mono"] == ["0", "0", "0", "0"]
+    assert res.manifest["steps"][1]["counts"]["originals"] == 3
+    unscoped = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
+  - {{name: mono, tgt: {files}/m.en}}""", steps.replace("    origins: [bitext]\n", ""), reg=reg)
+    run_recipe(unscoped)
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    assert sum(r["origin"].startswith("reverse_test.v1") for r in rows) == 7
 
 
 def test_opustrainer_configuration_loads_with_opustrainer(files, reg):

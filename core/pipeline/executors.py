@@ -409,7 +409,10 @@ class ParaphraseExec(Executor):
             raise ComponentError(f"{self.label}: read column {self.read!r} does not exist; "
                                  f"columns are {', '.join(batch)}")
         V = batch["variant"]
-        targets = range(n) if self.step.of == "all" else [i for i in range(n) if V[i] == 0]
+        O = batch["origin"]
+        want = set(self.step.origins) if self.step.origins is not None else None
+        targets = [i for i in range(n) if (self.step.of == "all" or V[i] == 0)
+                   and (want is None or O[i] in want)]
         col = batch[self.read]
         S = batch[self.side]
         texts = [col[i] for i in targets]
@@ -423,7 +426,6 @@ class ParaphraseExec(Executor):
                                  f"for {len(texts)} sentences")
         cands = dict(zip(targets, results))
         self._count_candidates(targets, results, S)
-        O = batch["origin"]
         old_score = batch.get(self.score_col)
         old_extra = {k: batch.get(k) for k in self.extra}
         idx: list[int] = []

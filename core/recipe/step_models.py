@@ -112,6 +112,10 @@ class ParaphraseStep(StepModel):
                              "back-translation paraphrases tgt reading src.")
     of: Literal["originals", "all"] = Field("originals", description="Paraphrase only variant-0 "
                                             "rows, or every row.")
+    origins: list[str] | None = Field(None, min_length=1, description="Paraphrase only rows "
+                                      "whose origin is one of these (input names, e.g. the "
+                                      "bitext and not the back-translated input); other rows "
+                                      "pass unchanged.")
     as_: str | None = Field(None, alias="as", description="Name of the candidate-score column "
                             "(default: <component>_score).")
 
