@@ -288,6 +288,17 @@ def test_paraphrase_steps_can_expand_some_origins_only(files, bitextforge_plugin
     assert sum(r["origin"].startswith("reverse_test.v1") for r in rows) == 7
 
 
+def test_origins_that_name_no_input_are_refused(files, reg):
+    """A misspelt origin would make the step decide no row at all: refused, with the inputs."""
+    steps = BT + ("  - filter: length.v1\n    keep: {min: 3}\n    origins: [mono, mnoo]\n"
+                  "  - weight: distributed.v1\n    origins: [bitext]\n")
+    with pytest.raises(RecipeError) as err:
+        recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
+  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    assert str(err.value) == ("t.yaml: steps[1].origins: 'mnoo' is not the name of an input "
+                              "(inputs: bitext, mono)")
+
+
 def test_opustrainer_configuration_loads_with_opustrainer(files, reg):
     """formats: [.., opustrainer] writes one dataset per origin and a mixing stage with the
     output's proportions; OpusTrainer's own loader reads it, and its datasets hold the corpus."""

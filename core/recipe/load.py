@@ -849,8 +849,27 @@ def _check_inputs(recipe: Recipe, source: str) -> None:
                     f"generate step fills its empty {empty} side (add e.g. `- generate: "
                     f"translate.v1` with `side: {empty}`), so the output would hold rows with an "
                     f"empty side")
+    problems += _origin_problems(recipe, source, specs)
     if problems:
         raise RecipeError("\n".join(problems))
+
+
+def _origin_problems(recipe: Recipe, source: str, specs) -> list[str]:
+    """A step's ``origins`` must name an input, or a paraphraser of an earlier step (the origin of
+    the rows it adds): a misspelt name would leave the step deciding, weighting or paraphrasing
+    no row at all, silently."""
+    known = {spec.label: None for spec in specs}
+    problems = []
+    for i, step in enumerate(recipe.steps):
+        unknown = [o for o in getattr(step, "origins", None) or () if o not in known]
+        if unknown:
+            problems.append(f"{source}: steps[{i}].origins: {', '.join(map(repr, unknown))} "
+                            f"{'is' if len(unknown) == 1 else 'are'} not the name of an input "
+                            f"(inputs: {', '.join(known)})")
+        made = getattr(step, "paraphrase", None)
+        if made:
+            known.setdefault(made, None)
+    return problems
 
 
 def score_column(step: StepModel) -> str | None:
