@@ -38,12 +38,17 @@ def fail(message: str) -> SystemExit:
 # ------------------------------------------------------------------ the shared data folder
 
 def shared_data(*parts: str) -> Path:
-    """A path in the shared data folder that ``$BITEXTFORGE_SHARED_DATA`` names (the tests read
-    the same variable). Exits with one line when the variable is unset or the path is missing."""
+    """A path in the shared data folder: ``$BITEXTFORGE_SHARED_DATA``, else ``../shared/data``
+    beside the checkout, where the recipes and the tests find it too. Exits with one line when
+    neither is there or the path is missing."""
     root = os.environ.get("BITEXTFORGE_SHARED_DATA")
     if not root:
-        raise fail("BITEXTFORGE_SHARED_DATA is not set: point it at the shared data folder, "
-                   "e.g. BITEXTFORGE_SHARED_DATA=/work/shared/data")
+        beside = ROOT.parent / "shared" / "data"
+        if not beside.is_dir():
+            raise fail(f"no shared data folder: {beside} does not exist and "
+                       f"BITEXTFORGE_SHARED_DATA is not set (e.g. "
+                       f"BITEXTFORGE_SHARED_DATA=/work/shared/data)")
+        root = str(beside)
     path = Path(root).joinpath(*parts)
     if not path.exists():
         raise fail(f"{path} does not exist (BITEXTFORGE_SHARED_DATA={root})")
