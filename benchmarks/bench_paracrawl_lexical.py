@@ -180,6 +180,20 @@ def run_news(lang: str, limit: int = 20000) -> None:
         print_variants(variants, names, A, b, V, yv, wk, KINDS)
 
 
+def clean_and(n: int, kinds, what: str):
+    """Mask over validation rows (the ``n`` clean ones first, then negatives of ``kinds``): the
+    clean rows and the negatives of kind ``what`` (every negative for ``all``)."""
+    return np.r_[np.ones(n, bool), kinds == what if what != "all" else np.ones(len(kinds), bool)]
+
+
+def print_difference(label: str, y, a, b) -> None:
+    """Print ROC-AUC(a) - ROC-AUC(b) on labels ``y``: the paired bootstrap's mean and 95 %
+    interval."""
+    d = paired_bootstrap(y, a, b)
+    print(f"{label}: {np.mean(d):+.3f} [95 %: {np.percentile(d, 2.5):+.3f}, "
+          f"{np.percentile(d, 97.5):+.3f}]")
+
+
 def run_kinds(lang: str, limit: int = 20000) -> None:
     """Print the fourth round's table for en-``lang``: the recipe's classifier (Multi30k + NTREX
     pairs, its features) trained on the seven kinds of negatives and on the seven plus partial
@@ -219,10 +233,9 @@ def run_kinds(lang: str, limit: int = 20000) -> None:
     # the kinds have 56-57 negatives each: how far apart the two trainings really are
     n = int(yv.sum())
     for what in ("all", "partial", "neighbour"):
-        keep = np.r_[np.ones(n, bool), wk == what if what != "all" else np.ones(len(wk), bool)]
-        d = paired_bootstrap(yv[keep], p["9"][keep], p["7"][keep])
-        print(f"nine minus seven kinds, {what} noise: {np.mean(d):+.3f} [95 %: "
-              f"{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]")
+        keep = clean_and(n, wk, what)
+        print_difference(f"nine minus seven kinds, {what} noise", yv[keep], p["9"][keep],
+                         p["7"][keep])
 
 
 #: the Multi30k pairs the translation models of the fifth round train on (train-nmt
@@ -322,15 +335,11 @@ def run_mt(lang: str) -> None:
               + " | ".join(f"{a:.3f}" for a in per)
               + f" | {roc_auc_score(ym, pm[tag]):.3f} | {facts[tag]['held_out_roc_auc']:.3f} | "
               f"{facts[tag]['seconds']:.0f} |")
-    for what in ("all", "machine_translated", "MT only"):
-        if what == "MT only":
-            y, a, b = ym, pm["10"], pm["9"]
-        else:
-            keep = np.r_[np.ones(n, bool), wk == what if what != "all" else np.ones(len(wk), bool)]
-            y, a, b = yv[keep], p["10"][keep], p["9"][keep]
-        d = paired_bootstrap(y, a, b)
-        print(f"ten minus nine kinds, {what} noise: {np.mean(d):+.3f} [95 %: "
-              f"{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]")
+    for what in ("all", "machine_translated"):
+        keep = clean_and(n, wk, what)
+        print_difference(f"ten minus nine kinds, {what} noise", yv[keep], p["10"][keep],
+                         p["9"][keep])
+    print_difference("ten minus nine kinds, MT only noise", ym, pm["10"], pm["9"])
     print("held-out AUC by kind (ten kinds): " + ", ".join(
         f"{k} {v:.3f}" for k, v in facts["10"]["held_out_roc_auc_by_kind"].items()))
 

@@ -297,7 +297,7 @@ def translate_best(texts: list[str], model: str, backend: str = "ctranslate2",
     engine = make_backend(backend, model, option=f"{who} mt_model")
     try:
         with phase(who, f"translating {len(texts):,} sources with {model}"):
-            return [max(cands, key=lambda x: x[1])[0] if cands else ""
+            return [cands[0][0] if cands else ""
                     for cands in engine.translate(texts, Decoding(beam=4, k=1))]
     finally:
         engine.close()
