@@ -110,6 +110,33 @@ def test_several_seeds_report_their_spread(tmp_path):
     assert not bool((w[0] == w[1]).all())
 
 
+def test_valid_set_is_scored_per_seed_and_does_not_retrain(tmp_path, capsys):
+    import sacrebleu
+
+    view = _corpus(tmp_path / "run")
+    _evaluator(tmp_path, seeds=[1, 2]).evaluate(view)
+    (tmp_path / "valid.de").write_text("\n".join(DE[4:9]) + "\n", encoding="utf-8")
+    (tmp_path / "valid.en").write_text("\n".join(EN[4:9]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    report = _evaluator(tmp_path, seeds=[1, 2], valid_src=str(tmp_path / "valid.de"),
+                        valid_ref=str(tmp_path / "valid.en")).evaluate(view)
+    # the development set is not a training setting: both models are reused
+    assert capsys.readouterr().err.count("reusing") == 2
+    root = tmp_path / "run" / "train_and_test"
+    record = json.loads((root / "train_and_test.json").read_text())
+    for m in record["models"]:
+        vhyp = (root / f"valid-hyp-seed{m['seed']}.txt").read_text().splitlines()
+        assert len(vhyp) == 5
+        assert m["valid_bleu"] == pytest.approx(
+            sacrebleu.corpus_bleu(vhyp, [EN[4:9]]).score, abs=0.006)
+    assert report.numbers["valid_bleu"] == pytest.approx(record["models"][0]["valid_bleu"],
+                                                         abs=0.006)
+    assert report.numbers["valid_sentences"] == 5 and "valid_bleu_mean" in report.numbers
+    assert "valid (choosing settings" in (root / "report.txt").read_text()
+    with pytest.raises(InputError, match="give valid_src and valid_ref together"):
+        _evaluator(tmp_path, valid_src=str(tmp_path / "valid.de")).evaluate(view)
+
+
 def test_seeds_trained_one_at_a_time_are_all_reused(tmp_path, capsys):
     view = _corpus(tmp_path / "run")
     _evaluator(tmp_path, seeds=[1]).evaluate(view)

@@ -88,6 +88,13 @@ class TrainAndTestEvaluator(Evaluator):
         test_src: str = Field(description="Test source file (.gz ok), in the corpus's src "
                               "language.")
         test_ref: str = Field(description="Test reference file, line-aligned with test_src.")
+        valid_src: str | None = Field(None, description="A development set's source, decoded "
+                                      "by every model beside the test set: its BLEU and chrF "
+                                      "choose settings such as the update budget without "
+                                      "reading the test set. Not part of the training "
+                                      "settings (models trained without it are reused).")
+        valid_ref: str | None = Field(None, description="The development set's reference, "
+                                      "line-aligned with valid_src (needed with it).")
         src_lang: str = Field("src", description="Source language code written into the "
                               "model's tokenizer config.")
         tgt_lang: str = Field("tgt", description="Target language code written into the "
@@ -276,6 +283,7 @@ class TrainAndTestEvaluator(Evaluator):
     def input_paths(cls, config):
         """The test files, and the baseline model, recipe and seed-spread report when given."""
         return {"test_src": config.test_src, "test_ref": config.test_ref,
+                "valid_src": config.valid_src, "valid_ref": config.valid_ref,
                 "baseline": config.baseline, "baseline_recipe": config.baseline_recipe,
                 "seed_spread": config.seed_spread, "spm": config.spm}
 
@@ -288,6 +296,12 @@ class TrainAndTestEvaluator(Evaluator):
         test_src, test_ref = read_parallel(c.test_src, c.test_ref)
         if not test_src:
             raise InputError(f"{self.name} test_src: {c.test_src} is empty")
+        if (c.valid_src is None) != (c.valid_ref is None):
+            raise InputError(f"{self.name}: give valid_src and valid_ref together")
+        valid_src, valid_ref = (read_parallel(c.valid_src, c.valid_ref) if c.valid_src
+                                else ([], []))
+        if c.valid_src and not valid_src:
+            raise InputError(f"{self.name} valid_src: {c.valid_src} is empty")
         bleu_spread, chrf_spread = self._spread()
         baseline = self._baseline_model()  # checked before any training starts
 
@@ -317,9 +331,17 @@ class TrainAndTestEvaluator(Evaluator):
             write_atomic(root / f"hyp-seed{seed}.txt", "".join(h + "\n" for h in hyp))
             bleu = sacrebleu.metrics.BLEU().corpus_score(hyp, [test_ref]).score
             chrf = sacrebleu.metrics.CHRF().corpus_score(hyp, [test_ref]).score
-            models.append({"seed": seed, "dir": out.name, "fingerprint": fingerprint,
-                           "training": facts, "bleu": round(bleu, 2), "chrf": round(chrf, 2),
-                           "hyp": hyp, "scores": {"bleu": bleu, "chrf": chrf}})
+            entry = {"seed": seed, "dir": out.name, "fingerprint": fingerprint,
+                     "training": facts, "bleu": round(bleu, 2), "chrf": round(chrf, 2),
+                     "hyp": hyp, "scores": {"bleu": bleu, "chrf": chrf}}
+            if valid_src:
+                vhyp = self._translate(out, valid_src)
+                write_atomic(root / f"valid-hyp-seed{seed}.txt", "".join(h + "\n" for h in vhyp))
+                vb = sacrebleu.metrics.BLEU().corpus_score(vhyp, [valid_ref]).score
+                vc = sacrebleu.metrics.CHRF().corpus_score(vhyp, [valid_ref]).score
+                entry.update({"valid_bleu": round(vb, 2), "valid_chrf": round(vc, 2)})
+                entry["scores"].update({"valid_bleu": vb, "valid_chrf": vc})
+            models.append(entry)
         # Models of other seeds on the same corpus and settings stay on record (read again now:
         # another process may have trained one meanwhile), so seeds can be trained one per
         # process and a later run with all of them reuses every model.
@@ -327,7 +349,9 @@ class TrainAndTestEvaluator(Evaluator):
         others = [m for m in latest.get("models", []) if m.get("seed") not in c.seeds
                   and m.get("fingerprint") == _fingerprint(data_hash, settings, m.get("seed"))]
         record = {"settings": settings, "corpus": data_facts, "corpus_sha256": data_hash,
-                  "test_src": c.test_src, "test_ref": c.test_ref, "backend": c.backend,
+                  "test_src": c.test_src, "test_ref": c.test_ref,
+                  **({"valid_src": c.valid_src, "valid_ref": c.valid_ref} if valid_src else {}),
+                  "backend": c.backend,
                   "beam": c.beam,
                   "models": [{k: v for k, v in m.items() if k not in ("hyp", "scores")}
                              for m in models] + others}
@@ -348,9 +372,17 @@ class TrainAndTestEvaluator(Evaluator):
                  f"{c.max_steps} updates, test {c.test_src} ({len(test_src)} sentences), "
                  f"{c.backend} beam {c.beam}",
                  f"{'seed':>6} {'BLEU':>7} {'chrF':>7}"]
-        lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f}" for m in models]
+        if valid_src:
+            lines[-1] += f" {'valid BLEU':>11} {'valid chrF':>11}"
+            lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f} "
+                      f"{m['valid_bleu']:>11.2f} {m['valid_chrf']:>11.2f}" for m in models]
+            numbers.update({"valid_bleu": first["scores"]["valid_bleu"],
+                            "valid_chrf": first["scores"]["valid_chrf"],
+                            "valid_sentences": float(len(valid_src))})
+        else:
+            lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f}" for m in models]
         if len(models) > 1:
-            for metric in ("bleu", "chrf"):
+            for metric in ("bleu", "chrf") + (("valid_bleu", "valid_chrf") if valid_src else ()):
                 vals = [m["scores"][metric] for m in models]
                 numbers[f"{metric}_mean"] = statistics.fmean(vals)
                 numbers[f"{metric}_sd"] = statistics.stdev(vals)
@@ -359,6 +391,10 @@ class TrainAndTestEvaluator(Evaluator):
                          f"{numbers['bleu_sd']:.2f} spread {numbers['bleu_spread']:.2f}; chrF mean "
                          f"{numbers['chrf_mean']:.2f} sd {numbers['chrf_sd']:.2f} spread "
                          f"{numbers['chrf_spread']:.2f}")
+            if valid_src:
+                lines.append(f"valid (choosing settings, not a result): BLEU mean "
+                             f"{numbers['valid_bleu_mean']:.2f} sd {numbers['valid_bleu_sd']:.2f}, "
+                             f"chrF mean {numbers['valid_chrf_mean']:.2f}")
         summary = (f"BLEU {bleu_score.score:.2f} chrF {chrf_score.score:.2f} (seed {first['seed']}"
                    f", {first['training']['steps']} updates, {data_facts['rows']} rows)")
         if len(models) > 1:
