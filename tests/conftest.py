@@ -18,6 +18,12 @@ pytest_plugins = ["bitextforge.testing"]
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
+# Ray starts its workers at niceness 15, so that they yield to other work on the machine. In a
+# parallel suite the other pytest workers are that work: the Ray tests' actors waited for a core
+# while the rest of the suite ran (test_ray_runner.py took 273 s beside two busy processes, 46 s
+# with this). Subprocesses and local clusters started by the tests inherit it.
+os.environ.setdefault("RAY_worker_niceness", "0")
+
 
 def shared(*parts: str) -> Path:
     """Path into ../shared/data, skipping the test when that data is not beside the checkout."""
