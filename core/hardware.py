@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -24,6 +25,9 @@ from .errors import ComponentError
 #: what a ``device`` option accepts
 DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"
 _DEVICE_RE = re.compile(DEVICE_PATTERN)
+
+#: what a ``precision`` option accepts (resolved by :func:`resolve_precision`)
+Precision = Literal["auto", "fp32", "bf16"]
 
 
 def device_field(what: str = "the model"):

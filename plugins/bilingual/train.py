@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
 from bitextforge.io.corpus import read_lines, text_lines
-from bitextforge.hardware import device_field
+from bitextforge.hardware import Precision, device_field
 
 
 class TrainConfig(BaseModel):
@@ -84,7 +84,7 @@ class TrainConfig(BaseModel):
     threads: int = Field(1, ge=1, description="torch CPU threads (1 is fastest on a shared "
                          "machine: idle OpenMP threads spin and slow everyone down).")
     device: str = device_field("the training")
-    precision: Literal["auto", "fp32", "bf16"] = Field(
+    precision: Precision = Field(
         "auto", description="Arithmetic of the training forward pass: bf16 autocast (weights, "
         "optimizer and loss stay fp32) or fp32; auto takes bf16 where the device computes it "
         "natively (a CPU with avx512_bf16 or amx_bf16, a GPU of compute capability 8.0 or "

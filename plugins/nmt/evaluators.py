@@ -27,7 +27,7 @@ from pydantic import Field, create_model
 
 from bitextforge import Evaluator, InputError, Report
 from bitextforge.io.corpus import read_parallel, write_atomic
-from bitextforge.hardware import device_field
+from bitextforge.hardware import Precision, device_field
 
 from .train import TrainOptions
 
@@ -135,7 +135,7 @@ class TrainAndTestEvaluator(Evaluator):
                                        "(sacrebleu --paired-bs-n).")
         bootstrap_seed: int = Field(12345, description="Seed of the resampling (sacrebleu's "
                                     "SACREBLEU_SEED).")
-        precision: Literal["auto", "fp32", "bf16"] = Field(
+        precision: Precision = Field(
             "auto", description="Arithmetic of the training's forward pass, as train-nmt's "
             "--precision (auto: bf16 where the CPU or GPU computes it natively). fp32 is faster "
             "for very small models, where bf16 casts cost more than they save.")

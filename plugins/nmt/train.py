@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import InputError
 from bitextforge.io.corpus import read_lines, read_parallel, read_tsv_pairs, write_atomic
-from bitextforge.hardware import autocast, device_field, resolve_device, resolve_precision
+from bitextforge.hardware import (Precision, autocast, device_field, resolve_device,
+                                  resolve_precision)
 
 # Marian's convention (and MarianTokenizer's defaults): </s> ends every sequence; <pad> is the
 # LAST id and starts the decoder from its (zero, never trained) embedding.  CTranslate2's Marian
@@ -117,7 +118,7 @@ class TrainOptions(BaseModel):
         "greedy output as transformers, several times faster) or transformers.")
     threads: int = Field(2, ge=1, description="torch threads.")
     device: str = device_field("the training (and the test decoding)")
-    precision: Literal["auto", "fp32", "bf16"] = Field(
+    precision: Precision = Field(
         "auto", description="Arithmetic of the forward pass: bf16 autocast (weights, optimizer "
         "and loss stay fp32) or fp32; auto takes bf16 where the device computes it natively "
         "(a CPU with avx512_bf16 or amx_bf16, where it trains about 1.75x faster; a GPU of "

