@@ -424,25 +424,15 @@ class TrainAndTestEvaluator(Evaluator):
 
     def _compare(self, baseline, test_src, test_ref, hyp, settings, bleu_spread,
                  chrf_spread) -> tuple[dict[str, float], str]:
-        from sacrebleu.metrics import BLEU, CHRF
-        from sacrebleu.significance import PairedTest
-
-        from bitextforge.plugins.evaluation.mt_metrics import _sacrebleu_seed
-
         c = self.config
         model, base_settings = baseline
         base_hyp = self._translate(model, test_src)
-        with _sacrebleu_seed(c.bootstrap_seed):
-            test = PairedTest([("baseline", base_hyp), ("system", hyp)],
-                              {"BLEU": BLEU(), "chrF": CHRF()}, [test_ref], test_type="bs",
-                              n_samples=c.bootstrap_samples)
-            sigs, results = test()
-        # sacrebleu keys its results by the score's own name (BLEU, chrF2), in metric order
-        names = [k for k in results if k != "System"]
+        results = paired_bootstrap(base_hyp, hyp, test_ref, c.bootstrap_samples,
+                                   c.bootstrap_seed)
         numbers: dict[str, float] = {}
         parts = []
-        for metric, key, spread in zip(names, ("bleu", "chrf"), (bleu_spread, chrf_spread)):
-            bl, sysr = results[metric]
+        for (metric, (bl, sysr)), key, spread in zip(results.items(), ("bleu", "chrf"),
+                                                     (bleu_spread, chrf_spread)):
             delta = float(sysr.score - bl.score)
             numbers.update({f"baseline_{key}": float(bl.score), f"{key}_delta": delta,
                             f"{key}_p_value": float(sysr.p_value),
@@ -509,6 +499,26 @@ class TrainAndTestEvaluator(Evaluator):
         return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
                          f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
                          f"seeds better with p < 0.05")
+
+
+def paired_bootstrap(base_hyp: list[str], hyp: list[str], refs: list[str], samples: int = 1000,
+                     seed: int = 12345) -> dict[str, tuple[Any, Any]]:
+    """sacrebleu's paired bootstrap resampling (Koehn 2004) of ``hyp`` against ``base_hyp`` on
+    one reference: ``{metric name: (baseline result, system result)}`` for BLEU and chrF in that
+    order (sacrebleu's names, e.g. ``BLEU`` and ``chrF2``); a result has ``score``, ``p_value``,
+    ``mean`` and ``ci``. The resampling is seeded (sacrebleu's SACREBLEU_SEED), so two calls on
+    the same translations give the same p-values."""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    from bitextforge.plugins.evaluation.mt_metrics import _sacrebleu_seed
+
+    with _sacrebleu_seed(seed):
+        test = PairedTest([("baseline", base_hyp), ("system", hyp)],
+                          {"BLEU": BLEU(), "chrF": CHRF()}, [refs], test_type="bs",
+                          n_samples=samples)
+        _, results = test()
+    return {k: v for k, v in results.items() if k != "System"}
 
 
 def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
