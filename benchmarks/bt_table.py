@@ -71,9 +71,11 @@ def main() -> None:
 
 
 #: arm -> {update budget: run}, for the table of budgets chosen on val
-BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-multi30k-bitext-4k"}),
+BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-multi30k-bitext-4k",
+                                          8000: "bt-multi30k-bitext-8k"}),
            ("+ beam BT, dual-xent filtered (worst 25 % out)",
-            {2000: "bt-multi30k-filtered", 8000: "bt-multi30k-filtered-8k"}),
+            {2000: "bt-multi30k-filtered", 4000: "bt-multi30k-filtered-4k",
+             8000: "bt-multi30k-filtered-8k"}),
            ("29,000 real pairs (upper bound)",
             {2000: "bt-multi30k-real29k", 8000: "bt-multi30k-real29k-8k"})]
 
