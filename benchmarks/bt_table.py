@@ -85,7 +85,7 @@ BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-
 def budgets() -> None:
     """Print the table of update budgets, each arm's budget chosen by its mean val BLEU, and the
     chosen arms against the chosen bitext-only models, seed by seed."""
-    from bitextforge.plugins.nmt.evaluators import paired_bootstrap
+    from bitextforge.plugins.evaluation.mt_metrics import paired_bootstrap
 
     with gzip.open(shared_data("multi30k", "test_2016_flickr.en.gz"), "rt", encoding="utf-8") as fh:
         refs = [ln.rstrip("\n") for ln in fh]
@@ -124,7 +124,7 @@ def budgets() -> None:
         parts = []
         for m in s_ms:
             base, system = paired_bootstrap(hyp(b_run, m["seed"]), hyp(s_run, m["seed"]),
-                                            refs)["BLEU"]
+                                            [refs])[1]["BLEU"]
             parts.append(f"{system.score - base.score:+.2f} (p {system.p_value:.3f})")
         print(f"{label}, {s_steps:,} updates (median {med(s_ms):.2f}) against bitext only, seed "
               f"by seed: {', '.join(parts)}; median difference {med(s_ms) - med(b_ms):+.2f} "

@@ -34,6 +34,26 @@ def _sacrebleu_seed(seed: int):
             os.environ["SACREBLEU_SEED"] = old
 
 
+def paired_bootstrap(base_hyp: list[str], hyp: list[str], refs: list[list[str]],
+                     metrics: dict | None = None, samples: int = 1000,
+                     seed: int = 12345) -> tuple[dict, dict]:
+    """sacrebleu's paired bootstrap resampling (Koehn 2004) of ``hyp`` against ``base_hyp`` on
+    the reference streams ``refs``, with ``metrics`` (name -> sacrebleu metric; default BLEU and
+    chrF): ``(signatures, {metric name: (baseline result, system result)})`` in metric order,
+    under sacrebleu's own names (e.g. ``BLEU``, ``chrF2``); a result has ``score``, ``p_value``,
+    ``mean`` and ``ci``. The resampling is seeded (SACREBLEU_SEED), so two calls on the same
+    translations give the same p-values."""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    with _sacrebleu_seed(seed):
+        test = PairedTest([("baseline", base_hyp), ("system", hyp)],
+                          metrics or {"BLEU": BLEU(), "chrF": CHRF()}, refs, test_type="bs",
+                          n_samples=samples)
+        sigs, results = test()
+    return sigs, {k: v for k, v in results.items() if k != "System"}
+
+
 class _SacrebleuEvaluator(Evaluator):
     """Common part of bleu.v1 and chrf.v1: inputs, alignment, bootstrap, report."""
 
@@ -80,8 +100,6 @@ class _SacrebleuEvaluator(Evaluator):
 
     def evaluate(self, corpus) -> Report:
         """Corpus score, signature and (with a baseline) paired bootstrap p-value and CI."""
-        from sacrebleu.significance import PairedTest
-
         c = self.config
         hyp, refs, base = self._load(corpus)
         if not hyp:
@@ -93,12 +111,9 @@ class _SacrebleuEvaluator(Evaluator):
         numbers.update(self._extra_numbers(score))
         summary = f"{score.name} = {score.score:.2f} | {signature}"
         if base is not None:
-            with _sacrebleu_seed(c.seed):
-                test = PairedTest([("baseline", base), ("system", hyp)],
-                                  {score.name: self._metric()}, refs, test_type="bs",
-                                  n_samples=c.bootstrap_samples)
-                sigs, results = test()
-            bl, sysr = results[next(k for k in results if k != "System")]
+            sigs, results = paired_bootstrap(base, hyp, refs, {score.name: self._metric()},
+                                             c.bootstrap_samples, c.seed)
+            bl, sysr = next(iter(results.values()))
             # sacrebleu returns numpy float32 values; the report must stay JSON-serialisable
             numbers.update({k: float(v) for k, v in {
                 "baseline_score": bl.score, "baseline_mean": bl.mean, "baseline_ci": bl.ci,

@@ -427,8 +427,10 @@ class TrainAndTestEvaluator(Evaluator):
         c = self.config
         model, base_settings = baseline
         base_hyp = self._translate(model, test_src)
-        results = paired_bootstrap(base_hyp, hyp, test_ref, c.bootstrap_samples,
-                                   c.bootstrap_seed)
+        from bitextforge.plugins.evaluation.mt_metrics import paired_bootstrap
+
+        _, results = paired_bootstrap(base_hyp, hyp, [test_ref], samples=c.bootstrap_samples,
+                                      seed=c.bootstrap_seed)
         numbers: dict[str, float] = {}
         parts = []
         for (metric, (bl, sysr)), key, spread in zip(results.items(), ("bleu", "chrf"),
@@ -499,26 +501,6 @@ class TrainAndTestEvaluator(Evaluator):
         return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
                          f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
                          f"seeds better with p < 0.05")
-
-
-def paired_bootstrap(base_hyp: list[str], hyp: list[str], refs: list[str], samples: int = 1000,
-                     seed: int = 12345) -> dict[str, tuple[Any, Any]]:
-    """sacrebleu's paired bootstrap resampling (Koehn 2004) of ``hyp`` against ``base_hyp`` on
-    one reference: ``{metric name: (baseline result, system result)}`` for BLEU and chrF in that
-    order (sacrebleu's names, e.g. ``BLEU`` and ``chrF2``); a result has ``score``, ``p_value``,
-    ``mean`` and ``ci``. The resampling is seeded (sacrebleu's SACREBLEU_SEED), so two calls on
-    the same translations give the same p-values."""
-    from sacrebleu.metrics import BLEU, CHRF
-    from sacrebleu.significance import PairedTest
-
-    from bitextforge.plugins.evaluation.mt_metrics import _sacrebleu_seed
-
-    with _sacrebleu_seed(seed):
-        test = PairedTest([("baseline", base_hyp), ("system", hyp)],
-                          {"BLEU": BLEU(), "chrF": CHRF()}, [refs], test_type="bs",
-                          n_samples=samples)
-        _, results = test()
-    return {k: v for k, v in results.items() if k != "System"}
 
 
 def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
