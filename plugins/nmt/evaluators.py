@@ -327,20 +327,21 @@ class TrainAndTestEvaluator(Evaluator):
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
                      f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}")
                 facts = self._train(files, out, seed)
-            hyp = self._translate(out, test_src)
-            write_atomic(root / f"hyp-seed{seed}.txt", "".join(h + "\n" for h in hyp))
-            bleu = sacrebleu.metrics.BLEU().corpus_score(hyp, [test_ref]).score
-            chrf = sacrebleu.metrics.CHRF().corpus_score(hyp, [test_ref]).score
             entry = {"seed": seed, "dir": out.name, "fingerprint": fingerprint,
-                     "training": facts, "bleu": round(bleu, 2), "chrf": round(chrf, 2),
-                     "hyp": hyp, "scores": {"bleu": bleu, "chrf": chrf}}
-            if valid_src:
-                vhyp = self._translate(out, valid_src)
-                write_atomic(root / f"valid-hyp-seed{seed}.txt", "".join(h + "\n" for h in vhyp))
-                vb = sacrebleu.metrics.BLEU().corpus_score(vhyp, [valid_ref]).score
-                vc = sacrebleu.metrics.CHRF().corpus_score(vhyp, [valid_ref]).score
-                entry.update({"valid_bleu": round(vb, 2), "valid_chrf": round(vc, 2)})
-                entry["scores"].update({"valid_bleu": vb, "valid_chrf": vc})
+                     "training": facts, "scores": {}}
+            for prefix, name, src, ref in (("", "hyp", test_src, test_ref),
+                                           ("valid_", "valid-hyp", valid_src, valid_ref)):
+                if not src:
+                    continue
+                hyp = self._translate(out, src)
+                write_atomic(root / f"{name}-seed{seed}.txt", "".join(h + "\n" for h in hyp))
+                for key, metric in (("bleu", sacrebleu.metrics.BLEU()),
+                                    ("chrf", sacrebleu.metrics.CHRF())):
+                    value = metric.corpus_score(hyp, [ref]).score
+                    entry[prefix + key] = round(value, 2)
+                    entry["scores"][prefix + key] = value
+                if not prefix:
+                    entry["hyp"] = hyp
             models.append(entry)
         # Models of other seeds on the same corpus and settings stay on record (read again now:
         # another process may have trained one meanwhile), so seeds can be trained one per
