@@ -375,13 +375,12 @@ class TrainAndTestEvaluator(Evaluator):
                  f"{'seed':>6} {'BLEU':>7} {'chrF':>7}"]
         if valid_src:
             lines[-1] += f" {'valid BLEU':>11} {'valid chrF':>11}"
-            lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f} "
-                      f"{m['valid_bleu']:>11.2f} {m['valid_chrf']:>11.2f}" for m in models]
             numbers.update({"valid_bleu": first["scores"]["valid_bleu"],
                             "valid_chrf": first["scores"]["valid_chrf"],
                             "valid_sentences": float(len(valid_src))})
-        else:
-            lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f}" for m in models]
+        lines += [f"{m['seed']:>6} {m['bleu']:>7.2f} {m['chrf']:>7.2f}"
+                  + (f" {m['valid_bleu']:>11.2f} {m['valid_chrf']:>11.2f}" if valid_src else "")
+                  for m in models]
         if len(models) > 1:
             for metric in ("bleu", "chrf") + (("valid_bleu", "valid_chrf") if valid_src else ()):
                 vals = [m["scores"][metric] for m in models]
