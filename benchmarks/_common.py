@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import gzip
+import json
 import os
 import platform
 import re
@@ -415,6 +416,20 @@ def cached_features(cache: Path, specs: list, surface, train, valid, batch: int 
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, X=X, V=V, names=np.array(names))
     return X, V, names
+
+
+# ------------------------------------------------------------------ experiment tables
+
+def train_and_test_run(run: str) -> dict | None:
+    """The train_and_test.v1 report numbers and model record of ``runs/<run>`` (read from the
+    repository root), or None when it has not run; ``models`` is empty when the run has no
+    record of its own (a comparison-only run reuses another run's models)."""
+    rep = Path("runs") / run / "reports" / "train_and_test.v1.json"
+    if not rep.is_file():
+        return None
+    rec = Path("runs") / run / "train_and_test" / "train_and_test.json"
+    models = json.loads(rec.read_text())["models"] if rec.is_file() else []
+    return {"numbers": json.loads(rep.read_text())["numbers"], "models": models}
 
 
 # ------------------------------------------------------------------ make bench

@@ -15,13 +15,12 @@ Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_tab
 from __future__ import annotations
 
 import gzip
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import shared_data  # noqa: E402
+from _common import shared_data, train_and_test_run  # noqa: E402
 
 ARMS = [("bitext only (5,000 pairs)", "bt-multi30k-bitext"),
         ("+ beam BT", "bt-multi30k-beam"),
@@ -34,12 +33,8 @@ ARMS = [("bitext only (5,000 pairs)", "bt-multi30k-bitext"),
 
 def load(run: str) -> dict | None:
     """The train_and_test.v1 report and record of one run, or None when it has not run."""
-    rep = Path("runs") / run / "reports" / "train_and_test.v1.json"
-    rec = Path("runs") / run / "train_and_test" / "train_and_test.json"
-    if not rep.is_file() or not rec.is_file():
-        return None
-    return {"numbers": json.loads(rep.read_text())["numbers"],
-            "models": json.loads(rec.read_text())["models"]}
+    d = train_and_test_run(run)
+    return d if d and d["models"] else None
 
 
 def main() -> None:

@@ -10,9 +10,12 @@ must hold the back-translation experiment's finished runs):  .venv/bin/python be
 
 from __future__ import annotations
 
-import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import train_and_test_run  # noqa: E402
 
 #: (label, run directory, run directory whose report compares it with the beam BT arm)
 ARMS = [("bitext only (5,000 pairs)", "bt-multi30k-bitext", None),
@@ -22,17 +25,6 @@ ARMS = [("bitext only (5,000 pairs)", "bt-multi30k-bitext", None),
         ("+ round-trip paraphrases, f.4", "para-multi30k-f4", None),
         ("+ beam BT", "bt-multi30k-beam", None),
         ("+ beam BT + paraphrases d.2", "para-bt-multi30k", "para-bt-multi30k-vs-beam")]
-
-
-def load(run: str) -> dict | None:
-    """The train_and_test.v1 report numbers and model record of one run, or None when it has
-    not run (a comparison-only run's record lives in the run it reuses, so it may be absent)."""
-    rep = Path("runs") / run / "reports" / "train_and_test.v1.json"
-    if not rep.is_file():
-        return None
-    rec = Path("runs") / run / "train_and_test" / "train_and_test.json"
-    models = json.loads(rec.read_text())["models"] if rec.is_file() else []
-    return {"numbers": json.loads(rep.read_text())["numbers"], "models": models}
 
 
 def per_seed(n: dict, seeds: list[int], metric: str) -> str:
@@ -48,7 +40,7 @@ def main() -> None:
           "BLEU per seed vs + beam BT (p) | chrF per seed vs + beam BT (p) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for label, run, vs_beam in ARMS:
-        d = load(run)
+        d = train_and_test_run(run)
         if d is None or not d["models"]:
             print(f"| {label} | | not run | | | | | | | |")
             continue
@@ -59,7 +51,7 @@ def main() -> None:
         chrf = " / ".join(f"{m['chrf']:.2f}" for m in ms)
         beam = beam_chrf = ""
         if vs_beam:
-            v = load(vs_beam)
+            v = train_and_test_run(vs_beam)
             beam = per_seed(v["numbers"], seeds, "bleu") if v else "not run"
             beam_chrf = per_seed(v["numbers"], seeds, "chrf") if v else "not run"
         print(f"| {label} | {int(n['train_rows']):,} | {bleu} | "
