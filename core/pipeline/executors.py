@@ -410,9 +410,11 @@ class ParaphraseExec(Executor):
                                  f"columns are {', '.join(batch)}")
         V = batch["variant"]
         O = batch["origin"]
-        want = set(self.step.origins) if self.step.origins is not None else None
-        targets = [i for i in range(n) if (self.step.of == "all" or V[i] == 0)
-                   and (want is None or O[i] in want)]
+        # of: originals / all are the filters' apply_to scopes of the same names
+        targets = scope_rows("all" if self.step.of == "all" else "originals", V, O,
+                             self.step.origins)
+        if targets is None:
+            targets = range(n)
         col = batch[self.read]
         S = batch[self.side]
         texts = [col[i] for i in targets]
