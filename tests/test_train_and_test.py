@@ -187,6 +187,21 @@ def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
     assert "UNFAIR" in report.summary and "d_model (8 vs 16)" in report.summary
 
 
+def test_baseline_at_its_own_budget_is_named_not_unfair(tmp_path):
+    """Per-arm update budgets (each chosen on a dev set): baseline_budget: own reports the two
+    budgets and keeps the other settings checked; by default another max_steps is UNFAIR."""
+    _evaluator(tmp_path, max_steps=3).evaluate(_corpus(tmp_path / "base"))
+    unfair = _evaluator(tmp_path, baseline=str(tmp_path / "base")).evaluate(
+        _corpus(tmp_path / "run"))
+    assert "UNFAIR" in unfair.summary and unfair.numbers["baseline_same_settings"] == 0.0
+    own = _evaluator(tmp_path, baseline=str(tmp_path / "base"), baseline_budget="own").evaluate(
+        _corpus(tmp_path / "run"))
+    assert "UNFAIR" not in own.summary and own.numbers["baseline_same_settings"] == 1.0
+    assert "the baseline at its own budget of 3 updates, this run at 2" in own.summary
+    own.numbers.pop("baseline_same_settings"), unfair.numbers.pop("baseline_same_settings")
+    assert own.numbers == unfair.numbers  # the same models compared: only the verdict differs
+
+
 def test_chosen_precision_trains_the_model_and_auto_keeps_old_fingerprints(tmp_path):
     """precision: fp32 reaches the trainer and is part of what makes a model (a bf16 model is
     not reused for it); auto is left out of the settings, so a model trained before the option

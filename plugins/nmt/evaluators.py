@@ -123,6 +123,10 @@ class TrainAndTestEvaluator(Evaluator):
                                             "train_and_test.v1 evaluator) gives the baseline "
                                             "model; run first unless its output already holds "
                                             "that model.")
+        baseline_budget: Literal["same", "own"] = Field(
+            "same", description="same: a baseline trained for another max_steps is UNFAIR; "
+            "own: the baseline was trained at its own update budget (each arm at the budget its "
+            "dev set chose), so max_steps may differ and is reported, not flagged.")
         seed_spread: str | None = Field(None, description="The report of a multi-seed "
                                         "train_and_test.v1 run (its reports/train_and_test.v1."
                                         "json, or its run directory): its bleu_spread and "
@@ -457,6 +461,10 @@ class TrainAndTestEvaluator(Evaluator):
             differ = sorted(k for k in FAIR_SETTINGS
                             if base_settings.get(k) is not None and settings.get(k) is not None
                             and base_settings[k] != settings[k])
+            if self.config.baseline_budget == "own" and "max_steps" in differ:
+                differ.remove("max_steps")
+                text += (f"; the baseline at its own budget of {base_settings['max_steps']} "
+                         f"updates, this run at {settings['max_steps']}")
             numbers["baseline_same_settings"] = float(not differ)
             if differ:
                 text += ("; UNFAIR: the baseline was trained with other "
