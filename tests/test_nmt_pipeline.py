@@ -185,6 +185,25 @@ def test_training_logs_progress_by_time(tiny, tmp_path, monkeypatch):
     assert [ln.split()[2] for ln in steps] == ["1", "2", "3"]
 
 
+def test_validation_every_n_updates_does_not_depend_on_the_clock(tiny, tmp_path):
+    """valid_every_steps: validations at those updates however fast the machine (valid_every's
+    minutes would validate at once here, with a budget of 0 minutes between them), so the
+    kept checkpoint is the same on a busy machine as on a quiet one."""
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    d = tiny["data"]
+    opts = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                tgt_lang="en", valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"),
+                max_steps=6, vocab_size=400, d_model=32, layers=1, heads=2, ffn_dim=64,
+                batch_tokens=600, threads=1, max_len=24, valid_every_steps=2)
+    steps = []
+    for minutes in (1e-9, 1e9):
+        info = train(TrainOptions(output=str(tmp_path / f"m{minutes}"), valid_every=minutes,
+                                  **opts), log=lambda m: None)
+        steps.append([h["step"] for h in info["history"]])
+    assert steps == [[2, 4, 6], [2, 4, 6]]
+
+
 def test_progress_bar_only_on_a_terminal():
     import os
     import subprocess

@@ -109,6 +109,9 @@ class TrainOptions(BaseModel):
     max_len: int = Field(128, ge=8, description="Longest sequence in subwords (longer ones are "
                          "cut).")
     valid_every: float = Field(5.0, gt=0, description="Minutes between validations.")
+    valid_every_steps: int | None = Field(
+        None, ge=1, description="Updates between validations, instead of valid_every's minutes: "
+        "which checkpoint is kept then does not depend on the machine's speed or load.")
     snapshots: bool = Field(False, description="Also save the model at every validation to "
                             "snapshots/step-N in the output directory, to measure BLEU against "
                             "training time afterwards.")
@@ -691,7 +694,11 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
             if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
                 done = True
                 break
-            if elapsed >= next_valid:
+            if opts.valid_every_steps:
+                due = step % opts.valid_every_steps == 0
+            else:
+                due = elapsed >= next_valid
+            if due:
                 checkpoint("validation")
                 run_loss, run_n = 0.0, 0
                 next_valid += opts.valid_every * 60.0
