@@ -109,6 +109,27 @@ def test_generate_fills_only_empty_sides_tags_and_rejects_with_reason(files, reg
     assert any("repetition loop" in w for w in res.manifest["warnings"])
 
 
+def test_later_steps_score_generated_text_without_its_tag(files, reg):
+    """The tag goes in front of the written text only: a filter after a tagged generate step
+    measures the sentence itself (a 3-word back-translation passes max 3 words, which it would
+    not with the tag counted), and the written corpus carries the tag and the src_tag column."""
+    steps = BT + ("    tag: <BT>\n  - filter: length.v1\n    with: {side: src}\n"
+                  "    origins: [mono]\n    keep: {max: 3}\n")
+    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
+  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    run_recipe(r)
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    mono = [(r["src"], r["src_tag"]) for r in rows if r["origin"] == "mono"]
+    assert mono == [("<BT> A DOG RUNS", "<BT>"), ("<BT> THE CAT", "<BT>"),
+                    ("<BT> BIRDS FLY", "<BT>")]
+    assert {r["src_tag"] for r in rows if r["origin"] == "bitext"} == {""}
+    src_lines = (files / "out" / "corpus.src").read_text(encoding="utf-8").splitlines()
+    assert "<BT> A DOG RUNS" in src_lines and "eins" in src_lines
+    rejected = read_tsv(files / "out" / "rejected.tsv")
+    assert ("<BT> la la la la la", "steps[1]:length.v1") in [
+        (r["src"], r["rejected_by"].split(" ")[0]) for r in rejected]
+
+
 def test_monolingual_tsv_and_random_sample(files, reg):
     r = recipe(files, f"""  - {{name: web, path: {files}/m.tsv, side: tgt, header: true}}
   - {{name: mono, tgt: {files}/m.en, limit: 2, sample: random}}""", BT, reg=reg)

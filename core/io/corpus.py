@@ -244,6 +244,26 @@ def take_rows(batch: Batch, idx: list[int]) -> Batch:
     return out
 
 
+def tag_column(side: str) -> str:
+    """The column that holds the tag a ``generate`` step with ``tag:`` gives the rows it
+    generated (Caswell et al. 2019's tagged back-translation), for the side it filled."""
+    return f"{side}_tag"
+
+
+def with_tags(batch: Batch) -> Batch:
+    """The batch as it is written: each side's tag (``src_tag``/``tgt_tag``, where non-empty) in
+    front of its text. Steps see and score the text without the tag; only the written corpus
+    carries it."""
+    out = batch
+    for side in ("src", "tgt"):
+        tags = batch.get(tag_column(side))
+        if tags and any(tags):
+            if out is batch:
+                out = dict(batch)
+            out[side] = [f"{t} {x}" if t else x for t, x in zip(tags, batch[side])]
+    return out
+
+
 class Reader:
     """Streams one input as batches of ``batch_size`` rows; built from an entry of the recipe's
     ``input`` (paired or monolingual; ``skip``, ``limit``, ``sample``, ``repeat``, ``weight``)."""

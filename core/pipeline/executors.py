@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Iterator
 
 from ..components.base import Cleaner, Component, Filter, Generator, Paraphraser, Splitter, Weighter
-from ..io.corpus import Batch, batch_len, take_rows
+from ..io.corpus import Batch, batch_len, tag_column, take_rows
 from .decide import count_words, scope_rows, select_global, selection_cut, within_bounds
 from ..errors import BitextforgeError, ComponentError, StepError
 from ..recipe.step_models import (CleanStep, FilterStep, GenerateStep, KeepSpec, ParaphraseStep,
@@ -512,12 +512,18 @@ class GenerateExec(Executor):
         self.read = "tgt" if step.side == "src" else "src"
         self.score_col = step.score_column()
         self.extra = tuple(comp.extra_columns)
-        self.prefix = f"{step.tag} " if step.tag else ""
+        # Caswell et al.'s tag is not written into the text here: the steps after this one score
+        # the generated sentence itself (a tag in the text made dual cross-entropy prefer long
+        # sentences and changed 2,791 of 18,000 kept back-translations), and the sink puts the
+        # tag in front when it writes the corpus (core.io.corpus.with_tags)
+        self.tag = step.tag or ""
+        self.tag_col = tag_column(step.side) if step.tag else None
         self.made_by = comp.describe() + (f" tag={step.tag}" if step.tag else "")
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
-        return [self.score_col, "generated_by", "generated_from", *self.extra]
+        return [self.score_col, "generated_by", "generated_from", *self.extra,
+                *([self.tag_col] if self.tag_col else [])]
 
     @classmethod
     def made_mark(cls, step: StepModel) -> str:
@@ -538,6 +544,8 @@ class GenerateExec(Executor):
             batch.setdefault("generated_from", [None] * n)
             for k in self.extra:
                 batch.setdefault(k, [None] * n)
+            if self.tag_col:
+                batch.setdefault(self.tag_col, [""] * n)
             return StepResult(batch, rows_in=n, rows_out=n, seconds=time.perf_counter() - t0)
         texts = [R[i] for i in targets]
         with component_call(self.label, "generate()", batch):
@@ -550,6 +558,8 @@ class GenerateExec(Executor):
         old_made = batch.get("generated_by")
         old_from = batch.get("generated_from")
         old_extra = {k: batch.get(k) for k in self.extra}
+        old_tag = batch.get(self.tag_col) if self.tag_col else None
+        tags: list[str] = []
         idx: list[int] = []
         variant: list[int] = []
         text: list[str] = []
@@ -571,6 +581,7 @@ class GenerateExec(Executor):
                 for k, lst in extra.items():
                     prev = old_extra[k]
                     lst.append(prev[i] if prev is not None else None)
+                tags.append(old_tag[i] if old_tag is not None else "")
                 continue
             got = [c for c in cands[i] if c[0].strip()]
             if not got:
@@ -581,7 +592,8 @@ class GenerateExec(Executor):
                 loops += repetition_loop(cand[0])
                 idx.append(i)
                 variant.append(V[i] + j)
-                text.append(self.prefix + cand[0])
+                text.append(cand[0])
+                tags.append(self.tag)
                 score.append(float(cand[1]))
                 made.append(self.made_by)
                 made_from.append(batch["id"][i])
@@ -597,6 +609,8 @@ class GenerateExec(Executor):
         out["generated_by"] = made
         out["generated_from"] = made_from
         out.update(extra)
+        if self.tag_col:
+            out[self.tag_col] = tags
         res = StepResult(out, rows_in=n, rows_out=len(idx))
         if failed:
             rej = take_rows(batch, failed)
@@ -605,6 +619,8 @@ class GenerateExec(Executor):
             rej["generated_from"] = [None] * len(failed)
             for k in self.extra:
                 rej[k] = [None] * len(failed)
+            if self.tag_col:
+                rej[self.tag_col] = [""] * len(failed)
             res.rejected.append(Rejected(rej, f"{self.label}: no output", [None] * len(failed)))
             res.rows_rejected = len(failed)
         self.count(sentences=len(targets), generated=total, without_output=len(failed),

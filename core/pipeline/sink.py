@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io.corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value
+from ..io.corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value, with_tags
 from ..errors import BitextforgeError
 from .runners.stream import Packet
 from ..io.shards import MERGED_DIR, SHARD_DIR
@@ -98,7 +98,8 @@ class Outputs:
         return f
 
     def write(self, batch: Batch) -> None:
-        """Append kept rows."""
+        """Append kept rows (generated text with its tag in front, :func:`with_tags`)."""
+        batch = with_tags(batch)
         self.rows += batch_len(batch)
         if self.tsv:
             self.tsv.write(batch)
@@ -122,7 +123,7 @@ class Outputs:
         n = batch_len(rej.batch)
         self.rejected_rows += n
         if self.rejected:
-            batch = dict(rej.batch)
+            batch = dict(with_tags(rej.batch))
             batch["rejected_by"] = ([rej.why] * n if rej.reasons is None else
                                     [f"{rej.why} ({r})" for r in rej.reasons])
             batch["rejected_score"] = rej.scores

@@ -133,8 +133,9 @@ class GenerateStep(StepModel):
     side: Literal["src", "tgt"] = Field(description="The side to fill; the other side is read. "
                                         "Back-translation of target monolingual text: src.")
     tag: str | None = Field(None, pattern=r"^\S+$", description="A token prepended to every "
-                            "generated text (tagged back-translation, Caswell et al. 2019), e.g. "
-                            "<BT>; test sets are never tagged.")
+                            "generated text in the written corpus (tagged back-translation, "
+                            "Caswell et al. 2019), e.g. <BT>; later steps score the text without "
+                            "it, and test sets are never tagged.")
     as_: str | None = Field(None, alias="as", description="Name of the generation-score column "
                             "(default: <component>_score).")
 
