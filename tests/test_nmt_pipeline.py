@@ -317,9 +317,11 @@ def test_ct2_conversion_is_cached_by_hash(tiny):
 def test_ct2_child_process_translates_like_in_process(tiny):
     """On CPU the translator runs in a child process (torch's and CTranslate2's OpenMP runtimes
     clash in one process) and decodes one batch per thread at once; its k-best and sampled
-    outputs are those of an in-process translator doing one batch at a time, close() stops the
-    child, and a child that died is one clear error."""
+    outputs are those of an in-process translator doing one batch at a time, close() leaves the
+    child without a model for the next translator (which translates as a fresh one) until
+    shutdown_idle() stops it, and a child that died is one clear error."""
     from bitextforge import ComponentError
+    from bitextforge.plugins.nmt import ct2_worker
     from bitextforge.plugins.nmt.backends import CTranslate2Backend, Decoding
 
     src = tiny["de"][:12]
@@ -333,6 +335,13 @@ def test_ct2_child_process_translates_like_in_process(tiny):
         assert child.translate(src, dec) == local.translate(src, dec)
     proc = child.translator.proc
     child.close()
+    again = CTranslate2Backend(str(tiny["dir"]), threads=2, batch_size=4, compute_type="float32")
+    assert again.translator.proc is proc and proc.poll() is None  # the same child, reused
+    for dec in (Decoding(beam=3, k=2, max_length=24),
+                Decoding(beam=1, k=3, sampling=True, top_k=5, seed=7, max_length=24)):
+        assert again.translate(src, dec) == local.translate(src, dec)
+    again.close()
+    ct2_worker.shutdown_idle()
     assert proc.poll() is not None
     dead = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="float32")
     dead.translator.proc.kill()

@@ -12,16 +12,23 @@ process as a round trip, so the translator lives in a child that never runs torc
 The child is this module run as ``python -m``: no re-import of the user's main script (as
 ``multiprocessing``'s spawn would do). Messages are length-prefixed pickles over the child's
 stdin and stdout; the child's ``print``s go to stderr. When the parent dies the child reads EOF
-and exits. Used by :class:`bitextforge.plugins.nmt.backends.CTranslate2Backend`; the back-
+and exits. A closed translator's child unloads its model and waits, up to two of them, for the
+next translator of the same process (:func:`shutdown_idle` stops them): starting one costs
+about 0.2 s of CPU (an interpreter and CTranslate2's import), and an evaluator that trains and
+tests dozens of small models (``expansion_curve.v1``, ``train_and_test.v1`` with a val set and a
+baseline) opened one per model and test set. Used by :class:`bitextforge.plugins.nmt.backends.CTranslate2Backend`; the back-
 translation of Wieting et al. 2017 / ParaNMT-50M and the BET round trips are what it serves.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import pickle
 import struct
 import subprocess
 import sys
+import threading
 from typing import Any, BinaryIO
 
 from bitextforge import ComponentError
@@ -158,17 +165,73 @@ class LocalTranslator:
         self.workers = []
 
 
+#: children without a model, each with the environment it was started in (a child started
+#: before a change of, say, CUDA_VISIBLE_DEVICES or OMP_NUM_THREADS is not reused after it)
+_IDLE: list[tuple[tuple, subprocess.Popen]] = []
+_IDLE_MAX = 2
+_IDLE_LOCK = threading.Lock()
+
+
+def _environment() -> tuple:
+    return tuple(sorted(os.environ.items()))
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        _send(proc.stdin, ("exit", ()))
+        proc.stdin.close()
+        proc.wait(timeout=10)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        try:
+            pipe.close()
+        except OSError:  # a broken pipe's unwritten bytes: the child is gone anyway
+            pass
+
+
+def _idle_child() -> subprocess.Popen | None:
+    """A waiting child started in this environment, if there is one."""
+    env = _environment()
+    with _IDLE_LOCK:
+        while _IDLE:
+            started_in, proc = _IDLE.pop()
+            if started_in == env and proc.poll() is None:
+                return proc
+            _stop(proc)
+    return None
+
+
+def shutdown_idle() -> None:
+    """Stop the children that wait for a next translator (also done when Python exits)."""
+    with _IDLE_LOCK:
+        idle = [proc for _, proc in _IDLE]
+        _IDLE.clear()
+    for proc in idle:
+        _stop(proc)
+
+
+atexit.register(shutdown_idle)
+
+
 class RemoteTranslator:
     """``ctranslate2.Translator`` in a child process; ``translate_batches`` returns plain lists
     ``[(hypotheses, scores)]`` per job instead of CTranslate2's result objects."""
 
     def __init__(self, model_path: str, device: str, compute_type: str, inter_threads: int,
                  intra_threads: int, vocab_map: bool = False):
-        """Start the child and load the model there; a load failure is raised here."""
-        self.proc = subprocess.Popen(
+        """Take a waiting child or start one, and load the model there; a load failure is
+        raised here."""
+        self.proc = _idle_child() or subprocess.Popen(
             [sys.executable, "-m", _MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self._call("load", model_path, device, compute_type, inter_threads, intra_threads,
-                   vocab_map)
+        try:
+            self._call("load", model_path, device, compute_type, inter_threads, intra_threads,
+                       vocab_map)
+        except ComponentError:
+            proc, self.proc = self.proc, None
+            _stop(proc)
+            raise
 
     def _call(self, op: str, *args: Any) -> Any:
         if self.proc is None:
@@ -195,16 +258,23 @@ class RemoteTranslator:
         return self._call("score", jobs)
 
     def close(self) -> None:
-        """Stop the child (it also exits on its own when this process dies)."""
+        """Unload the model; the child then waits for the next translator, or stops when two
+        already wait (it also exits on its own when this process dies)."""
         if self.proc is None:
             return
-        try:
-            _send(self.proc.stdin, ("exit", ()))
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-        self.proc = None
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            try:
+                _send(proc.stdin, ("unload", ()))
+                unloaded = _recv(proc.stdout)[0] == "ok"
+            except (EOFError, OSError, ValueError):
+                unloaded = False
+            if unloaded:
+                with _IDLE_LOCK:
+                    if len(_IDLE) < _IDLE_MAX:
+                        _IDLE.append((_environment(), proc))
+                        return
+        _stop(proc)
 
     def __del__(self):
         try:
@@ -214,7 +284,8 @@ class RemoteTranslator:
 
 
 def _serve(inp: BinaryIO, out: BinaryIO) -> None:
-    """The child's loop: load, then translate until ``exit`` or EOF."""
+    """The child's loop: load a model, translate or score with it, unload it, load the next,
+    until ``exit`` or EOF."""
     translator = None
     while True:
         try:
@@ -225,8 +296,12 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
             return
         try:
             if op == "load":
+                translator = None  # the previous model's memory goes before the next loads
                 translator = LocalTranslator(*args)
                 value: Any = None
+            elif op == "unload":
+                translator = None
+                value = None
             elif op == "translate":
                 value = translator.translate_batches(*args)
             elif op == "score":
