@@ -117,8 +117,8 @@ def budgets() -> None:
     med = lambda ms: statistics.median(m["bleu"] for m in ms)
     spread = max(m["bleu"] for m in b_ms) - min(m["bleu"] for m in b_ms)
     print(f"\nChosen on val: bitext only {b_steps:,} updates (median {med(b_ms):.2f}), upper "
-          + (f"bound {top[1]:,} (median {med(top[3]):.2f}" if top else "bound not run (")
-          + f"; bitext-only seed spread {spread:.2f}).")
+          + (f"bound {top[1]:,} (median {med(top[3]):.2f}; " if top else "bound not run (")
+          + f"bitext-only seed spread {spread:.2f}).")
     for label in [label for label, _ in BUDGETS[1:-1] if label in chosen]:
         _, s_steps, s_run, s_ms = chosen[label]
         parts = []
