@@ -350,6 +350,29 @@ def test_ct2_child_process_translates_like_in_process(tiny):
         dead.translate(src[:2], Decoding(beam=1, max_length=24))
 
 
+def test_a_forked_process_does_not_take_the_parents_waiting_translator(tiny):
+    """A waiting CTranslate2 child belongs to the process that started it: after os.fork the
+    child process's list of waiting translators is empty (sharing one pipe, two processes would
+    wait for each other's replies), and the parent still reuses its own."""
+    import os
+
+    from bitextforge.plugins.nmt import ct2_worker
+    from bitextforge.plugins.nmt.backends import CTranslate2Backend
+
+    first = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="float32")
+    proc = first.translator.proc
+    first.close()
+    pid = os.fork()
+    if pid == 0:  # the forked child: report through the exit status only
+        os._exit(0 if not ct2_worker._IDLE else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    again = CTranslate2Backend(str(tiny["dir"]), threads=1, compute_type="float32")
+    assert again.translator.proc is proc
+    again.close()
+    ct2_worker.shutdown_idle()
+
+
 @pytest.mark.parametrize("backend", ["transformers", "ctranslate2"])
 def test_backtranslate_kbest_nll_and_drop_reference(tiny, backend):
     from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT

@@ -169,7 +169,10 @@ class LocalTranslator:
 #: before a change of, say, CUDA_VISIBLE_DEVICES or OMP_NUM_THREADS is not reused after it)
 _IDLE: list[tuple[tuple, subprocess.Popen]] = []
 _IDLE_MAX = 2
-_IDLE_LOCK = threading.Lock()
+#: reentrant: a translator dropped by the garbage collector closes itself (``__del__``), which
+#: can happen inside a locked region of the same thread; a plain Lock then deadlocked the process
+#: at exit (a pytest worker hung after its last test)
+_IDLE_LOCK = threading.RLock()
 
 
 def _environment() -> tuple:
@@ -194,13 +197,17 @@ def _stop(proc: subprocess.Popen) -> None:
 def _idle_child() -> subprocess.Popen | None:
     """A waiting child started in this environment, if there is one."""
     env = _environment()
+    stale, found = [], None
     with _IDLE_LOCK:
-        while _IDLE:
+        while _IDLE and found is None:
             started_in, proc = _IDLE.pop()
             if started_in == env and proc.poll() is None:
-                return proc
-            _stop(proc)
-    return None
+                found = proc
+            else:
+                stale.append(proc)
+    for proc in stale:  # stopped outside the lock: stopping waits for the child
+        _stop(proc)
+    return found
 
 
 def shutdown_idle() -> None:
@@ -212,7 +219,16 @@ def shutdown_idle() -> None:
         _stop(proc)
 
 
+def _forget_idle_after_fork() -> None:
+    """In a forked child: the waiting translators' pipes belong to the parent (two processes
+    writing requests into one child's pipe would wait for each other's replies for ever)."""
+    global _IDLE_LOCK
+    _IDLE.clear()
+    _IDLE_LOCK = threading.RLock()
+
+
 atexit.register(shutdown_idle)
+os.register_at_fork(after_in_child=_forget_idle_after_fork)
 
 
 class RemoteTranslator:
