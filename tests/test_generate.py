@@ -69,6 +69,13 @@ def recipe(files, inputs: str, steps: str = "", extra: str = "", reg=None):
 BT = "  - generate: upper_test.v1\n    side: src\n"
 
 
+def bitext_and_mono(files) -> str:
+    """The inputs most tests here read: the three pairs (name bitext) and the English lines
+    (name mono)."""
+    return (f"  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}\n"
+            f"  - {{name: mono, tgt: {files}/m.en}}")
+
+
 def test_inputs_stream_in_order_with_names_repeats_weights_and_ratio(files, reg):
     r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en, repeat: 2, weight: 2}}
   - {{name: mono, tgt: {files}/m.en, max_ratio: 0.5}}""", BT, reg=reg)
@@ -88,8 +95,7 @@ def test_inputs_stream_in_order_with_names_repeats_weights_and_ratio(files, reg)
 
 def test_generate_fills_only_empty_sides_tags_and_rejects_with_reason(files, reg):
     steps = BT + "    tag: <BT>\n    with: {k: 2}\n"
-    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
-  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    r = recipe(files, bitext_and_mono(files), steps, reg=reg)
     res = run_recipe(r)
     rows = read_tsv(files / "out" / "corpus.tsv")
     bitext = [r for r in rows if r["origin"] == "bitext"]
@@ -115,8 +121,7 @@ def test_later_steps_score_generated_text_without_its_tag(files, reg):
     not with the tag counted), and the written corpus carries the tag and the src_tag column."""
     steps = BT + ("    tag: <BT>\n  - filter: length.v1\n    with: {side: src}\n"
                   "    origins: [mono]\n    keep: {max: 3}\n")
-    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
-  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    r = recipe(files, bitext_and_mono(files), steps, reg=reg)
     run_recipe(r)
     rows = read_tsv(files / "out" / "corpus.tsv")
     mono = [(r["src"], r["src_tag"]) for r in rows if r["origin"] == "mono"]
@@ -267,8 +272,7 @@ def test_filters_can_decide_only_some_origins(files, reg):
     passes with an empty score."""
     steps = BT + ("  - filter: length.v1\n    with: {side: tgt}\n    keep: {min: 3}\n"
                   "    origins: [mono]\n")
-    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
-  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    r = recipe(files, bitext_and_mono(files), steps, reg=reg)
     run_recipe(r)
     rows = read_tsv(files / "out" / "corpus.tsv")
     assert [r["tgt"] for r in rows if r["origin"] == "bitext"] == ["one", "two", "three"]
@@ -294,16 +298,15 @@ def test_paraphrase_steps_can_expand_some_origins_only(files, bitextforge_plugin
     back-translated rows as they are (Nichols-style expansion of the bitext beside BT)."""
     reg = bitextforge_plugin(UpperGenerator, ReverseParaphraser, name="para-origins-test")
     steps = BT + "  - paraphrase: reverse_test.v1\n    side: tgt\n    origins: [bitext]\n"
-    r = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
-  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+    r = recipe(files, bitext_and_mono(files), steps, reg=reg)
     res = run_recipe(r)
     rows = read_tsv(files / "out" / "corpus.tsv")
     made = [(r["variant"], r["tgt"]) for r in rows if r["origin"].startswith("reverse_test.v1")]
     assert made == [("1", "one"), ("1", "two"), ("1", "three")]  # one-word targets reversed
     assert [r["variant"] for r in rows if r["origin"] == "mono"] == ["0", "0", "0", "0"]
     assert res.manifest["steps"][1]["counts"]["originals"] == 3
-    unscoped = recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
-  - {{name: mono, tgt: {files}/m.en}}""", steps.replace("    origins: [bitext]\n", ""), reg=reg)
+    unscoped = recipe(files, bitext_and_mono(files), steps.replace("    origins: [bitext]\n", ""),
+                      reg=reg)
     run_recipe(unscoped)
     rows = read_tsv(files / "out" / "corpus.tsv")
     assert sum(r["origin"].startswith("reverse_test.v1") for r in rows) == 7
@@ -314,8 +317,7 @@ def test_origins_that_name_no_input_are_refused(files, reg):
     steps = BT + ("  - filter: length.v1\n    keep: {min: 3}\n    origins: [mono, mnoo]\n"
                   "  - weight: distributed.v1\n    origins: [bitext]\n")
     with pytest.raises(RecipeError) as err:
-        recipe(files, f"""  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}
-  - {{name: mono, tgt: {files}/m.en}}""", steps, reg=reg)
+        recipe(files, bitext_and_mono(files), steps, reg=reg)
     assert str(err.value) == ("t.yaml: steps[1].origins: 'mnoo' is not the name of an input "
                               "(inputs: bitext, mono)")
 
