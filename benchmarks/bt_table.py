@@ -111,13 +111,14 @@ def budgets() -> None:
     if BUDGETS[0][0] not in chosen:
         return
     _, b_steps, b_run, b_ms = chosen[BUDGETS[0][0]]
-    top = chosen.get(BUDGETS[-1][0])
+    top = chosen.get(BUDGETS[-1][0])  # the upper bound, when it has run
+    t_steps, t_ms = (top[1], top[3]) if top else (None, None)
     hyp = lambda run, seed: (Path("runs") / run / "train_and_test" / f"hyp-seed{seed}.txt"
                              ).read_text(encoding="utf-8").splitlines()
     med = lambda ms: statistics.median(m["bleu"] for m in ms)
     spread = max(m["bleu"] for m in b_ms) - min(m["bleu"] for m in b_ms)
     print(f"\nChosen on val: bitext only {b_steps:,} updates (median {med(b_ms):.2f}), upper "
-          + (f"bound {top[1]:,} (median {med(top[3]):.2f}; " if top else "bound not run (")
+          + (f"bound {t_steps:,} (median {med(t_ms):.2f}; " if top else "bound not run (")
           + f"bitext-only seed spread {spread:.2f}).")
     for label in [label for label, _ in BUDGETS[1:-1] if label in chosen]:
         _, s_steps, s_run, s_ms = chosen[label]
@@ -128,7 +129,7 @@ def budgets() -> None:
             parts.append(f"{system.score - base.score:+.2f} (p {system.p_value:.3f})")
         print(f"{label}, {s_steps:,} updates (median {med(s_ms):.2f}) against bitext only, seed "
               f"by seed: {', '.join(parts)}; median difference {med(s_ms) - med(b_ms):+.2f} "
-              f"BLEU" + (f"; gap closed {(med(s_ms) - med(b_ms)) / (med(top[3]) - med(b_ms)):.0%}"
+              f"BLEU" + (f"; gap closed {(med(s_ms) - med(b_ms)) / (med(t_ms) - med(b_ms)):.0%}"
                          if top else "") + ".")
 
 if __name__ == "__main__":

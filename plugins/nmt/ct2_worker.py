@@ -16,8 +16,9 @@ and exits. A closed translator's child unloads its model and waits, up to two of
 next translator of the same process (:func:`shutdown_idle` stops them): starting one costs
 about 0.2 s of CPU (an interpreter and CTranslate2's import), and an evaluator that trains and
 tests dozens of small models (``expansion_curve.v1``, ``train_and_test.v1`` with a val set and a
-baseline) opened one per model and test set. Used by :class:`bitextforge.plugins.nmt.backends.CTranslate2Backend`; the back-
-translation of Wieting et al. 2017 / ParaNMT-50M and the BET round trips are what it serves.
+baseline) opened one per model and test set. Used by
+:class:`bitextforge.plugins.nmt.backends.CTranslate2Backend`; the back-translation of Wieting et
+al. 2017 / ParaNMT-50M and the BET round trips are what it serves.
 """
 
 from __future__ import annotations

@@ -461,7 +461,7 @@ class TrainAndTestEvaluator(Evaluator):
             differ = sorted(k for k in FAIR_SETTINGS
                             if base_settings.get(k) is not None and settings.get(k) is not None
                             and base_settings[k] != settings[k])
-            if self.config.baseline_budget == "own" and "max_steps" in differ:
+            if c.baseline_budget == "own" and "max_steps" in differ:
                 differ.remove("max_steps")
                 text += (f"; the baseline at its own budget of {base_settings['max_steps']} "
                          f"updates, this run at {settings['max_steps']}")
