@@ -77,6 +77,10 @@ BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-
             {8000: "bt-multi30k-sampled-filtered-rev4k-8k"}),
            ("+ tagged beam BT from that reverse model, dual-xent filtered",
             {8000: "bt-multi30k-tagged-filtered-rev4k-8k"}),
+           ("+ beam BT from a reverse model with dropout 0.3 (8,000 updates), dual-xent filtered",
+            {8000: "bt-multi30k-filtered-revd3-8k"}),
+           ("+ 3 samples (top-k 10) per sentence from that reverse model, dual-xent filtered, "
+            "bitext x2", {8000: "bt-multi30k-sampled3-up2-filtered-revd3-8k"}),
            ("29,000 real pairs (upper bound)",
             {2000: "bt-multi30k-real29k", 8000: "bt-multi30k-real29k-8k"})]
 
