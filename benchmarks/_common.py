@@ -308,6 +308,16 @@ def flores(lang: str) -> list[str]:
     return p.read_text(encoding="utf-8").split("\n")[:-1]
 
 
+def kind_aucs(p, n_clean: int, wk, kinds: tuple[str, ...]) -> list[float]:
+    """ROC-AUC of the first ``n_clean`` scores of ``p`` (clean rows) against the negatives of each
+    kind in ``kinds`` (``wk``: the kind of each row after them)."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    return [roc_auc_score(np.r_[np.ones(n_clean), np.zeros((wk == k).sum())],
+                          np.r_[p[:n_clean], p[n_clean:][wk == k]]) for k in kinds]
+
+
 def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv, wk,
                    kinds: tuple[str, ...], header: bool = True) -> dict:
     """Fit pair_classifier_model.v1's classifier on the training features ``X`` / ``y`` with
@@ -329,9 +339,7 @@ def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv
         clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=1)
         clf.fit(X[:, idx], y)
         p = clf.predict_proba(V[:, idx])[:, 1]
-        pos = p[:n_clean]
-        per = [roc_auc_score(np.r_[np.ones(n_clean), np.zeros((wk == k).sum())],
-                             np.r_[pos, p[n_clean:][wk == k]]) for k in kinds]
+        per = kind_aucs(p, n_clean, wk, kinds)
         print(f"| {label} | {roc_auc_score(yv, p):.3f} | " + " | ".join(f"{a:.3f}" for a in per)
               + " |")
         out[label] = p

