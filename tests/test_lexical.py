@@ -320,6 +320,13 @@ def test_pair_classifier_learns_from_synthetic_noise(tables, tmp_path):
     p = f.score({"src": ["der hund singt hier", "der hund singt hier", "der hund singt hier"],
                  "tgt": ["the dog sings here", "the cat runs today", "der hund singt hier"]})
     assert all(0 <= x <= 1 for x in p) and p[0] > p[1] and p[0] > p[2]
+    # the manifest says what each feature cost over the pairs scored
+    info = f.manifest_info()
+    assert info["pairs_scored"] == 3
+    assert set(info["feature_cost"]) == {"surface", "lexical_translation.v1"}
+    cost = info["feature_cost"]["lexical_translation.v1"]
+    assert cost["seconds"] >= 0 and (cost["pairs_per_second"] is None
+                                     or cost["pairs_per_second"] > 0)
 
 
 def test_pair_classifier_options_are_checked_before_training(tmp_path):

@@ -322,14 +322,22 @@ class FeatureScorer:
             # one filter may be a feature twice with different options
             self.names.append(spec.filter if spec.filter not in self.names
                               else f"{spec.filter}#{n}")
+        #: seconds spent on each feature column group (``surface`` and each filter's name) and
+        #: the pairs scored, so a run can say which feature costs what (pairs/s per component)
+        self.seconds = {"surface": 0.0, **{n: 0.0 for n in self.names[len(self.surface):]}}
+        self.pairs = 0
 
     def features(self, src: list[str], tgt: list[str], batch: int = 2000,
                  who: str | None = None) -> np.ndarray:
         """One row per pair: the surface measures, then each filter's score (inf and NaN are
         replaced by finite extremes; the classifier needs numbers). With ``who`` (a trainer's
         name), each filter's scoring shows progress under that name."""
+        t0 = time.perf_counter()
         cols = [surface_features(src, tgt, self.surface)]
-        for f in self.filters:
+        self.seconds["surface"] += time.perf_counter() - t0
+        self.pairs += len(src)
+        for f, name in zip(self.filters, self.names[len(self.surface):]):
+            t0 = time.perf_counter()
             vals = []
             starts = range(0, len(src), batch)
             if who is not None:
@@ -338,6 +346,7 @@ class FeatureScorer:
             for s in starts:
                 vals.extend(f.score({"src": src[s:s + batch], "tgt": tgt[s:s + batch]}))
             cols.append(np.asarray(vals, dtype=np.float64)[:, None])
+            self.seconds[name] += time.perf_counter() - t0
         X = np.hstack(cols).astype(np.float64)
         return np.nan_to_num(X, nan=-1e3, posinf=1e3, neginf=-1e3)
 
@@ -591,8 +600,15 @@ class PairClassifierFilter(Filter):
         return self.clf.predict_proba(self.scorer.features(src, tgt))[:, 1].tolist()
 
     def manifest_info(self):
-        """The model file and its features."""
-        return {"model": self.config.model, "features": self.feature_names}
+        """The model file, its features and what each feature cost: seconds and pairs/s over
+        the pairs this filter scored (the classifier's own prediction is the rest of the
+        step's time)."""
+        sc = self.scorer
+        cost = {name: {"seconds": round(sec, 3),
+                       "pairs_per_second": round(sc.pairs / sec, 1) if sec > 0 else None}
+                for name, sec in sc.seconds.items()}
+        return {"model": self.config.model, "features": self.feature_names,
+                "pairs_scored": sc.pairs, "feature_cost": cost}
 
     def close(self):
         """Close the feature filters."""

