@@ -81,8 +81,12 @@ BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-
             {8000: "bt-multi30k-filtered-revd3-8k"}),
            ("+ 3 samples (top-k 10) per sentence from that reverse model, dual-xent filtered, "
             "bitext x2", {8000: "bt-multi30k-sampled3-up2-filtered-revd3-8k"}),
+           ("+ 5 samples (top-k 10) per sentence from that reverse model, dual-xent filtered, "
+            "bitext x3", {8000: "bt-multi30k-sampled5-up3-filtered-revd3-8k",
+                          12000: "bt-multi30k-sampled5-up3-filtered-revd3-12k"}),
            ("29,000 real pairs (upper bound)",
-            {2000: "bt-multi30k-real29k", 8000: "bt-multi30k-real29k-8k"})]
+            {2000: "bt-multi30k-real29k", 8000: "bt-multi30k-real29k-8k",
+             12000: "bt-multi30k-real29k-12k"})]
 
 
 def budgets() -> None:
