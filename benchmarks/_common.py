@@ -428,6 +428,20 @@ def cached_features(cache: Path, specs: list, surface, train, valid, batch: int 
 
 # ------------------------------------------------------------------ experiment tables
 
+def train_and_test_dir(run: str) -> Path:
+    """Where ``runs/<run>``'s train_and_test.v1 kept its models, hypotheses and record: the
+    ``model_dir`` of its recipe when one was given (seeds trained in separate processes share
+    one), else ``runs/<run>/train_and_test``."""
+    filled = Path("runs") / run / "recipe.filled.yaml"
+    if filled.is_file():
+        import yaml
+
+        for ev in yaml.safe_load(filled.read_text(encoding="utf-8")).get("evaluate") or []:
+            if ev.get("evaluator") == "train_and_test.v1" and (ev.get("with") or {}).get("model_dir"):
+                return Path(ev["with"]["model_dir"])
+    return Path("runs") / run / "train_and_test"
+
+
 def train_and_test_run(run: str) -> dict | None:
     """The train_and_test.v1 report numbers and model record of ``runs/<run>`` (read from the
     repository root), or None when it has not run; ``models`` is empty when the run has no
@@ -435,7 +449,7 @@ def train_and_test_run(run: str) -> dict | None:
     rep = Path("runs") / run / "reports" / "train_and_test.v1.json"
     if not rep.is_file():
         return None
-    rec = Path("runs") / run / "train_and_test" / "train_and_test.json"
+    rec = train_and_test_dir(run) / "train_and_test.json"
     models = json.loads(rec.read_text())["models"] if rec.is_file() else []
     return {"numbers": json.loads(rep.read_text())["numbers"], "models": models}
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import shared_data, train_and_test_run  # noqa: E402
+from _common import shared_data, train_and_test_dir, train_and_test_run  # noqa: E402
 
 ARMS = [("bitext only (5,000 pairs)", "bt-multi30k-bitext"),
         ("+ beam BT", "bt-multi30k-beam"),
@@ -83,7 +83,7 @@ BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-
             "bitext x2", {8000: "bt-multi30k-sampled3-up2-filtered-revd3-8k"}),
            ("+ 5 samples (top-k 10) per sentence from that reverse model, dual-xent filtered, "
             "bitext x3", {8000: "bt-multi30k-sampled5-up3-filtered-revd3-8k",
-                          12000: "bt-multi30k-sampled5-up3-filtered-revd3-12k"}),
+                          12000: "bt-multi30k-sampled5-up3-filtered-revd3-12k-s1"}),
            ("29,000 real pairs (upper bound)",
             {2000: "bt-multi30k-real29k", 8000: "bt-multi30k-real29k-8k",
              12000: "bt-multi30k-real29k-12k"})]
@@ -101,17 +101,28 @@ def budgets() -> None:
     chosen = {}
     for label, runs in BUDGETS:
         best = None
+        loaded = {steps: load(run) for steps, run in runs.items()}
+        ok = {steps: d for steps, d in loaded.items()
+              if d is not None and all("valid_bleu" in m for m in d["models"])}
+        # budgets are compared on the seeds they all have (a budget run with one seed is not
+        # compared with another's mean of three)
+        common = set.intersection(*({m["seed"] for m in d["models"]} for d in ok.values())) \
+            if ok else set()
         for steps, run in sorted(runs.items()):
-            d = load(run)
-            if d is None or any("valid_bleu" not in m for m in d["models"]):
+            d = ok.get(steps)
+            if d is None:
                 print(f"| {label} | {steps:,} | not run (or without val) | | | |")
                 continue
             ms = sorted(d["models"], key=lambda m: m["seed"])
             val = statistics.fmean(m["valid_bleu"] for m in ms)
-            if best is None or val > best[0]:
-                best = (val, steps, run, ms)
+            val_common = statistics.fmean(m["valid_bleu"] for m in ms if m["seed"] in common)
+            if best is None or val_common > best[0]:
+                best = (val_common, steps, run, ms)
             seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
-            print(f"| {label} | {steps:,} | {val:.2f} | {seeds} | "
+            uneven = any({m["seed"] for m in o["models"]} != common for o in ok.values())
+            note = (f" (seed{'s' * (len(common) > 1)} {', '.join(map(str, sorted(common)))}, "
+                    f"which every budget ran: {val_common:.2f})" if uneven else "")
+            print(f"| {label} | {steps:,} | {val:.2f}{note} | {seeds} | "
                   f"{statistics.median(m['bleu'] for m in ms):.2f} | "
                   f"{statistics.median(m['chrf'] for m in ms):.2f} |")
         if best is not None:
@@ -121,7 +132,7 @@ def budgets() -> None:
     _, b_steps, b_run, b_ms = chosen[BUDGETS[0][0]]
     top = chosen.get(BUDGETS[-1][0])  # the upper bound, when it has run
     t_steps, t_ms = (top[1], top[3]) if top else (None, None)
-    hyp = lambda run, seed: (Path("runs") / run / "train_and_test" / f"hyp-seed{seed}.txt"
+    hyp = lambda run, seed: (train_and_test_dir(run) / f"hyp-seed{seed}.txt"
                              ).read_text(encoding="utf-8").splitlines()
     med = lambda ms: statistics.median(m["bleu"] for m in ms)
     spread = max(m["bleu"] for m in b_ms) - min(m["bleu"] for m in b_ms)
