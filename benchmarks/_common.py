@@ -431,15 +431,19 @@ def cached_features(cache: Path, specs: list, surface, train, valid, batch: int 
 def train_and_test_dir(run: str) -> Path:
     """Where ``runs/<run>``'s train_and_test.v1 kept its models, hypotheses and record: the
     ``model_dir`` of its recipe when one was given (seeds trained in separate processes share
-    one), else ``runs/<run>/train_and_test``."""
+    one), else ``runs/<run>/train_and_test`` (the evaluator's own rule, ``models_root``)."""
+    from bitextforge.plugins.nmt.evaluators import models_root
+
     filled = Path("runs") / run / "recipe.filled.yaml"
+    model_dir = None
     if filled.is_file():
         import yaml
 
         for ev in yaml.safe_load(filled.read_text(encoding="utf-8")).get("evaluate") or []:
-            if ev.get("evaluator") == "train_and_test.v1" and (ev.get("with") or {}).get("model_dir"):
-                return Path(ev["with"]["model_dir"])
-    return Path("runs") / run / "train_and_test"
+            if ev.get("evaluator") == "train_and_test.v1":
+                model_dir = (ev.get("with") or {}).get("model_dir")
+                break
+    return models_root(model_dir, Path("runs") / run)
 
 
 def train_and_test_run(run: str) -> dict | None:
@@ -449,7 +453,9 @@ def train_and_test_run(run: str) -> dict | None:
     rep = Path("runs") / run / "reports" / "train_and_test.v1.json"
     if not rep.is_file():
         return None
-    rec = train_and_test_dir(run) / "train_and_test.json"
+    from bitextforge.plugins.nmt.evaluators import RECORD
+
+    rec = train_and_test_dir(run) / RECORD
     models = json.loads(rec.read_text())["models"] if rec.is_file() else []
     return {"numbers": json.loads(rep.read_text())["numbers"], "models": models}
 

@@ -47,6 +47,13 @@ _SettingsBase = create_model(
        for k in TRAIN_SETTINGS})
 
 
+def models_root(model_dir: str | Path | None, run_dir: str | Path) -> Path:
+    """Where train_and_test.v1 keeps its training data, models, hypotheses and record
+    (:data:`RECORD`) for the run in ``run_dir``: ``model_dir`` when the recipe gives one (runs
+    of one seed each may share it), else ``<run_dir>/train_and_test``."""
+    return Path(model_dir) if model_dir else Path(run_dir) / "train_and_test"
+
+
 def _sha256(paths: list[Path]) -> str:
     h = hashlib.sha256()
     for p in paths:
@@ -190,7 +197,7 @@ class TrainAndTestEvaluator(Evaluator):
             opts = json.loads(log.read_text(encoding="utf-8")).get("options") if log.is_file() \
                 else None
             return p, opts
-        for rec in (p / RECORD, p / "train_and_test" / RECORD):
+        for rec in (p / RECORD, models_root(None, p) / RECORD):
             if rec.is_file():
                 self._baseline_record = rec
                 return _first_model(rec)
@@ -210,7 +217,7 @@ class TrainAndTestEvaluator(Evaluator):
         if cfgs[0].baseline_recipe:
             raise InputError(f"{self.name} baseline_recipe: {path} names a baseline_recipe "
                              f"itself; give the baseline a recipe without one")
-        rec = Path(cfgs[0].model_dir or Path(recipe.output.dir) / "train_and_test") / RECORD
+        rec = models_root(cfgs[0].model_dir, recipe.output.dir) / RECORD
         if not rec.is_file():
             from bitextforge.pipeline.run import run_recipe
 
@@ -310,7 +317,7 @@ class TrainAndTestEvaluator(Evaluator):
         baseline = self._baseline_model()  # checked before any training starts
 
         run_dir = Path(corpus.path).parent
-        root = Path(c.model_dir) if c.model_dir else run_dir / "train_and_test"
+        root = models_root(c.model_dir, run_dir)
         files, data_facts = self._write_training_data(corpus, root / "data")
         settings = self._settings()
         data_hash = _sha256(files)
