@@ -72,8 +72,8 @@ from pathlib import Path
 import numpy as np
 
 from _common import (cached_features, design_data, fail, kind_aucs, multi30k_tables,
-                     negative_kinds,
-                     paired_bootstrap, print_variants, shared_data, transfer_features)
+                     negative_kinds, paired_bootstrap, print_variants, shared_data,
+                     transfer_features)
 from bitextforge.plugins.lexical.pair_classifier import FeatureFilter
 
 KINDS = negative_kinds()

@@ -108,6 +108,7 @@ def budgets() -> None:
         # compared with another's mean of three)
         common = set.intersection(*({m["seed"] for m in d["models"]} for d in ok.values())) \
             if ok else set()
+        uneven = any({m["seed"] for m in d["models"]} != common for d in ok.values())
         for steps, run in sorted(runs.items()):
             d = ok.get(steps)
             if d is None:
@@ -119,7 +120,6 @@ def budgets() -> None:
             if best is None or val_common > best[0]:
                 best = (val_common, steps, run, ms)
             seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
-            uneven = any({m["seed"] for m in o["models"]} != common for o in ok.values())
             note = (f" (seed{'s' * (len(common) > 1)} {', '.join(map(str, sorted(common)))}, "
                     f"which every budget ran: {val_common:.2f})" if uneven else "")
             print(f"| {label} | {steps:,} | {val:.2f}{note} | {seeds} | "

@@ -324,8 +324,13 @@ class FeatureScorer:
                               else f"{spec.filter}#{n}")
         #: seconds spent on each feature column group (``surface`` and each filter's name) and
         #: the pairs scored, so a run can say which feature costs what (pairs/s per component)
-        self.seconds = {"surface": 0.0, **{n: 0.0 for n in self.names[len(self.surface):]}}
+        self.seconds = {"surface": 0.0, **{n: 0.0 for n in self.filter_names}}
         self.pairs = 0
+
+    @property
+    def filter_names(self) -> list[str]:
+        """The feature names of the filters, in the order of :attr:`filters`."""
+        return self.names[len(self.surface):]
 
     def features(self, src: list[str], tgt: list[str], batch: int = 2000,
                  who: str | None = None) -> np.ndarray:
@@ -336,7 +341,7 @@ class FeatureScorer:
         cols = [surface_features(src, tgt, self.surface)]
         self.seconds["surface"] += time.perf_counter() - t0
         self.pairs += len(src)
-        for f, name in zip(self.filters, self.names[len(self.surface):]):
+        for f, name in zip(self.filters, self.filter_names):
             t0 = time.perf_counter()
             vals = []
             starts = range(0, len(src), batch)
