@@ -17,8 +17,10 @@ On the GPU (``--device``, default ``cuda``) it
 6. trains a small bilingual embedding model on the GPU, loads it on the CPU and compares the
    embeddings (its weights must have been saved as CPU tensors).
 
-Every figure goes into the JSON file ``--out`` (written when all sections have run; a section that
-fails records its one-line error there and the script exits 1). About 5 minutes on an H100.
+Every figure goes into the JSON file ``--out``, rewritten after each section so that a run cut
+off by its time limit still returns what it measured; a section that fails records its one-line
+error there and the script exits 1. Where CTranslate2 sees no GPU (its PyPI wheels need a CUDA 12
+runtime), the GPU decoding of sections 1 and 4 runs on transformers instead, and the JSON says so. About 5 minutes on an H100.
 ``--smoke`` runs the same code with tiny settings on whatever ``--device`` says (``auto``: the CPU
 here), which is what the test suite does. How to run it on a lent machine: docs/benchmarks.md
 ("GPU check").
@@ -132,13 +134,23 @@ def train_section(args, device: str, steps: int, out: Path, spm: str | None = No
             "final_train_loss": info["history"][-1]["train_loss"] if info["history"] else None}
 
 
+def gpu_backend(device: str) -> str:
+    """The decoder of the sections that decode on ``device``: CTranslate2 where it can use that
+    device, else transformers (CTranslate2's CUDA 12 wheels find no GPU under a CUDA 13 runtime)."""
+    from bitextforge.hardware import visible_gpus
+
+    return "ctranslate2" if device == "cpu" or visible_gpus("ctranslate2") else "transformers"
+
+
 def back_translate_section(args, model_dir: Path, device: str, texts: list[str]) -> dict:
-    """translate.v1 (CTranslate2, float16 on a GPU) over ``texts``: sentences and output
-    subword tokens per second."""
+    """translate.v1 (CTranslate2 float16 on a GPU, or transformers where CTranslate2 sees none)
+    over ``texts``: sentences and output subword tokens per second."""
     from bitextforge.plugins.nmt.generators import TranslateGenerator
 
+    backend = gpu_backend(device)
     gen = TranslateGenerator(TranslateGenerator.Config(
-        model=str(model_dir), device=device, beam=4, batch_size=64, threads=args.threads))
+        model=str(model_dir), device=device, beam=4, batch_size=64 if backend == "ctranslate2"
+        else 256, threads=args.threads, backend=backend))
     try:
         t0 = time.perf_counter()
         out = gen.generate(texts)
@@ -148,8 +160,8 @@ def back_translate_section(args, model_dir: Path, device: str, texts: list[str])
         tokens = sum(len(tok(c[0][0])["input_ids"]) for c in out if c)
     finally:
         gen.close()
-    return {"device": info["device"], "compute_type": info.get("compute_type"),
-            "sentences": len(texts), "seconds": round(secs, 2),
+    return {"backend": backend, "device": info["device"],
+            "compute_type": info.get("compute_type"), "sentences": len(texts), "seconds": round(secs, 2),
             "sentences_per_second": round(len(texts) / secs, 1),
             "output_tokens_per_second": round(tokens / secs, 1)}
 
@@ -219,6 +231,12 @@ def main(argv=None) -> int:
     work = Path(tmp.name) if tmp else args.work
     work.mkdir(parents=True, exist_ok=True)
 
+    from bitextforge.io.corpus import write_atomic
+
+    def save():
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.out, json.dumps(figures, indent=2) + "\n")
+
     def section(name, fn, *a):
         print(f"gpu_check: {name} ...", flush=True)
         t0 = time.perf_counter()
@@ -227,7 +245,10 @@ def main(argv=None) -> int:
         except Exception as exc:  # noqa: BLE001 - one failing section must not lose the rest
             figures["errors"][name] = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
+            save()
             return None
+        figures.setdefault("section_seconds", {})[name] = round(time.perf_counter() - t0, 1)
+        save()
         print(f"gpu_check: {name} done in {time.perf_counter() - t0:.1f} s: "
               f"{json.dumps(result if not isinstance(result, tuple) else result[0])}",
               flush=True)
@@ -239,7 +260,8 @@ def main(argv=None) -> int:
                                            args.gpu_steps, accel)
     if figures["train_accelerated"]:
         figures["bleu_accelerated"] = section(
-            "BLEU on " + device, bleu_of, accel, src, ref, "ctranslate2", device, args.threads)
+            "BLEU on " + device, bleu_of, accel, src, ref, gpu_backend(device), device,
+            args.threads)
         # the model trained on the accelerator, decoded on the CPU by both backends
         figures["bleu_on_cpu_of_accelerated_model"] = [
             section(f"BLEU on cpu ({be} {ct})", bleu_of, accel, src, ref, be, "cpu",
@@ -276,11 +298,7 @@ def main(argv=None) -> int:
         "bilingual model " + device + " -> cpu", bilingual_section, args, device, work,
         pool_de[:5000 if not args.smoke else 300], pool_en[:5000 if not args.smoke else 300])
     figures["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-    from bitextforge.io.corpus import write_atomic
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out, json.dumps(figures, indent=2) + "\n")
+    save()
     print(f"gpu_check: wrote {args.out}" + (f"; failed: {', '.join(figures['errors'])}"
                                            if figures["errors"] else ""), flush=True)
     if tmp:

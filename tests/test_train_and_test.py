@@ -187,6 +187,18 @@ def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
     assert "UNFAIR" in report.summary and "d_model (8 vs 16)" in report.summary
 
 
+def test_baseline_model_directory_compares_the_precision_it_ran_in(tmp_path):
+    """A baseline given as one model's directory (model-seedN of a shared model_dir) is judged
+    by the arithmetic its training ran in, as the evaluator's own models are: its log's option
+    says auto, which once made every such comparison UNFAIR (auto vs bf16)."""
+    _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
+    model = tmp_path / "base" / "train_and_test" / "model-seed1"
+    assert json.loads((model / "train_log.json").read_text())["options"]["precision"] == "auto"
+    report = _evaluator(tmp_path, baseline=str(model)).evaluate(_corpus(tmp_path / "run"))
+    assert report.numbers["baseline_same_settings"] == 1.0, report.summary
+    assert "UNFAIR" not in report.summary
+
+
 def test_baseline_at_its_own_budget_is_named_not_unfair(tmp_path):
     """Per-arm update budgets (each chosen on a dev set): baseline_budget: own reports the two
     budgets and keeps the other settings checked; by default another max_steps is UNFAIR."""

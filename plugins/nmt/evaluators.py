@@ -194,8 +194,14 @@ class TrainAndTestEvaluator(Evaluator):
         p = Path(c.baseline)
         if (p / "config.json").is_file():
             log = p / "train_log.json"
-            opts = json.loads(log.read_text(encoding="utf-8")).get("options") if log.is_file() \
-                else None
+            if not log.is_file():
+                return p, None
+            facts = json.loads(log.read_text(encoding="utf-8"))
+            opts = facts.get("options")
+            if opts is not None and facts.get("precision"):
+                # the arithmetic the training ran in, as for this evaluator's own models: the
+                # option says "auto", which is bf16 on one machine and fp32 on another
+                opts = {**opts, "precision": facts["precision"]}
             return p, opts
         for rec in (p / RECORD, models_root(None, p) / RECORD):
             if rec.is_file():

@@ -1,0 +1,265 @@
+"""Issue #31's news setting (Sennrich, Haddow & Birch 2016) on a lent GPU, inside one short
+device call: ``recipes/bt-news-bitext.yaml`` and ``recipes/bt-news.yaml`` run as their headers
+say, with a smaller update budget and the seeds trained side by side on the one GPU.
+
+Phases (each a ``bitextforge`` command; their logs and the run reports go to ``--out``):
+
+A. the reverse en->de model (``bitextforge prepare recipes/bt-news.yaml``) and the three
+   bitext-only seeds (``bitextforge run recipes/bt-news-bitext.yaml``, one process per seed into
+   one shared ``model_dir``), four trainings at once;
+B. the back-translation (``bitextforge run recipes/bt-news.yaml`` without its evaluator): the
+   English monolingual text capped at ``--mono-ratio`` times the bitext, a random sample, decoded
+   on the GPU (transformers where CTranslate2 sees no GPU);
+C. the three back-translation seeds, trained on exactly the corpus phase B wrote (read back as
+   the run's input, so the back-translation is not repeated three times), each compared with the
+   bitext-only model of its seed (paired bootstrap, ``train_and_test.v1``).
+
+Every model of both arms has the same update budget (``--steps``; by default sized from the
+single-process updates/s that ``benchmarks/gpu_check.py`` measured just before) and the same
+batch (``--batch-tokens``). The results, one line per seed, are written to ``news.json``, and the
+reports, hypotheses and the commands' logs (not the model weights) to ``news.tar.gz``, after each phase, so a
+call cut off by its limit still returns what finished.
+
+``--smoke`` runs the same commands with tiny settings on the CPU (a check of this script, a few
+minutes). How it was run: docs/experiments.md, "Back-translation on news".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BITEXT_RUN, BT_RUN = "runs/bt-news-bitext-gpu", "runs/bt-news-gpu"
+REVERSE = "models/news-bitext-en-de-gpu"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The command line (``--help``)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True, help="the shared data folder (holds "
+                   "deen-train-pool/ and wmt-newstest-deen/)")
+    p.add_argument("--out", type=Path, required=True, help="logs, news.json, news.tar.gz")
+    p.add_argument("--gpu-check", type=Path, help="gpu_check.json: its updates/s sizes --steps")
+    p.add_argument("--steps", type=int, help="updates per model (default: from --gpu-check)")
+    p.add_argument("--train-seconds", type=float, default=65.0, help="what one phase's "
+                   "trainings may take, for sizing --steps")
+    p.add_argument("--batch-tokens", type=int, default=8000)
+    p.add_argument("--mono-ratio", type=float, default=1.0, help="English sentences back-"
+                   "translated, per bitext pair (newstest 2008-2013 first, then Tatoeba)")
+    p.add_argument("--logs", type=Path, default=Path("/tmp/bt-news-logs"),
+                   help="the commands' logs (also packed into news.tar.gz)")
+    p.add_argument("--seeds", default="1,2,3")
+    p.add_argument("--smoke", action="store_true", help="tiny settings on the CPU")
+    return p.parse_args(argv)
+
+
+def size_steps(args) -> tuple[int, str]:
+    """The update budget: ``--steps``, or what four trainings sharing the GPU (taken as 2.5x
+    slower each than gpu_check's one, with a 5x larger batch) do in ``--train-seconds``."""
+    if args.steps:
+        return args.steps, "given"
+    try:
+        ups = json.loads(args.gpu_check.read_text())["train_accelerated"]["updates_per_second"]
+    except (OSError, TypeError, KeyError, ValueError, AttributeError):
+        return 2000, "default (no gpu_check figure)"
+    steps = int(ups / 2.5 * args.train_seconds) // 250 * 250
+    return max(1000, min(steps, 12000)), f"from gpu_check's {ups} updates/s"
+
+
+class Phases:
+    """Runs the phases' commands, logs them under ``out/logs``, and keeps news.json and
+    news.tar.gz up to date."""
+
+    def __init__(self, args):
+        self.args, self.t0 = args, time.perf_counter()
+        # outside --out: the device tool returns at most 8 files, so the logs travel in the tarball
+        self.logs = args.logs
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.result: dict = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "phases": {},
+                             "commands": []}
+
+    def run(self, name: str, cmds: dict[str, list[str]]) -> bool:
+        """Start ``cmds`` (label -> argv) together, wait for all; True when every one exits 0."""
+        t = time.perf_counter()
+        procs = {}
+        for label, argv in cmds.items():
+            self.result["commands"].append(" ".join(argv))
+            log = open(self.logs / f"{label}.log", "w")
+            procs[label] = (subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                             env={**os.environ, "PYTHONUNBUFFERED": "1"}), log)
+            print(f"news: {name}: started {label}", flush=True)
+        rcs = {}
+        for label, (proc, log) in procs.items():
+            rcs[label] = proc.wait()
+            log.close()
+            tail = (self.logs / f"{label}.log").read_text(errors="replace").splitlines()[-3:]
+            print(f"news: {name}: {label} exit {rcs[label]} at "
+                  f"{time.perf_counter() - self.t0:.0f} s: {' | '.join(tail)}", flush=True)
+        self.result["phases"][name] = {"seconds": round(time.perf_counter() - t, 1),
+                                       "exit": rcs}
+        self.save()
+        return all(rc == 0 for rc in rcs.values())
+
+    def save(self) -> None:
+        """news.json (the seeds' figures from the reports written so far) and news.tar.gz."""
+        seeds = {}
+        for run in sorted(ROOT.glob("runs/bt-news-*gpu-s*")):
+            rep = run / "reports" / "train_and_test.v1.json"
+            if rep.is_file():
+                seeds[run.name] = json.loads(rep.read_text()).get("numbers")
+        self.result["seeds"] = seeds
+        self.result["elapsed_seconds"] = round(time.perf_counter() - self.t0, 1)
+        (self.args.out / "news.json").write_text(json.dumps(self.result, indent=2) + "\n")
+        with tarfile.open(self.args.out / "news.tar.gz", "w:gz") as tar:
+            for path in sorted(ROOT.glob("runs/bt-news-*gpu*")) + [ROOT / REVERSE]:
+                if path.exists():
+                    tar.add(path, arcname=path.relative_to(ROOT).as_posix(), filter=_no_weights)
+            tar.add(self.logs, arcname="logs")
+
+
+def _no_weights(info: tarfile.TarInfo):
+    """Leave model weights, vocabularies and the copies of the training data out of the
+    tarball."""
+    name = info.name
+    if name.endswith((".safetensors", ".bin", ".pt", ".model", ".vocab", "train.src",
+                      "train.tgt")) or "/ct2" in name or "/data/" in name:
+        return None
+    if "-s" in name.split("/")[1] and name.rsplit("/", 1)[-1].startswith(("corpus.", "report.html")):
+        return None  # the seeds' copies of the corpus; the back-translation run keeps its own
+    if info.isfile() and info.size > 12_000_000:
+        return None
+    return info
+
+
+def main(argv=None) -> int:
+    """Run phases A, B and C; exit 1 if any command failed."""
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    steps, why = size_steps(args)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    cli = [sys.executable, "-m", "bitextforge.cli"]
+    d = args.data.as_posix().rstrip("/")
+    ph = Phases(args)
+    ph.result.update(steps=steps, steps_from=why, batch_tokens=args.batch_tokens,
+                     mono_ratio=args.mono_ratio, seeds=seeds, smoke=args.smoke)
+    print(f"news: {steps} updates per model ({why}), batches of {args.batch_tokens} tokens",
+          flush=True)
+
+    def data(s: str) -> list[str]:
+        # the recipes name ../shared/data; the copy on the device machine is elsewhere
+        return [f"--set={s.replace('../shared/data', d)}"]
+
+    def paths(recipe: str) -> list[str]:
+        text = (ROOT / recipe).read_text()
+        out = []
+        for key in ("test_src", "test_ref", "valid_src", "valid_ref"):
+            for line in text.splitlines():
+                if line.strip().startswith(key + ":"):
+                    out += data(f"evaluate[0].with.{key}={line.split(':', 1)[1].strip()}")
+        return out
+
+    tiny = ["--set=evaluate[0].with.vocab_size=300", "--set=evaluate[0].with.d_model=32",
+            "--set=evaluate[0].with.ffn_dim=64", "--set=evaluate[0].with.layers=1",
+            "--set=evaluate[0].with.heads=2", "--set=evaluate[0].with.bootstrap_samples=50",
+            "--set=evaluate[0].with.min_warmup_steps=2"] if args.smoke else []
+    train = [f"--set=evaluate[0].with.max_steps={steps}",
+             f"--set=evaluate[0].with.batch_tokens={args.batch_tokens}",
+             "--set=evaluate[0].with.threads=2", "--set=evaluate[0].with.device=auto",
+             "--set=output.formats=[plain, tsv]", "--force", *tiny]
+    bitext_inputs = [*data("input[0].path=../shared/data/deen-train-pool/news-commentary-v11-"
+                           "deen-20k/train.de-en.tsv.gz"),
+                     *data("input[1].path=../shared/data/deen-train-pool/europarl-v7-deen-"
+                           "first20k/train.de-en.tsv.gz")]
+    if args.smoke:
+        bitext_inputs += ["--set=input[0].limit=300", "--set=input[1].limit=300"]
+    models_a, models_c = f"{BITEXT_RUN}-models", f"{BT_RUN}-models"
+
+    # -- A: the reverse model and the bitext-only seeds, side by side
+    prep = [*cli, "prepare", "recipes/bt-news.yaml",
+            *data("prepare[0].with.train_tsv=[../shared/data/deen-train-pool/news-commentary-"
+                  "v11-deen-20k/train.de-en.tsv.gz, ../shared/data/deen-train-pool/europarl-v7-"
+                  "deen-first20k/train.de-en.tsv.gz]"),
+            *data("prepare[0].with.valid_src=../shared/data/wmt-newstest-deen/newstest2017.en"),
+            *data("prepare[0].with.valid_tgt=../shared/data/wmt-newstest-deen/newstest2017.de"),
+            "--set=prepare[0].with.tests=[]", f"--set=prepare[0].with.output={REVERSE}",
+            f"--set=steps[0].with.model={REVERSE}",
+            f"--set=prepare[0].with.max_steps={steps}",
+            f"--set=prepare[0].with.valid_every_steps={max(steps // 4, 1)}",
+            f"--set=prepare[0].with.batch_tokens={args.batch_tokens}",
+            "--set=prepare[0].with.threads=2", "--set=prepare[0].with.device=auto"]
+    if args.smoke:
+        prep += ["--set=prepare[0].with.train_limit=600", "--set=prepare[0].with.vocab_size=300",
+                 "--set=prepare[0].with.d_model=32", "--set=prepare[0].with.ffn_dim=64",
+                 "--set=prepare[0].with.layers=1", "--set=prepare[0].with.heads=2",
+                 "--set=prepare[0].with.min_warmup_steps=2"]
+    cmds = {"A-reverse": prep}
+    for s in seeds:
+        cmds[f"A-bitext-s{s}"] = [*cli, "run", "recipes/bt-news-bitext.yaml", *bitext_inputs,
+                                  *paths("recipes/bt-news-bitext.yaml"), *train,
+                                  f"--set=evaluate[0].with.seeds=[{s}]",
+                                  f"--set=evaluate[0].with.model_dir={models_a}",
+                                  f"--set=output.dir={BITEXT_RUN}-s{s}"]
+    if not ph.run("A", cmds):
+        return 1
+
+    # -- B: back-translate the capped English once
+    ratio = args.mono_ratio
+    mono = [*data("input[2].path=../shared/data/deen-train-pool/wmt-newstest-2008-2013-deen/"
+                  "train.de-en.tsv.gz"),
+            *data("input[3].path=../shared/data/deen-train-pool/tatoeba-anki-deu-eng-2018-05/"
+                  "train.de-en.tsv.gz"),
+            # newstest's 16,540 English sentences first (at most `ratio` of the bitext), then
+            # a random Tatoeba sample filling the rest of the cap
+            f"--set=input[2].max_ratio={ratio}", "--set=input[2].sample=random",
+            f"--set=input[3].max_ratio={max(ratio - 16540 / 39784, 0.01):.4f}",
+            "--set=input[3].sample=random"]
+    if args.smoke:
+        mono += ["--set=input[2].limit=150", "--set=input[3].limit=150"]
+    gen = ["--set=steps[0].with.backend=" + ("ctranslate2" if _ct2_gpu() else "transformers"),
+           "--set=steps[0].with.device=auto",
+           f"--set=steps[0].with.batch_size={64 if _ct2_gpu() else 1024}",
+           f"--set=steps[0].with.model={REVERSE}", "--set=steps[0].with.threads=8",
+           f"--set=prepare[0].with.output={REVERSE}"]
+    if not ph.run("B", {"B-back-translate": [
+            *cli, "run", "recipes/bt-news.yaml", *bitext_inputs, *mono, *gen,
+            "--set=evaluate=[]", "--set=output.formats=[plain, tsv]", "--force",
+            f"--set=output.dir={BT_RUN}"]}):
+        return 1
+
+    # -- C: the back-translation seeds on the corpus phase B wrote
+    corpus = [f"--set=input=[{{name: bt-news, src: {BT_RUN}/corpus.src, "
+              f"tgt: {BT_RUN}/corpus.tgt}}]", "--set=steps=[]", "--set=prepare=[]"]
+    cmds = {}
+    for s in seeds:
+        cmds[f"C-bt-s{s}"] = [*cli, "run", "recipes/bt-news.yaml", *corpus,
+                              *paths("recipes/bt-news.yaml"), *train,
+                              f"--set=evaluate[0].with.seeds=[{s}]",
+                              f"--set=evaluate[0].with.model_dir={models_c}",
+                              "--set=evaluate[0].with.baseline_recipe=null",
+                              f"--set=evaluate[0].with.baseline={models_a}/model-seed{s}",
+                              f"--set=output.dir={BT_RUN}-s{s}"]
+    ok = ph.run("C", cmds)
+    ph.result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    ph.save()
+    return 0 if ok else 1
+
+
+def _ct2_gpu() -> bool:
+    try:
+        import ctranslate2
+
+        return ctranslate2.get_cuda_device_count() > 0
+    except ImportError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
