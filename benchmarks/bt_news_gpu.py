@@ -183,7 +183,12 @@ def main(argv=None) -> int:
     models_a, models_c = f"{BITEXT_RUN}-models", f"{BT_RUN}-models"
 
     # -- A: the reverse model and the bitext-only seeds, side by side
-    prep = [*cli, "prepare", "recipes/bt-news.yaml",
+    # prepare validates the whole recipe, so every path it names must be there
+    prep = [*cli, "prepare", "recipes/bt-news.yaml", *bitext_inputs, *paths("recipes/bt-news.yaml"),
+            *data("input[2].path=../shared/data/deen-train-pool/wmt-newstest-2008-2013-deen/"
+                  "train.de-en.tsv.gz"),
+            *data("input[3].path=../shared/data/deen-train-pool/tatoeba-anki-deu-eng-2018-05/"
+                  "train.de-en.tsv.gz"),
             *data("prepare[0].with.train_tsv=[../shared/data/deen-train-pool/news-commentary-"
                   "v11-deen-20k/train.de-en.tsv.gz, ../shared/data/deen-train-pool/europarl-v7-"
                   "deen-first20k/train.de-en.tsv.gz]"),

@@ -20,7 +20,8 @@ On the GPU (``--device``, default ``cuda``) it
 Every figure goes into the JSON file ``--out``, rewritten after each section so that a run cut
 off by its time limit still returns what it measured; a section that fails records its one-line
 error there and the script exits 1. Where CTranslate2 sees no GPU (its PyPI wheels need a CUDA 12
-runtime), the GPU decoding of sections 1 and 4 runs on transformers instead, and the JSON says so. About 5 minutes on an H100.
+runtime), the GPU decoding of sections 1 and 4 runs on transformers instead, and the JSON says so.
+On an H200 (2026-11-27) its first section alone, 800 updates, took 270 s (docs/benchmarks.md).
 ``--smoke`` runs the same code with tiny settings on whatever ``--device`` says (``auto``: the CPU
 here), which is what the test suite does. How to run it on a lent machine: docs/benchmarks.md
 ("GPU check").
@@ -56,7 +57,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "temporary folder, removed at the end)")
     p.add_argument("--device", default="cuda", help="the accelerated device (auto, cuda, "
                    "cuda:N; cpu for a dry run)")
-    p.add_argument("--gpu-steps", type=int, default=3000)
+    p.add_argument("--gpu-steps", type=int, default=800)
     p.add_argument("--cpu-steps", type=int, default=100)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                    help="CPU threads of the CPU runs")
@@ -123,9 +124,9 @@ def train_section(args, device: str, steps: int, out: Path, spm: str | None = No
     """Train for ``steps`` updates on ``device``; updates/s of the training loop alone."""
     from bitextforge.plugins.nmt.train import TrainOptions, train
 
-    lines: list[str] = []
     info = train(TrainOptions(**model_options(args, device, steps, out, spm)),
-                 log=lines.append, where="gpu_check")
+                 log=lambda m: print(f"  train-nmt ({device}): {m}", flush=True),
+                 where="gpu_check")
     seconds = info["train_seconds"]
     return {"device": info["device"], "precision": info["precision"], "steps": info["steps"],
             "pairs": info["pairs"], "parameters": info["parameters"],

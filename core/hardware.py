@@ -14,6 +14,7 @@ needed, unlike fp16). ``precision: auto`` options resolve through :func:`resolve
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Literal
@@ -57,18 +58,53 @@ def parse_device(spec: str, where: str = "device") -> tuple[str, int | None]:
 
 
 def visible_gpus(library: str = "torch") -> int:
-    """How many CUDA devices ``library`` (``torch`` or ``ctranslate2``) sees here; 0 when it is
-    not installed or was built without CUDA."""
+    """How many CUDA devices ``library`` (``torch`` or ``ctranslate2``) sees here and can use; 0
+    when it is not installed, was built without CUDA, or (CTranslate2) cannot load the CUDA
+    libraries it runs models with (:func:`ctranslate2_cuda_problem`)."""
     try:
         if library == "ctranslate2":
             import ctranslate2
 
-            return int(ctranslate2.get_cuda_device_count())
+            count = int(ctranslate2.get_cuda_device_count())
+            return 0 if count and ctranslate2_cuda_problem() else count
         import torch
 
         return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
     except ImportError:
         return 0
+
+
+@functools.lru_cache(maxsize=None)
+def ctranslate2_cuda_problem() -> str | None:
+    """Why CTranslate2 cannot run models on the GPUs it counts, or None when it can.
+
+    Its PyPI wheels link the CUDA runtime statically, so they count the GPUs of any driver, but
+    load cuBLAS of the CUDA major version they were built for when they first run a model there:
+    on a machine with only another version (libcublas.so.13 beside wheels built for 12) every
+    translation failed with "Library libcublas.so.12 is not found" after ``auto`` had chosen the
+    GPU. Checked once per process, by loading that library as CTranslate2 would."""
+    import ctypes
+
+    import ctranslate2
+
+    libdir = Path(ctranslate2.__file__).resolve().parent.parent / "ctranslate2.libs"
+    names: set[bytes] = set()
+    for lib in sorted(libdir.glob("libctranslate2*.so*")):
+        names |= set(re.findall(rb"libcublas\.so\.[0-9]+", lib.read_bytes()))
+    missing = []
+    for name in sorted(n.decode() for n in names):
+        for candidate in (name, str(libdir / name)):
+            try:
+                ctypes.CDLL(candidate)
+                break
+            except OSError:
+                continue
+        else:
+            missing.append(name)
+    if missing:
+        return (f"ctranslate2 {ctranslate2.__version__} counts a GPU but cannot load "
+                f"{', '.join(missing)} (its wheels need that CUDA version's cuBLAS)")
+    return None
 
 
 def resolve_device(spec: str, where: str, library: str = "torch") -> str:
@@ -85,12 +121,24 @@ def resolve_device(spec: str, where: str, library: str = "torch") -> str:
     if dev == "auto":
         return "cuda:0" if count else "cpu"
     if not count:
-        raise ComponentError(f"{where}: device {spec}: no GPU visible to {library}")
+        why = ""
+        if library == "ctranslate2":
+            try:
+                why = f" ({ctranslate2_cuda_problem()})" if _ct2_counts_gpus() else ""
+            except ImportError:
+                pass
+        raise ComponentError(f"{where}: device {spec}: no GPU visible to {library}{why}")
     index = index or 0
     if index >= count:
         raise ComponentError(f"{where}: device {spec}: {library} sees {count} GPU"
                              f"{'s' if count > 1 else ''} (cuda:0 to cuda:{count - 1})")
     return f"cuda:{index}"
+
+
+def _ct2_counts_gpus() -> int:
+    import ctranslate2
+
+    return int(ctranslate2.get_cuda_device_count())
 
 
 def ct2_device(device: str) -> tuple[str, int]:

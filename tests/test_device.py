@@ -206,3 +206,24 @@ steps:
         r = recipe(runner, res)
         assert driver_config(r, r.steps[0], r.configs[0]).device == driver, (runner, res)
         assert r.configs[0].device == "cuda"
+
+
+@NO_GPU
+def test_ctranslate2_counting_gpus_it_cannot_run_on_sees_none(monkeypatch):
+    """CTranslate2's wheels count the GPUs of any driver but load cuBLAS of their own CUDA major
+    version at the first translation: on a lent H200 with CUDA 13 only, ``auto`` chose the GPU
+    and every decoding then failed with "libcublas.so.12 is not found". This machine has no
+    cuBLAS at all, so the real check of the installed wheel finds that library missing; with the
+    count made to say 1, ``auto`` must still choose the CPU and ``cuda`` must say why."""
+    import ctranslate2
+
+    from bitextforge.hardware import ctranslate2_cuda_problem
+
+    problem = ctranslate2_cuda_problem()
+    assert problem is not None and "cannot load libcublas.so." in problem, problem
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 1)
+    assert visible_gpus("ctranslate2") == 0
+    assert resolve_device("auto", "steps[0]: translate.v1", "ctranslate2") == "cpu"
+    with pytest.raises(ComponentError, match=r"no GPU visible to ctranslate2 \(ctranslate2 .* "
+                       r"counts a GPU but cannot load libcublas\.so\.[0-9]+"):
+        resolve_device("cuda", "steps[0]: translate.v1", "ctranslate2")
