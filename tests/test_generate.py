@@ -177,6 +177,40 @@ def test_generate_must_fill_the_side_that_is_empty(files, reg):
                "  - generate: upper_test.v1\n    side: tgt\n", reg=reg)
 
 
+def test_generate_steps_can_fill_some_origins_only(files, reg):
+    """One English text read twice and back-translated two ways (Edunov et al. 2018's beam and
+    samples mixed): each generate step with `origins:` fills its input's rows only and leaves
+    the other's empty rows to the next step; the real pairs pass both."""
+    inputs = bitext_and_mono(files) + f"\n  - {{name: mono2, tgt: {files}/m.en}}"
+    steps = (BT + "    origins: [mono]\n" + BT + "    origins: [mono2]\n    as: upper2_score\n"
+             "    with: {k: 2}\n")
+    run_recipe(recipe(files, inputs, steps, reg=reg))
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    assert [r["src"] for r in rows if r["origin"] == "bitext"] == ["eins", "zwei", "drei"]
+    first = [r for r in rows if r["origin"] == "mono"]
+    second = [r for r in rows if r["origin"] == "mono2"]
+    assert [r["src"] for r in first] == ["A DOG RUNS", "THE CAT", "la la la la la", "BIRDS FLY"]
+    assert {r["generated_by"] for r in first} == {"upper_test.v1 k=1"}
+    assert [r["src"] for r in second][:2] == ["A DOG RUNS", "runs dog a"]
+    assert {r["generated_by"] for r in second} == {"upper_test.v1 k=2"}
+    rejected = [r["rejected_by"] for r in read_tsv(files / "out" / "rejected.tsv")]
+    assert rejected == ["steps[0]:upper_test.v1: no output", "steps[1]:upper_test.v1: no output"]
+
+
+def test_validation_refuses_an_input_no_generate_step_takes(files, reg):
+    """An input that every generate step's `origins:` leaves out would keep its empty side."""
+    inputs = bitext_and_mono(files) + f"\n  - {{name: mono2, tgt: {files}/m.en}}"
+    with pytest.raises(RecipeError) as exc:
+        recipe(files, inputs, BT + "    origins: [mono]\n", reg=reg)
+    assert str(exc.value) == (
+        "t.yaml: input[2]: input 'mono2' holds tgt text only, and no generate step fills its "
+        "empty src side (the generate steps that fill src have `origins:` without 'mono2'), so "
+        "the output would hold rows with an empty side")
+    with pytest.raises(RecipeError, match=r"steps\[0\]\.origins: 'mono3' is not the name of an "
+                       r"input"):
+        recipe(files, inputs, BT + "    origins: [mono, mono2, mono3]\n", reg=reg)
+
+
 def test_one_input_recipes_keep_their_filled_form(files, reg):
     """Options added for several inputs stay out of a one-input recipe's filled copy while they
     hold their defaults, so the signatures of existing recipes do not change."""

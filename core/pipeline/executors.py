@@ -536,8 +536,9 @@ class GenerateExec(Executor):
         t0 = time.perf_counter()
         self._counts = {}
         n = batch_len(batch)
-        S, R = batch[self.side], batch[self.read]
-        targets = [i for i in range(n) if not S[i] and R[i]]
+        S, R, O = batch[self.side], batch[self.read], batch["origin"]
+        want = set(self.step.origins) if self.step.origins is not None else None
+        targets = [i for i in range(n) if not S[i] and R[i] and (want is None or O[i] in want)]
         if not targets:  # bitext rows: nothing to generate
             batch.setdefault(self.score_col, [None] * n)
             batch.setdefault("generated_by", [""] * n)

@@ -838,17 +838,19 @@ def _check_inputs(recipe: Recipe, source: str) -> None:
                                 f"input[{seen[spec.name]}]")
             else:
                 seen[spec.name] = i
-    filled = {side for step in recipe.steps for side in step.fills()}
     for i, spec in enumerate(specs):
         where = f"input[{i}]" if isinstance(recipe.input, list) else "input"
         if spec.one_sided:
             empty = "tgt" if spec.side == "src" else "src"
-            if empty not in filled:
+            fillers = [step for step in recipe.steps if empty in step.fills()]
+            if not any(step.fills_origin(spec.label) for step in fillers):
+                hint = (f" (the generate steps that fill {empty} have `origins:` without "
+                        f"{spec.label!r})" if fillers else
+                        f" (add e.g. `- generate: translate.v1` with `side: {empty}`)")
                 problems.append(
                     f"{source}: {where}: input {spec.label!r} holds {spec.side} text only, and no "
-                    f"generate step fills its empty {empty} side (add e.g. `- generate: "
-                    f"translate.v1` with `side: {empty}`), so the output would hold rows with an "
-                    f"empty side")
+                    f"generate step fills its empty {empty} side{hint}, so the output would hold "
+                    f"rows with an empty side")
     problems += _origin_problems(recipe, source, specs)
     if problems:
         raise RecipeError("\n".join(problems))

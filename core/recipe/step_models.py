@@ -88,6 +88,11 @@ class StepModel(BaseModel):
         """The sides whose empty text this step fills (a generate step's ``side``)."""
         return ()
 
+    def fills_origin(self, origin: str) -> bool:
+        """Whether this step fills the empty rows of the input named ``origin`` (a generate
+        step without ``origins``: every input's)."""
+        return bool(self.fills())
+
     def check(self, cls, config, source: str, where: str) -> tuple["StepModel", list[str]]:
         """Check the step against its component class and validated ``config`` (its ``with:``);
         return the step (defaults filled from the class) and the problems found, each a full
@@ -136,6 +141,11 @@ class GenerateStep(StepModel):
                             "generated text in the written corpus (tagged back-translation, "
                             "Caswell et al. 2019), e.g. <BT>; later steps score the text without "
                             "it, and test sets are never tagged.")
+    origins: list[str] | None = Field(None, min_length=1, description="Fill only the rows of "
+                                      "these inputs (their names); the empty rows of other "
+                                      "inputs pass for a later generate step, so one monolingual "
+                                      "text read twice can be back-translated two ways, e.g. "
+                                      "beam and sampling (Edunov et al. 2018).")
     as_: str | None = Field(None, alias="as", description="Name of the generation-score column "
                             "(default: <component>_score).")
 
@@ -146,6 +156,10 @@ class GenerateStep(StepModel):
     def fills(self) -> tuple[str, ...]:
         """The side this step fills."""
         return (self.side,)
+
+    def fills_origin(self, origin: str) -> bool:
+        """Whether this step fills the empty rows of the input named ``origin``."""
+        return self.origins is None or origin in self.origins
 
 
 class FilterStep(StepModel):
