@@ -175,7 +175,6 @@ def test_bad_input_is_one_line_naming_the_key_or_the_line(tmp_path):
                                             r"should be 'src', 'mt', .* \(got 'meaning'\)$"),
             (", features: [src, src]", r"prepare\[0\]\.with.*lists a feature twice"),
             (", regressor: forest", r"prepare\[0\]\.with\.regressor"),
-            (", backend: ctranslate2", "backend ctranslate2 is for sentence-transformers"),
             (", regressor: mlp", "regressor mlp .* needs at least 20 rows in each fold's fit; "
                                  ".*qe.tsv gives 12")]:
         recipe, model = _recipe(tmp_path, data, extra)

@@ -147,8 +147,6 @@ def test_run_keeps_translations(tmp_path):
 def test_bad_index_options(tmp_path):
     with pytest.raises(ComponentError, match="both index_src and index_tgt"):
         MultilingualEmbeddingFilter(MultilingualEmbeddingFilter.Config(index_src="a"))
-    with pytest.raises(ComponentError, match="backend ctranslate2 is for sentence-transformers"):
-        MultilingualEmbeddingFilter(MultilingualEmbeddingFilter.Config(backend="ctranslate2"))
     (tmp_path / "x.faiss").write_text("not an index")
     with pytest.raises(ComponentError, match="not a faiss index"):
         MultilingualEmbeddingFilter(MultilingualEmbeddingFilter.Config(

