@@ -15,7 +15,9 @@ On the GPU (``--device``, default ``cuda``) it
 5. scores ``--sentences`` pairs with ``nmt_logprob.v1`` on the GPU and on the CPU (pairs/s, and
    how far the two devices' scores differ);
 6. trains a small bilingual embedding model on the GPU, loads it on the CPU and compares the
-   embeddings (its weights must have been saved as CPU tensors).
+   embeddings (its weights must have been saved as CPU tensors);
+7. (after section 1) trains 600 updates on ``--probe-pairs`` pairs and reports updates/s in the
+   first epoch and in the later ones (the first ran several times slower on an H200).
 
 Every figure goes into the JSON file ``--out``, rewritten after each section so that a run cut
 off by its time limit still returns what it measured; a section that fails records its one-line
@@ -64,6 +66,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--sentences", type=int, default=10_000,
                    help="sentences back-translated and pairs scored")
     p.add_argument("--test-limit", type=int, default=1000, help="newstest2016 lines decoded")
+    p.add_argument("--probe-pairs", type=int, default=8000, help="pairs of the first-epoch "
+                   "probe (0: skip it)")
     p.add_argument("--smoke", action="store_true", help="tiny settings: a check of the script "
                    "itself, on any machine, in about a minute")
     args = p.parse_args(argv)
@@ -71,6 +75,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.smoke:
         args.gpu_steps, args.cpu_steps = min(args.gpu_steps, 12), min(args.cpu_steps, 4)
         args.sentences, args.test_limit = min(args.sentences, 120), min(args.test_limit, 40)
+        args.probe_pairs = min(args.probe_pairs, 300)
         # one thread: torch's second thread spin-waits for a core on a busy machine, which made
         # the tiny updates and decoding of the smoke run about ten times slower
         args.threads = 1
@@ -133,6 +138,40 @@ def train_section(args, device: str, steps: int, out: Path, spm: str | None = No
             "train_seconds": round(seconds, 2),
             "updates_per_second": round(info["steps"] / max(seconds, 1e-9), 2),
             "final_train_loss": info["history"][-1]["train_loss"] if info["history"] else None}
+
+
+def epochs_section(args, device: str, out: Path, spm: str | None = None) -> dict:
+    """Updates/s in the first epoch and in the later ones, on the first ``--probe-pairs`` pairs
+    (about 200 batches an epoch) for 600 updates. On the H200 of 2026-11-27 the first epoch of
+    every training ran several times slower than the later ones; a cost per new batch shape (every
+    batch of a first epoch has one) would do that, and this section measures it."""
+    import re
+
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    marks: list[tuple[int, int, float]] = []  # (step, epoch, seconds) of each progress line
+
+    def log(message: str) -> None:
+        m = re.search(r"step (\d+) epoch (\d+) ", message)
+        if "forward pass on" in message:  # logged just before the first update
+            marks.append((0, 1, time.perf_counter()))
+        elif m:
+            marks.append((int(m.group(1)), int(m.group(2)), time.perf_counter()))
+
+    opts = {**model_options(args, device, 600 if not args.smoke else 12, out, spm),
+            "train_limit": args.probe_pairs}
+    train(TrainOptions(**opts), log=log, where="gpu_check")
+    rates = {"first": [0, 0.0], "later": [0, 0.0]}
+    for (s0, _, t0), (s1, e1, t1) in zip(marks, marks[1:]):
+        # a stretch between two progress lines belongs to the first epoch if it ends in it
+        key = "first" if e1 == 1 else "later"
+        rates[key][0] += s1 - s0
+        rates[key][1] += t1 - t0
+    return {"pairs": args.probe_pairs, "marks": [(s, e, round(t - marks[0][2], 2))
+                                                for s, e, t in marks] if marks else [],
+            **{f"{k}_epoch_updates_per_second" if k == "first" else
+               "later_epochs_updates_per_second": round(n / t, 2) if t > 0 else None
+               for k, (n, t) in rates.items()}}
 
 
 def gpu_backend(device: str) -> str:
@@ -270,6 +309,10 @@ def main(argv=None) -> int:
             for be, ct in (("ctranslate2", "int8"), ("ctranslate2", "float32"),
                            ("transformers", None))]
     spm = str(accel / "joint.model") if (accel / "joint.model").is_file() else None
+    if args.probe_pairs:
+        figures["first_epoch_probe"] = section("first epoch against later ones on " + device,
+                                               epochs_section, args, device,
+                                               work / "nmt-probe", spm)
     figures["train_cpu"] = section("train on cpu", train_section, args, "cpu", args.cpu_steps,
                                    work / "nmt-cpu", spm)
     if figures["train_cpu"]:
