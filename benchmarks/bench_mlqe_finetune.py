@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import gzip
 import random
-import re
 import time
 
 import numpy as np
