@@ -17,11 +17,11 @@ C. the three back-translation seeds, trained on exactly the corpus phase B wrote
 Every model of both arms has the same update budget (``--steps``; by default sized from the
 single-process updates/s that ``benchmarks/gpu_check.py`` measured just before) and the same
 batch (``--batch-tokens``). The results, one line per seed, are written to ``news.json``, and the
-reports, hypotheses and the commands' logs (not the model weights) to ``news.tar.gz``, after each phase, so a
-call cut off by its limit still returns what finished.
+reports, hypotheses and the commands' logs (not the model weights) to ``news.tar.gz``, after each
+phase, so a call cut off by its limit still returns what finished.
 
 ``--smoke`` runs the same commands with tiny settings on the CPU (a check of this script, a few
-minutes). How it was run: docs/experiments.md, "Back-translation on news".
+minutes). How it was run: docs/experiments.md, "The news setting".
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def size_steps(args) -> tuple[int, str]:
 
 
 class Phases:
-    """Runs the phases' commands, logs them under ``out/logs``, and keeps news.json and
+    """Runs the phases' commands, logs them under ``--logs``, and keeps news.json and
     news.tar.gz up to date."""
 
     def __init__(self, args):
@@ -228,9 +228,14 @@ def main(argv=None) -> int:
             "--set=input[3].sample=random"]
     if args.smoke:
         mono += ["--set=input[2].limit=150", "--set=input[3].limit=150"]
-    gen = ["--set=steps[0].with.backend=" + ("ctranslate2" if _ct2_gpu() else "transformers"),
+    # the GPU decodes: CTranslate2 where it can run there (hardware.visible_gpus checks that it
+    # loads its cuBLAS), else transformers
+    from bitextforge.hardware import visible_gpus
+
+    ct2_gpu = visible_gpus("ctranslate2") > 0
+    gen = ["--set=steps[0].with.backend=" + ("ctranslate2" if ct2_gpu else "transformers"),
            "--set=steps[0].with.device=auto",
-           f"--set=steps[0].with.batch_size={64 if _ct2_gpu() else 1024}",
+           f"--set=steps[0].with.batch_size={64 if ct2_gpu else 1024}",
            f"--set=steps[0].with.model={REVERSE}", "--set=steps[0].with.threads=8",
            f"--set=prepare[0].with.output={REVERSE}"]
     if not ph.run("B", {"B-back-translate": [
@@ -255,15 +260,6 @@ def main(argv=None) -> int:
     ph.result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     ph.save()
     return 0 if ok else 1
-
-
-def _ct2_gpu() -> bool:
-    try:
-        import ctranslate2
-
-        return ctranslate2.get_cuda_device_count() > 0
-    except ImportError:
-        return False
 
 
 if __name__ == "__main__":
