@@ -63,9 +63,7 @@ def visible_gpus(library: str = "torch") -> int:
     libraries it runs models with (:func:`ctranslate2_cuda_problem`)."""
     try:
         if library == "ctranslate2":
-            import ctranslate2
-
-            count = int(ctranslate2.get_cuda_device_count())
+            count = _ct2_counts_gpus()
             return 0 if count and ctranslate2_cuda_problem() else count
         import torch
 
@@ -136,6 +134,7 @@ def resolve_device(spec: str, where: str, library: str = "torch") -> str:
 
 
 def _ct2_counts_gpus() -> int:
+    """The CUDA devices CTranslate2 counts, whether or not it can run models on them."""
     import ctranslate2
 
     return int(ctranslate2.get_cuda_device_count())
