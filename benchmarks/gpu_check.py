@@ -161,17 +161,18 @@ def epochs_section(args, device: str, out: Path, spm: str | None = None) -> dict
     opts = {**model_options(args, device, 600 if not args.smoke else 12, out, spm),
             "train_limit": args.probe_pairs}
     train(TrainOptions(**opts), log=log, where="gpu_check")
-    rates = {"first": [0, 0.0], "later": [0, 0.0]}
-    for (s0, _, t0), (s1, e1, t1) in zip(marks, marks[1:]):
+
+    def rate(first: bool) -> float | None:
         # a stretch between two progress lines belongs to the first epoch if it ends in it
-        key = "first" if e1 == 1 else "later"
-        rates[key][0] += s1 - s0
-        rates[key][1] += t1 - t0
-    return {"pairs": args.probe_pairs, "marks": [(s, e, round(t - marks[0][2], 2))
-                                                for s, e, t in marks] if marks else [],
-            **{f"{k}_epoch_updates_per_second" if k == "first" else
-               "later_epochs_updates_per_second": round(n / t, 2) if t > 0 else None
-               for k, (n, t) in rates.items()}}
+        spans = [(s1 - s0, t1 - t0) for (s0, _, t0), (s1, e1, t1) in zip(marks, marks[1:])
+                 if (e1 == 1) == first]
+        seconds = sum(t for _, t in spans)
+        return round(sum(n for n, _ in spans) / seconds, 2) if seconds > 0 else None
+
+    return {"pairs": args.probe_pairs,
+            "marks": [(s, e, round(t - marks[0][2], 2)) for s, e, t in marks],
+            "first_epoch_updates_per_second": rate(True),
+            "later_epochs_updates_per_second": rate(False)}
 
 
 def gpu_backend(device: str) -> str:
@@ -201,7 +202,8 @@ def back_translate_section(args, model_dir: Path, device: str, texts: list[str])
     finally:
         gen.close()
     return {"backend": backend, "device": info["device"],
-            "compute_type": info.get("compute_type"), "sentences": len(texts), "seconds": round(secs, 2),
+            "compute_type": info.get("compute_type"), "sentences": len(texts),
+            "seconds": round(secs, 2),
             "sentences_per_second": round(len(texts) / secs, 1),
             "output_tokens_per_second": round(tokens / secs, 1)}
 
