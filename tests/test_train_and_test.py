@@ -261,6 +261,41 @@ def test_seed_spread_read_from_a_multi_seed_run(tmp_path):
         _evaluator(tmp_path, seed_spread=str(spread_run))._spread()
 
 
+def test_init_models_continue_each_seeds_model_and_are_fingerprinted_by_it(tmp_path, capsys):
+    from transformers import MarianMTModel
+
+    _evaluator(tmp_path, seeds=[1, 2]).evaluate(_corpus(tmp_path / "first"))
+    first = tmp_path / "first" / "train_and_test"
+    view = _corpus(tmp_path / "run", [2.0] + [1.0] * (len(DE) - 1))
+    for seed in (1, 2):  # one process per seed, as the long runs do
+        _evaluator(tmp_path, seeds=[seed], init_models=str(tmp_path / "first"),
+                   baseline=str(tmp_path / "first"), lr=1e-4).evaluate(view)
+    root = tmp_path / "run" / "train_and_test"
+    log = json.loads((root / "model-seed2" / "train_log.json").read_text())
+    assert log["options"]["init_model"] == str(first / "model-seed2") and log["steps"] == 2
+    # continued, not trained afresh: the vocabulary is the first model's, the weights moved
+    assert (root / "model-seed2" / "joint.model").read_bytes() == \
+        (first / "model-seed2" / "joint.model").read_bytes()
+    w = [MarianMTModel.from_pretrained(str(d / "model-seed2")).model.shared.weight
+         for d in (first, root)]
+    assert not bool((w[0] == w[1]).all())
+    capsys.readouterr()
+    report = _evaluator(tmp_path, seeds=[1, 2], init_models=str(first),
+                        baseline=str(tmp_path / "first"), lr=1e-4).evaluate(view)
+    assert capsys.readouterr().err.count("reusing") == 2
+    # the comparison says what was continued instead of calling the other lr unfair
+    assert "continues the models of" in report.summary and "UNFAIR" not in report.summary
+    # a new first model is a new continued model
+    _evaluator(tmp_path, seeds=[1], max_steps=3).evaluate(_corpus(tmp_path / "first"))
+    capsys.readouterr()
+    _evaluator(tmp_path, seeds=[1], init_models=str(first), lr=1e-4).evaluate(view)
+    assert "continuing" in capsys.readouterr().err
+    with pytest.raises(InputError, match="has no model for seed 2"):
+        _evaluator(tmp_path, seeds=[2], init_models=str(first)).evaluate(view)
+    with pytest.raises(InputError, match="init_models: nowhere is not the run directory"):
+        _evaluator(tmp_path, init_models="nowhere").evaluate(view)
+
+
 @pytest.mark.parametrize("kw, message", [
     ({"baseline": "nowhere"}, "baseline: nowhere is neither a model directory"),
     ({"seed_spread": "nowhere"}, "seed_spread: nowhere: no such report"),

@@ -146,6 +146,14 @@ class TrainAndTestEvaluator(Evaluator):
                                        "(sacrebleu --paired-bs-n).")
         bootstrap_seed: int = Field(12345, description="Seed of the resampling (sacrebleu's "
                                     "SACREBLEU_SEED).")
+        init_models: str | None = Field(
+            None, description="Continue training instead of starting afresh: each seed's model "
+            "of this train_and_test.v1 run (its run directory or model_dir) is trained on this "
+            "run's corpus for max_steps more updates, keeping its vocabulary and size (the size "
+            "options are ignored). With a corpus of the real pairs alone this is fine-tuning a "
+            "model trained on back-translated data on the authentic data (continued training, "
+            "Luong & Manning 2015; Popel et al. 2020). The budget of such a model is its first "
+            "training's plus max_steps.")
         precision: Precision = Field(
             "auto", description="Arithmetic of the training's forward pass, as train-nmt's "
             "--precision (auto: bf16 where the CPU or GPU computes it natively). fp32 is faster "
@@ -161,6 +169,28 @@ class TrainAndTestEvaluator(Evaluator):
             # with auto) keep their fingerprints and are still reused
             settings["precision"] = c.precision
         return settings
+
+    def _init_models(self) -> dict[int, tuple[Path, str]]:
+        """With ``init_models``: each seed's model to continue and its fingerprint, checked
+        before any training starts (every seed of this run must have one)."""
+        c = self.config
+        p = Path(c.init_models)
+        rec = next((r for r in (p / RECORD, models_root(None, p) / RECORD) if r.is_file()), None)
+        if rec is None:
+            raise InputError(f"{self.name} init_models: {c.init_models} is not the run directory "
+                             f"or model_dir of a {self.name} run (no {RECORD})")
+        try:
+            found = {m["seed"]: (rec.parent / m["dir"], m["fingerprint"])
+                     for m in json.loads(rec.read_text(encoding="utf-8"))["models"]}
+        except (ValueError, KeyError, TypeError):
+            raise InputError(f"{rec}: not a {self.name} record (models with seed, dir and "
+                             f"fingerprint)") from None
+        missing = [s for s in c.seeds if s not in found
+                   or not (found[s][0] / "config.json").is_file()]
+        if missing:
+            raise InputError(f"{self.name} init_models: {rec} has no model for seed "
+                             f"{', '.join(map(str, missing))}; train those seeds there first")
+        return {s: found[s] for s in c.seeds}
 
     def _spread(self) -> tuple[float | None, float | None]:
         c = self.config
@@ -257,11 +287,12 @@ class TrainAndTestEvaluator(Evaluator):
         facts = {"rows": len(src), "weighted": weighted, "weight_sum": round(sum(weights), 4)}
         return files, facts
 
-    def _train(self, files: list[Path], out: Path, seed: int) -> dict[str, Any]:
+    def _train(self, files: list[Path], out: Path, seed: int,
+               init: Path | None = None) -> dict[str, Any]:
         from .train import train
 
         c = self.config
-        opts = TrainOptions(
+        opts = TrainOptions(init_model=str(init) if init else None,
             src_train=str(files[0]), tgt_train=str(files[1]),
             train_weights=str(files[2]) if len(files) > 2 else None,
             src_lang=c.src_lang, tgt_lang=c.tgt_lang, output=str(out), seed=seed,
@@ -302,7 +333,8 @@ class TrainAndTestEvaluator(Evaluator):
         return {"test_src": config.test_src, "test_ref": config.test_ref,
                 "valid_src": config.valid_src, "valid_ref": config.valid_ref,
                 "baseline": config.baseline, "baseline_recipe": config.baseline_recipe,
-                "seed_spread": config.seed_spread, "spm": config.spm}
+                "seed_spread": config.seed_spread, "spm": config.spm,
+                "init_models": config.init_models}
 
     def evaluate(self, corpus) -> Report:
         """Train (or reuse) one model per seed, translate and score the test set, compare with
@@ -331,10 +363,19 @@ class TrainAndTestEvaluator(Evaluator):
         old = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
         old_models = {m["seed"]: m for m in old.get("models", [])}
 
+        inits = self._init_models() if c.init_models else {}
+
+        def fingerprint_of(seed, init_fingerprint=None):
+            # the model continued is part of what makes this one; only this seed's, so that
+            # seeds trained in separate processes keep their fingerprints
+            extra = {"init_model": init_fingerprint} if init_fingerprint else {}
+            return _fingerprint(data_hash, {**settings, **extra}, seed)
+
         models = []
         for seed in c.seeds:
             out = root / f"model-seed{seed}"
-            fingerprint = _fingerprint(data_hash, settings, seed)
+            init, init_fp = inits.get(seed, (None, None))
+            fingerprint = fingerprint_of(seed, init_fp)
             prev = old_models.get(seed)
             if (not c.retrain and prev and prev.get("fingerprint") == fingerprint
                     and (out / "config.json").is_file()):
@@ -342,9 +383,11 @@ class TrainAndTestEvaluator(Evaluator):
                 facts = prev["training"]
             else:
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
-                     f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}")
-                facts = self._train(files, out, seed)
+                     f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
+                     + (f", continuing {init}" if init else ""))
+                facts = self._train(files, out, seed, init)
             entry = {"seed": seed, "dir": out.name, "fingerprint": fingerprint,
+                     **({"init_fingerprint": init_fp} if init_fp else {}),
                      "training": facts, "scores": {}}
             for prefix, name, src, ref in (("", "hyp", test_src, test_ref),
                                            ("valid_", "valid-hyp", valid_src, valid_ref)):
@@ -365,8 +408,10 @@ class TrainAndTestEvaluator(Evaluator):
         # process and a later run with all of them reuses every model.
         latest = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
         others = [m for m in latest.get("models", []) if m.get("seed") not in c.seeds
-                  and m.get("fingerprint") == _fingerprint(data_hash, settings, m.get("seed"))]
-        record = {"settings": settings, "corpus": data_facts, "corpus_sha256": data_hash,
+                  and m.get("fingerprint") == fingerprint_of(m.get("seed"),
+                                                             m.get("init_fingerprint"))]
+        record = {"settings": {**settings, **({"init_models": c.init_models} if inits else {})},
+                  "corpus": data_facts, "corpus_sha256": data_hash,
                   "test_src": c.test_src, "test_ref": c.test_ref,
                   **({"valid_src": c.valid_src, "valid_ref": c.valid_ref} if valid_src else {}),
                   "backend": c.backend,
@@ -478,6 +523,12 @@ class TrainAndTestEvaluator(Evaluator):
                 differ.remove("max_steps")
                 text += (f"; the baseline at its own budget of {base_settings['max_steps']} "
                          f"updates, this run at {settings['max_steps']}")
+            if c.init_models:
+                # a continued training has its own schedule; what it adds is said instead
+                differ = [k for k in differ if k not in ("lr", "warmup_fraction",
+                                                         "min_warmup_steps", "max_steps")]
+                text += (f"; this run continues the models of {c.init_models} for "
+                         f"{settings['max_steps']} more updates at lr {settings['lr']}")
             numbers["baseline_same_settings"] = float(not differ)
             if differ:
                 text += ("; UNFAIR: the baseline was trained with other "
