@@ -1,8 +1,9 @@
 """train_and_test.v1: train a model on a run's output, test it, compare with a baseline.
 
 The unit tests train 2-update models on a few sentences written for them (they check files,
-weights, reuse, spread and errors); the integration test trains two small models on real Multi30k
-pairs, one with its targets shuffled, and checks that the real one wins with significance.
+weights, reuse, spread, continued training and errors); the integration test trains two small
+models on real Multi30k pairs, one with its targets shuffled, and checks that the real one wins
+with significance.
 """
 
 from __future__ import annotations
