@@ -429,21 +429,11 @@ def cached_features(cache: Path, specs: list, surface, train, valid, batch: int 
 # ------------------------------------------------------------------ experiment tables
 
 def train_and_test_dir(run: str) -> Path:
-    """Where ``runs/<run>``'s train_and_test.v1 kept its models, hypotheses and record: the
-    ``model_dir`` of its recipe when one was given (seeds trained in separate processes share
-    one), else ``runs/<run>/train_and_test`` (the evaluator's own rule, ``models_root``)."""
-    from bitextforge.plugins.nmt.evaluators import models_root
+    """Where ``runs/<run>``'s train_and_test.v1 kept its models, hypotheses and record (the
+    evaluator's own rule: the ``model_dir`` of its recipe, else ``runs/<run>/train_and_test``)."""
+    from bitextforge.plugins.nmt.evaluators import models_of
 
-    filled = Path("runs") / run / "recipe.filled.yaml"
-    model_dir = None
-    if filled.is_file():
-        import yaml
-
-        for ev in yaml.safe_load(filled.read_text(encoding="utf-8")).get("evaluate") or []:
-            if ev.get("evaluator") == "train_and_test.v1":
-                model_dir = (ev.get("with") or {}).get("model_dir")
-                break
-    return models_root(model_dir, Path("runs") / run)
+    return models_of(Path("runs") / run)
 
 
 def train_and_test_run(run: str) -> dict | None:

@@ -9,6 +9,10 @@ the test set; the chosen arms are then compared on test2016 seed by seed against
 model at its own chosen budget (sacrebleu's paired bootstrap, 1,000 resamples, as the evaluator
 does), and the gap closed is measured to the upper bound at its chosen budget.
 
+The third table is the best arm's models fine-tuned on the 5,000 real pairs (train_and_test.v1's
+init_models): each fine-tuning configuration with its mean val BLEU, the one val chooses, and its
+models seed by seed against the models they continue and against bitext only.
+
 Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
 """
 
@@ -89,13 +93,35 @@ BUDGETS = [("bitext only (5,000 pairs)", {2000: "bt-multi30k-bitext", 4000: "bt-
              12000: "bt-multi30k-real29k-12k"})]
 
 
+def _test_refs() -> list[str]:
+    """The English references of test2016."""
+    with gzip.open(shared_data("multi30k", "test_2016_flickr.en.gz"), "rt", encoding="utf-8") as fh:
+        return [ln.rstrip("\n") for ln in fh]
+
+
+def _hyp(run: str, seed: int) -> list[str]:
+    """The test translations of one seed's model of ``runs/<run>``."""
+    return (train_and_test_dir(run) / f"hyp-seed{seed}.txt").read_text(
+        encoding="utf-8").splitlines()
+
+
+def _seed_by_seed(base_run: str, run: str, models: list[dict], refs: list[str]) -> str:
+    """Each seed's BLEU difference from ``base_run``'s model of the same seed, with the paired
+    bootstrap p-value (sacrebleu, 1,000 resamples, as the evaluator does)."""
+    from bitextforge.plugins.evaluation.mt_metrics import paired_bootstrap
+
+    parts = []
+    for m in models:
+        base, system = paired_bootstrap(_hyp(base_run, m["seed"]), _hyp(run, m["seed"]),
+                                        [refs])[1]["BLEU"]
+        parts.append(f"{system.score - base.score:+.2f} (p {system.p_value:.3f})")
+    return ", ".join(parts)
+
+
 def budgets() -> None:
     """Print the table of update budgets, each arm's budget chosen by its mean val BLEU, and the
     chosen arms against the chosen bitext-only models, seed by seed."""
-    from bitextforge.plugins.evaluation.mt_metrics import paired_bootstrap
-
-    with gzip.open(shared_data("multi30k", "test_2016_flickr.en.gz"), "rt", encoding="utf-8") as fh:
-        refs = [ln.rstrip("\n") for ln in fh]
+    refs = _test_refs()
     print("\n| arm | updates | val BLEU mean | test BLEU seeds 1 / 2 / 3 | median | chrF median |")
     print("|---|---|---|---|---|---|")
     chosen = {}
@@ -132,8 +158,6 @@ def budgets() -> None:
     _, b_steps, b_run, b_ms = chosen[BUDGETS[0][0]]
     top = chosen.get(BUDGETS[-1][0])  # the upper bound, when it has run
     t_steps, t_ms = (top[1], top[3]) if top else (None, None)
-    hyp = lambda run, seed: (train_and_test_dir(run) / f"hyp-seed{seed}.txt"
-                             ).read_text(encoding="utf-8").splitlines()
     med = lambda ms: statistics.median(m["bleu"] for m in ms)
     spread = max(m["bleu"] for m in b_ms) - min(m["bleu"] for m in b_ms)
     print(f"\nChosen on val: bitext only {b_steps:,} updates (median {med(b_ms):.2f}), upper "
@@ -141,16 +165,55 @@ def budgets() -> None:
           + f"bitext-only seed spread {spread:.2f}).")
     for label in [label for label, _ in BUDGETS[1:-1] if label in chosen]:
         _, s_steps, s_run, s_ms = chosen[label]
-        parts = []
-        for m in s_ms:
-            base, system = paired_bootstrap(hyp(b_run, m["seed"]), hyp(s_run, m["seed"]),
-                                            [refs])[1]["BLEU"]
-            parts.append(f"{system.score - base.score:+.2f} (p {system.p_value:.3f})")
         print(f"{label}, {s_steps:,} updates (median {med(s_ms):.2f}) against bitext only, seed "
-              f"by seed: {', '.join(parts)}; median difference {med(s_ms) - med(b_ms):+.2f} "
+              f"by seed: {_seed_by_seed(b_run, s_run, s_ms, refs)}; median difference {med(s_ms) - med(b_ms):+.2f} "
               f"BLEU" + (f"; gap closed {(med(s_ms) - med(b_ms)) / (med(t_ms) - med(b_ms)):.0%}"
                          if top else "") + ".")
+
+#: the best arm (three samples per sentence, bitext x2, 8,000 updates), as run on 2026-11-27
+BEST = "bt-best"
+#: its fine-tunings on the 5,000 real pairs: label -> run (runs/<run>, all three seeds)
+FINETUNED = [("1,000 updates, lr 5e-4", "bt-ft-1k-5e4"),
+             ("2,000 updates, lr 5e-4", "bt-ft-2k-5e4"),
+             ("1,000 updates, lr 1e-3", "bt-ft-1k-1e3"),
+             ("1,000 updates, lr 5e-4, dropout 0.3", "bt-ft-1k-5e4-d3")]
+
+
+def finetuned() -> None:
+    """Print the fine-tuning table: val chooses the configuration; the chosen one is compared
+    seed by seed with the models it continues and with bitext only at its own budget."""
+    best, base = load(BEST), load("bt-multi30k-bitext-4k")
+    if best is None or base is None:
+        return
+    print("\n| best arm, fine-tuned on the 5,000 real pairs | val BLEU mean | test BLEU seeds "
+          "1 / 2 / 3 | median | chrF median |")
+    print("|---|---|---|---|---|")
+    rows = [("not fine-tuned (8,000 updates)", BEST, best)]
+    rows += [(label, run, load(run)) for label, run in FINETUNED]
+    chosen = None
+    for label, run, d in rows:
+        if d is None or len(d["models"]) != 3:
+            print(f"| {label} | not run (or not all three seeds) | | | |")
+            continue
+        ms = sorted(d["models"], key=lambda m: m["seed"])
+        val = statistics.fmean(m["valid_bleu"] for m in ms)
+        if run != BEST and (chosen is None or val > chosen[0]):
+            chosen = (val, label, run, ms)
+        seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
+        print(f"| {label} | {val:.2f} | {seeds} | "
+              f"{statistics.median(m['bleu'] for m in ms):.2f} | "
+              f"{statistics.median(m['chrf'] for m in ms):.2f} |")
+    if chosen is None:
+        return
+    _, label, run, ms = chosen
+    refs = _test_refs()
+    for name, other in (("the models it continues", BEST),
+                        ("bitext only at 4,000 updates", "bt-multi30k-bitext-4k")):
+        print(f"Chosen on val: {label} (median {statistics.median(m['bleu'] for m in ms):.2f}); "
+              f"against {name}, seed by seed: {_seed_by_seed(other, run, ms, refs)}.")
+
 
 if __name__ == "__main__":
     main()
     budgets()
+    finetuned()

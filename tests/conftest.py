@@ -25,6 +25,32 @@ SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" /
 os.environ.setdefault("RAY_worker_niceness", "0")
 
 
+#: The test files that take longest, longest first: `make test` hands files to its workers in
+#: this order (`--no-loadscope-reorder`), the rest after them, most tests first. pytest-xdist's own
+#: order is by number of tests alone, which handed test_resume.py (4 tests, about 60 s) out among
+#: the last files, so it ran while the other workers stood idle at the end. Seconds per file from
+#: one worker's junit times (2026-11-27, two trainings beside it): resume 61, train_and_test 50,
+#: ray_runner 33, bare_install 23, generate 22, expansion_curve 21, quality_models 16, serve 14,
+#: gpu_check 12, cli 12, evaluation_paraphrastic 12, nmt_pipeline 10, serve_browser 10.
+LONGEST_FILES = ("test_resume.py", "test_train_and_test.py", "test_ray_runner.py",
+                 "test_bare_install.py", "test_generate.py", "test_expansion_curve.py",
+                 "test_quality_models.py", "test_serve.py", "test_gpu_check.py", "test_cli.py",
+                 "test_evaluation_paraphrastic.py", "test_nmt_pipeline.py",
+                 "test_serve_browser.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Order the files longest first (LONGEST_FILES), then by number of tests; a file's own
+    tests keep their order. Every worker sorts the same collection the same way, as
+    pytest-xdist requires."""
+    count: dict[str, int] = {}
+    for item in items:
+        count[item.path.name] = count.get(item.path.name, 0) + 1
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda it: (rank.get(it.path.name, len(rank)), -count[it.path.name],
+                               str(it.path)))
+
+
 def shared(*parts: str) -> Path:
     """Path into ../shared/data, skipping the test when that data is not beside the checkout."""
     p = SHARED.joinpath(*parts)

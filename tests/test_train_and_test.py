@@ -281,8 +281,13 @@ def test_init_models_continue_each_seeds_model_and_are_fingerprinted_by_it(tmp_p
          for d in (first, root)]
     assert not bool((w[0] == w[1]).all())
     capsys.readouterr()
-    report = _evaluator(tmp_path, seeds=[1, 2], init_models=str(first),
-                        baseline=str(tmp_path / "first"), lr=1e-4).evaluate(view)
+    # a run directory whose seeds shared a model_dir is found through its recipe.filled.yaml
+    shared_run = tmp_path / "shared-run"
+    shared_run.mkdir()
+    (shared_run / "recipe.filled.yaml").write_text(
+        f"evaluate:\n  - evaluator: train_and_test.v1\n    with: {{model_dir: {first}}}\n")
+    report = _evaluator(tmp_path, seeds=[1, 2], init_models=str(shared_run),
+                        baseline=str(shared_run), lr=1e-4).evaluate(view)
     assert capsys.readouterr().err.count("reusing") == 2
     # the comparison says what was continued instead of calling the other lr unfair
     assert "continues the models of" in report.summary and "UNFAIR" not in report.summary

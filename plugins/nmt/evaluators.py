@@ -54,6 +54,26 @@ def models_root(model_dir: str | Path | None, run_dir: str | Path) -> Path:
     return Path(model_dir) if model_dir else Path(run_dir) / "train_and_test"
 
 
+def models_of(path: str | Path) -> Path:
+    """Where the train_and_test.v1 models named by ``path`` are: ``path`` itself when it is a
+    model_dir (it holds the record), else the run directory's models, in the ``model_dir`` its
+    ``recipe.filled.yaml`` gave (so a run whose seeds shared one is named by its run directory)
+    or ``<run>/train_and_test``. The directory is returned whether or not it holds a record."""
+    p = Path(path)
+    if (p / RECORD).is_file():
+        return p
+    model_dir = None
+    filled = p / "recipe.filled.yaml"
+    if filled.is_file():
+        import yaml
+
+        for ev in (yaml.safe_load(filled.read_text(encoding="utf-8")) or {}).get("evaluate") or []:
+            if ev.get("evaluator") == "train_and_test.v1":
+                model_dir = (ev.get("with") or {}).get("model_dir")
+                break
+    return models_root(model_dir, p)
+
+
 def _sha256(paths: list[Path]) -> str:
     h = hashlib.sha256()
     for p in paths:
@@ -174,9 +194,8 @@ class TrainAndTestEvaluator(Evaluator):
         """With ``init_models``: each seed's model to continue and its fingerprint, checked
         before any training starts (every seed of this run must have one)."""
         c = self.config
-        p = Path(c.init_models)
-        rec = next((r for r in (p / RECORD, models_root(None, p) / RECORD) if r.is_file()), None)
-        if rec is None:
+        rec = models_of(c.init_models) / RECORD
+        if not rec.is_file():
             raise InputError(f"{self.name} init_models: {c.init_models} is not the run directory "
                              f"or model_dir of a {self.name} run (no {RECORD})")
         try:
@@ -233,10 +252,10 @@ class TrainAndTestEvaluator(Evaluator):
                 # option says "auto", which is bf16 on one machine and fp32 on another
                 opts = {**opts, "precision": facts["precision"]}
             return p, opts
-        for rec in (p / RECORD, models_root(None, p) / RECORD):
-            if rec.is_file():
-                self._baseline_record = rec
-                return _first_model(rec)
+        rec = models_of(p) / RECORD
+        if rec.is_file():
+            self._baseline_record = rec
+            return _first_model(rec)
         raise InputError(f"{self.name} baseline: {c.baseline} is neither a model directory "
                          f"(config.json) nor a run directory with a {self.name} model "
                          f"(train_and_test/{RECORD})")
