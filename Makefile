@@ -13,13 +13,16 @@ demo: env
 # One pytest worker per core and one more (pytest-xdist): many tests wait (on a server, a killed
 # run, Ray starting), and the extra worker runs another file meanwhile (docs/testing.md has the
 # timings). Each test file stays on one worker (loadfile), so the models a module's fixtures load
-# are loaded once. PYTHONDONTWRITEBYTECODE is emptied: the suite starts a few hundred bitextforge
-# subprocesses, and without .pyc files each one compiles core/ and plugins/ again. PYTEST_ARGS
-# adds options: make test PYTEST_ARGS=--durations=10; TEST_WORKERS=2 sets the number of workers.
+# are loaded once, and the files are handed out longest first, in the order tests/conftest.py
+# gives them (--no-loadscope-reorder: pytest-xdist's own order, most tests first, left a 60-second
+# file of 4 tests to the end). PYTHONDONTWRITEBYTECODE is emptied: the suite starts a few hundred
+# bitextforge subprocesses, and without .pyc files each one compiles core/ and plugins/ again.
+# PYTEST_ARGS adds options: make test PYTEST_ARGS=--durations=10; TEST_WORKERS=2 sets the number
+# of workers.
 PYTEST_ARGS ?=
 TEST_WORKERS ?= $(shell expr $$(nproc) + 1)
 test: env
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS) tests
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) tests
 
 # `make bench` lists the benchmarks of benchmarks/README.md; `make bench NAME ARGS='...'` runs one.
 ifeq (bench,$(firstword $(MAKECMDGOALS)))
