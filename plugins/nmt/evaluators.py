@@ -12,6 +12,9 @@ and scored with sacrebleu's BLEU (Papineni et al. 2002) and chrF (Popović 2015)
 test is sacrebleu's paired bootstrap resampling (Koehn 2004; Post 2018). Several ``seeds`` train
 one model each and report the seed-to-seed spread, and a difference smaller than a measured spread
 is reported as within it: a single training run's noise can exceed what a data recipe changes.
+With ``init_models`` each seed's model of another run is continued on this run's corpus instead
+(continued training, Luong & Manning 2015: for example a back-translation model fine-tuned on the
+real pairs alone).
 """
 
 from __future__ import annotations
