@@ -7,8 +7,8 @@
 #   epoch, then 16.7 updates/s per process);
 # check: the GPU check of issue #36 (gpu_check.sh) with its 800-update training;
 # both: the check, then the news setting in the time left (too little for it at the speed above).
-# Needs .gpu-data and .whl carried (docs/benchmarks.md, "GPU check"; the .whl also holds this
-# project's wheel: `pip wheel --no-deps --no-build-isolation -w .whl .`).
+# Needs .gpu-data and .whl carried: `bash benchmarks/gpu_prepare.sh` builds both here, the
+# project's wheel from the working tree (docs/benchmarks.md, "GPU check").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$1; MODE=${2:-news}; LIMIT=${3:-570}; S=$(date +%s)
