@@ -174,6 +174,21 @@ def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
     assert "UNFAIR" not in again.summary
 
 
+def test_baseline_run_gives_the_model_of_the_same_seed(tmp_path):
+    """A run of seed 2 against a baseline run of seeds 1 and 2 is compared with the baseline's
+    seed 2 (it once took the baseline's first model, another seed's)."""
+    _evaluator(tmp_path, seeds=[1, 2]).evaluate(_corpus(tmp_path / "base"))
+    report = _evaluator(tmp_path, seeds=[2], baseline=str(tmp_path / "base")).evaluate(
+        _corpus(tmp_path / "run"))
+    assert f"baseline {tmp_path / 'base' / 'train_and_test' / 'model-seed2'}:" in report.summary
+    # the same corpus, settings and seed: the same model, so no difference at all
+    assert report.numbers["bleu_delta"] == 0.0 and report.numbers["chrf_delta"] == 0.0
+    # a seed the baseline lacks falls back to its first model
+    other = _evaluator(tmp_path, seeds=[3], baseline=str(tmp_path / "base")).evaluate(
+        _corpus(tmp_path / "run3"))
+    assert f"baseline {tmp_path / 'base' / 'train_and_test' / 'model-seed1'}:" in other.summary
+
+
 def test_seed_mean_survives_a_baseline_comparison(tmp_path):
     """With several seeds and a baseline, bleu_mean stays the mean over the seeds (the paired
     bootstrap's own mean is bleu_bootstrap_mean; it once overwrote bleu_mean)."""

@@ -132,7 +132,8 @@ class TrainAndTestEvaluator(Evaluator):
         max_steps: int = Field(1000, gt=0, description="Training budget in updates (not "
                                "minutes), the same for every model compared.")
         seeds: list[int] = Field([1], min_length=1, description="One model per seed; the first "
-                                 "is compared with the baseline, and with several the report "
+                                 "is compared with the baseline's model of the same seed (its "
+                                 "first model where it has none), and with several the report "
                                  "gives the seed-to-seed spread (max - min) of BLEU and chrF.")
         model_dir: str | None = Field(None, description="Where models, translations and "
                                       "train_and_test.json go (default: train_and_test/ in the "
@@ -258,7 +259,8 @@ class TrainAndTestEvaluator(Evaluator):
         rec = models_of(p) / RECORD
         if rec.is_file():
             self._baseline_record = rec
-            return _first_model(rec)
+            # the model of this run's first seed where the baseline has one: like with like
+            return _first_model(rec, c.seeds[0])
         raise InputError(f"{self.name} baseline: {c.baseline} is neither a model directory "
                          f"(config.json) nor a run directory with a {self.name} model "
                          f"(train_and_test/{RECORD})")
@@ -284,7 +286,7 @@ class TrainAndTestEvaluator(Evaluator):
         if not rec.is_file():
             raise InputError(f"{self.name} baseline_recipe: the run of {path} wrote no {rec}")
         self._baseline_record = rec
-        return _first_model(rec)
+        return _first_model(rec, self.config.seeds[0])
 
     # -- training and decoding ----------------------------------------------------------------
 
@@ -603,13 +605,14 @@ def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> 
                           ).hexdigest()
 
 
-def _first_model(record: Path) -> tuple[Path, dict[str, Any] | None]:
-    """The first seed's model of a train_and_test.json record (model directories are named
-    relative to the record, so a run directory can be moved), and its settings with the
-    precision it was trained in (None when the record predates that fact)."""
+def _first_model(record: Path, seed: int | None = None) -> tuple[Path, dict[str, Any] | None]:
+    """The model of ``seed`` in a train_and_test.json record, or its first model when it has
+    none of that seed (model directories are named relative to the record, so a run directory
+    can be moved), and its settings with the precision it was trained in (None when the record
+    predates that fact)."""
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
-        first = data["models"][0]
+        first = next((m for m in data["models"] if m.get("seed") == seed), data["models"][0])
         settings = {**data["settings"], "precision": first.get("training", {}).get("precision")}
         return record.parent / first["dir"], settings
     except (ValueError, KeyError, IndexError, TypeError):
