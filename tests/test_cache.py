@@ -319,3 +319,23 @@ def test_cache_info_lists_files_and_prune_removes_those_unused_for_days(pair_fil
     assert main(["cache", "prune"]) == 2
     assert capsys.readouterr().err == ("bitextforge: error: cache prune: --older-than DAYS is "
                                        "required (a number of days, 0 or more)\n")
+
+
+def test_everything_kept_across_runs_lives_under_one_root(tmp_path, monkeypatch):
+    """Score caches, remembered file hashes and CTranslate2 conversions share cache_root():
+    $BITEXTFORGE_CACHE, else $XDG_CACHE_HOME/bitextforge (two conversion paths once ignored
+    XDG_CACHE_HOME)."""
+    from bitextforge.cache import cache_root
+    from bitextforge.cache.identity import sidecar_path
+    from bitextforge.cache.scores import cache_dir
+    from bitextforge.plugins.quality.embeddings import ct2_cache_dir
+
+    monkeypatch.delenv("BITEXTFORGE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "xdg" / "bitextforge"
+    assert cache_root() == root
+    assert cache_dir() == root / "scores" and sidecar_path() == root / "identities.sqlite"
+    assert ct2_cache_dir(str(tmp_path / "model"), "int8").parent == root / "ct2"
+    monkeypatch.setenv("BITEXTFORGE_CACHE", str(tmp_path / "own"))
+    assert cache_dir() == tmp_path / "own" / "scores"
+    assert ct2_cache_dir(str(tmp_path / "model"), "int8").parent == tmp_path / "own" / "ct2"

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import cache_root
 from ..recipe.checks import _flatten
 
 ABSENT = "absent"
@@ -45,10 +46,7 @@ RACY_SECONDS = 2.0
 
 def sidecar_path() -> Path:
     """Where remembered file hashes live (beside the score caches)."""
-    # imported here: scores.py imports this module, and the cache root has one home, cache_dir()
-    from .scores import cache_dir
-
-    return cache_dir().parent / "identities.sqlite"
+    return cache_root() / "identities.sqlite"
 
 
 def declared_paths(component_cls, config) -> list[tuple[str, str]]:

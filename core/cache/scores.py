@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io.corpus import Batch, batch_len, take_rows
+from . import cache_root
 from .identity import component_identity
 
 BOOKKEEPING = {"id", "variant", "origin", "weight"}
@@ -52,10 +53,7 @@ BOOKKEEPING = {"id", "variant", "origin", "weight"}
 
 def cache_dir() -> Path:
     """Where score caches live."""
-    env = os.environ.get("BITEXTFORGE_CACHE")
-    if env:
-        return Path(env) / "scores"
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bitextforge" / "scores"
+    return cache_root() / "scores"
 
 
 def cache_key(component) -> str:

@@ -376,10 +376,9 @@ def ct2_cache_dir(model_dir: Path, quantization: str, vmap: Path | None = None) 
         key += f"-vmap{file_hash(vmap)}"
     if os.access(model_dir, os.W_OK):
         return model_dir / key
-    root = os.environ.get("BITEXTFORGE_CACHE")
-    base = (Path(root) if root else
-            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bitextforge") / "ct2"
-    return base / f"{model_dir.name}-{key}"
+    from bitextforge.cache import cache_root
+
+    return cache_root() / "ct2" / f"{model_dir.name}-{key}"
 
 
 def _marian_loader():

