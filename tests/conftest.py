@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gzip
 import io
@@ -43,9 +44,7 @@ def pytest_collection_modifyitems(config, items):
     """Order the files longest first (LONGEST_FILES), then by number of tests; a file's own
     tests keep their order. Every worker sorts the same collection the same way, as
     pytest-xdist requires."""
-    count: dict[str, int] = {}
-    for item in items:
-        count[item.path.name] = count.get(item.path.name, 0) + 1
+    count = collections.Counter(item.path.name for item in items)
     rank = {name: i for i, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda it: (rank.get(it.path.name, len(rank)), -count[it.path.name],
                                str(it.path)))

@@ -260,7 +260,7 @@ class TrainAndTestEvaluator(Evaluator):
         if rec.is_file():
             self._baseline_record = rec
             # the model of this run's first seed where the baseline has one: like with like
-            return _first_model(rec, c.seeds[0])
+            return _record_model(rec, c.seeds[0])
         raise InputError(f"{self.name} baseline: {c.baseline} is neither a model directory "
                          f"(config.json) nor a run directory with a {self.name} model "
                          f"(train_and_test/{RECORD})")
@@ -286,7 +286,7 @@ class TrainAndTestEvaluator(Evaluator):
         if not rec.is_file():
             raise InputError(f"{self.name} baseline_recipe: the run of {path} wrote no {rec}")
         self._baseline_record = rec
-        return _first_model(rec, self.config.seeds[0])
+        return _record_model(rec, self.config.seeds[0])
 
     # -- training and decoding ----------------------------------------------------------------
 
@@ -605,16 +605,16 @@ def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> 
                           ).hexdigest()
 
 
-def _first_model(record: Path, seed: int | None = None) -> tuple[Path, dict[str, Any] | None]:
+def _record_model(record: Path, seed: int) -> tuple[Path, dict[str, Any] | None]:
     """The model of ``seed`` in a train_and_test.json record, or its first model when it has
     none of that seed (model directories are named relative to the record, so a run directory
     can be moved), and its settings with the precision it was trained in (None when the record
     predates that fact)."""
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
-        first = next((m for m in data["models"] if m.get("seed") == seed), data["models"][0])
-        settings = {**data["settings"], "precision": first.get("training", {}).get("precision")}
-        return record.parent / first["dir"], settings
+        model = next((m for m in data["models"] if m.get("seed") == seed), data["models"][0])
+        settings = {**data["settings"], "precision": model.get("training", {}).get("precision")}
+        return record.parent / model["dir"], settings
     except (ValueError, KeyError, IndexError, TypeError):
         raise InputError(f"{record}: not a train_and_test.v1 record (models[0].dir and "
                          f"settings)") from None
