@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -442,6 +443,48 @@ def test_pair_classifier_keeps_its_surface_measures(tmp_path):
     assert p[0] > p[1]
     with pytest.raises(ValueError, match="surface.0"):
         PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], surface=["lengths"])
+
+
+def test_pair_classifier_fits_on_its_threads_and_predicts_on_one(tmp_path, monkeypatch):
+    """The classifier's OpenMP code runs on the trainer's ``threads`` (default 1) while it fits
+    and on one thread while it predicts: OpenMP's own default, every core, made a fit of about a
+    second take over ten minutes on a machine busy with other work."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from threadpoolctl import threadpool_info
+
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer)
+
+    seen = []
+    fit, proba = HistGradientBoostingClassifier.fit, HistGradientBoostingClassifier.predict_proba
+
+    def omp():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"}
+
+    def spy_fit(self, *a, **k):
+        seen.append(("fit", omp()))
+        return fit(self, *a, **k)
+
+    def spy_proba(self, *a, **k):
+        seen.append(("predict", omp()))
+        return proba(self, *a, **k)
+
+    monkeypatch.setattr(HistGradientBoostingClassifier, "fit", spy_fit)
+    monkeypatch.setattr(HistGradientBoostingClassifier, "predict_proba", spy_proba)
+    de, en = tmp_path / "c.de", tmp_path / "c.en"
+    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
+    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
+    for threads in (1, 2):
+        seen.clear()
+        cfg = PairClassifierTrainer.Config(output=str(tmp_path / "clf.joblib"), held_out=0.2,
+                                           corpus=[[str(de), str(en)]], threads=threads)
+        PairClassifierTrainer(cfg).train()
+        assert seen == [("fit", {threads}), ("predict", {1})]
+    assert omp() != {1} or os.cpu_count() == 1  # the limits end with their steps
+    seen.clear()
+    f = PairClassifierFilter(PairClassifierFilter.Config(model=str(tmp_path / "clf.joblib")))
+    f.score({"src": ["Der hund singt hier."], "tgt": ["The dog sings here."]})
+    assert seen == [("predict", {1})]
 
 
 def test_appended_negatives_add_another_pairs_sentence():

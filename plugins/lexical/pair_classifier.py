@@ -394,6 +394,24 @@ def _validate_specs(specs: list[FeatureFilter]) -> None:
                              f"{cls.name})") from None
 
 
+_CONTROLLER = None
+
+
+def openmp_threads(n: int):
+    """A context that runs scikit-learn's OpenMP code (the histogram gradient boosting's fit and
+    prediction) on ``n`` threads. Without it OpenMP takes every core, and on a machine busy with
+    other work its threads wait at each parallel region for one another: a 1,000-row fit of a
+    second took over ten minutes beside three NMT trainings on two cores."""
+    global _CONTROLLER
+    from threadpoolctl import ThreadpoolController
+
+    # inspecting the loaded libraries costs milliseconds: once, or again while scikit-learn's
+    # OpenMP library was not loaded yet
+    if _CONTROLLER is None or not _CONTROLLER.select(user_api="openmp").lib_controllers:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=n, user_api="openmp")
+
+
 class PairClassifierTrainer(Trainer):
     """Train ``pair_classifier.v1``'s model from clean pairs alone: synthetic negatives made from
     them, the surface measures and the listed filters' scores as features, a histogram gradient
@@ -441,6 +459,10 @@ class PairClassifierTrainer(Trainer):
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
+        threads: int = Field(1, ge=1, description="OpenMP threads of the classifier's fit. "
+                             "More help on a quiet machine with many rows; on a busy one each "
+                             "parallel region waits for every thread to be scheduled, and a fit "
+                             "of seconds took many minutes.")
 
         @model_validator(mode="after")
         def _features_valid(self):
@@ -510,7 +532,8 @@ class PairClassifierTrainer(Trainer):
         dev = np.zeros(len(y), bool)
         dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
         clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=c.seed)
-        with phase(self.name, f"fitting the classifier on {int((~dev).sum()):,} rows"):
+        with phase(self.name, f"fitting the classifier on {int((~dev).sum()):,} rows"), \
+                openmp_threads(c.threads):
             clf.fit(X[~dev], y[~dev])
         # every option written out, so a later change of a filter's defaults cannot change what
         # the saved model's features mean
@@ -521,7 +544,8 @@ class PairClassifierTrainer(Trainer):
                  **({"mt_model": c.mt_model} if c.mt_model is not None else {}),
                  "clean_pairs": len(src), "train_rows": int((~dev).sum())}
         if n_dev:
-            p = clf.predict_proba(X[dev])[:, 1]
+            with openmp_threads(1):
+                p = clf.predict_proba(X[dev])[:, 1]
             facts["held_out_roc_auc"] = round(float(roc_auc_score(y[dev], p)), 4)
             kd = np.array(kinds[:n_dev])
             pos = p[:n_dev]
@@ -602,7 +626,11 @@ class PairClassifierFilter(Filter):
         tgt = ["" if t is None else t for t in batch["tgt"]]
         if not src:
             return []
-        return self.clf.predict_proba(self.scorer.features(src, tgt))[:, 1].tolist()
+        X = self.scorer.features(src, tgt)
+        # one batch is too small to gain from threads, and a step may share the cores with
+        # others (threaded local runner, Ray actors)
+        with openmp_threads(1):
+            return self.clf.predict_proba(X)[:, 1].tolist()
 
     def manifest_info(self):
         """The model file, its features and what each feature cost: seconds and pairs/s over
