@@ -329,6 +329,8 @@ def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
+    from bitextforge.plugins.lexical.pair_classifier import openmp_threads
+
     n_clean = int(yv.sum())
     out = {}
     if header:
@@ -337,8 +339,9 @@ def print_variants(variants: dict[str, list[str]], names: list[str], X, y, V, yv
     for label, cols in variants.items():
         idx = [names.index(c) for c in cols]
         clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=1)
-        clf.fit(X[:, idx], y)
-        p = clf.predict_proba(V[:, idx])[:, 1]
+        with openmp_threads(1):  # as pair_classifier_model.v1 fits by default
+            clf.fit(X[:, idx], y)
+            p = clf.predict_proba(V[:, idx])[:, 1]
         per = kind_aucs(p, n_clean, wk, kinds)
         print(f"| {label} | {roc_auc_score(yv, p):.3f} | " + " | ".join(f"{a:.3f}" for a in per)
               + " |")
