@@ -13,6 +13,11 @@ The third table is the best arm's models fine-tuned on the 5,000 real pairs (tra
 init_models): each fine-tuning configuration with its mean val BLEU, the one val chooses, and its
 models seed by seed against the models they continue and against bitext only.
 
+The fourth table is the best arm trained for 12,000 updates (the upper bound's val-chosen budget)
+beside its 8,000: val chooses the budget, and the chosen models are compared seed by seed with
+bitext only; the gap is measured to the upper bound at 12,000 updates (its run when it is here,
+else its documented median, said so).
+
 Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
 """
 
@@ -213,7 +218,47 @@ def finetuned() -> None:
               f"against {name}, seed by seed: {_seed_by_seed(other, run, ms, refs)}.")
 
 
+#: the best arm at 12,000 updates (runs/<run>, all three seeds)
+BEST_12K = "bt-best-12k"
+#: the upper bound at 12,000 updates: its run, and its median where that run is not on this
+#: machine (docs/experiments.md, "Five samples, and the upper bound trained longer")
+UPPER_12K, UPPER_12K_MEDIAN = "bt-multi30k-real29k-12k", 37.50
+
+
+def longer() -> None:
+    """Print the best arm at 8,000 and 12,000 updates; val chooses; the chosen budget against
+    bitext only seed by seed, and the share of the gap to the upper bound it closes."""
+    base = load("bt-multi30k-bitext-4k")
+    rows = [(8000, BEST, load(BEST)), (12000, BEST_12K, load(BEST_12K))]
+    if base is None or any(d is None or len(d["models"]) != 3 for _, _, d in rows):
+        return
+    print("\n| best arm | updates | val BLEU mean | test BLEU seeds 1 / 2 / 3 | median | "
+          "chrF median |")
+    print("|---|---|---|---|---|---|")
+    med = lambda ms: statistics.median(m["bleu"] for m in ms)
+    chosen = None
+    for steps, run, d in rows:
+        ms = sorted(d["models"], key=lambda m: m["seed"])
+        val = statistics.fmean(m["valid_bleu"] for m in ms)
+        if chosen is None or val > chosen[0]:
+            chosen = (val, steps, run, ms)
+        seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
+        print(f"| three samples, bitext x2 | {steps:,} | {val:.2f} | {seeds} | {med(ms):.2f} | "
+              f"{statistics.median(m['chrf'] for m in ms):.2f} |")
+    _, steps, run, ms = chosen
+    b_ms = base["models"]
+    upper = load(UPPER_12K)
+    top, where = ((med(upper["models"]), "its run") if upper else
+                  (UPPER_12K_MEDIAN, "its documented median; the run is not on this machine"))
+    print(f"Chosen on val: {steps:,} updates (median {med(ms):.2f}); against bitext only at "
+          f"4,000 updates, seed by seed: {_seed_by_seed('bt-multi30k-bitext-4k', run, ms, _test_refs())}; "
+          f"median difference {med(ms) - med(b_ms):+.2f} BLEU; gap closed "
+          f"{(med(ms) - med(b_ms)) / (top - med(b_ms)):.0%} (upper bound at 12,000 updates: "
+          f"{top:.2f}, {where}).")
+
+
 if __name__ == "__main__":
     main()
     budgets()
     finetuned()
+    longer()
