@@ -7,12 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}; WORKERS=${2:-$(( $(nproc) + 1 ))}
+source benchmarks/_suite.sh
 for r in $(seq "$RUNS"); do
-  for arm in A B; do
-    extra=(); [ "$arm" = B ] && extra=(--no-loadscope-reorder)
-    s=$(date +%s.%N)
-    PYTHONDONTWRITEBYTECODE= .venv/bin/python -m pytest -q -n "$WORKERS" --dist loadfile \
-        "${extra[@]}" -p no:cacheprovider tests > /dev/null 2>&1 || { echo "run $arm $r failed" >&2; exit 1; }
-    printf '%s %d %.1f s\n' "$arm" "$r" "$(echo "$(date +%s.%N) - $s" | bc)"
-  done
+  suite_run A "$r" --
+  suite_run B "$r" -- --no-loadscope-reorder
 done

@@ -8,15 +8,9 @@
 #   bash benchmarks/suite_threads.sh [RUNS, default 3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-3}; WORKERS=$(( $(nproc) + 1 ))
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+RUNS=${1:-3}
+source benchmarks/_suite.sh
 for r in $(seq "$RUNS"); do
-  for arm in A B; do
-    env=(); [ "$arm" = B ] && env=(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1)
-    s=$(date +%s.%N)
-    env "${env[@]}" PYTHONDONTWRITEBYTECODE= .venv/bin/python -m pytest -q -n "$WORKERS" \
-        --dist loadfile --no-loadscope-reorder -p no:cacheprovider tests > "$log" 2>&1 \
-        || { echo "run $arm $r failed:" >&2; tail -20 "$log" >&2; exit 1; }
-    printf '%s %d %.1f s\n' "$arm" "$r" "$(echo "$(date +%s.%N) - $s" | bc)"
-  done
+  suite_run A "$r" -- --no-loadscope-reorder
+  suite_run B "$r" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 -- --no-loadscope-reorder
 done
