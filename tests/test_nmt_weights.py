@@ -29,11 +29,11 @@ PAIRS = [([5, 6, 7, 0], [8, 9, 0]),
          ([21, 22, 0], [23, 24, 25, 0])]
 
 
-def _grads(model, pairs, weights=None, smoothing=0.1, multiple=1):
+def _grads(model, pairs, weights=None, smoothing=0.1):
     from bitextforge.plugins.nmt.train import collate, weighted_loss
 
     src, tgt = [p[0] for p in pairs], [p[1] for p in pairs]
-    x, m, d, y = collate(torch, src, tgt, list(range(len(pairs))), 39, multiple)
+    x, m, d, y = collate(torch, src, tgt, list(range(len(pairs))), 39)
     model.zero_grad(set_to_none=True)
     logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
     if weights is None:  # the unweighted loss train-nmt uses without a weights file
@@ -54,19 +54,6 @@ def _assert_same(a, b):
     for name in grads_a:
         torch.testing.assert_close(grads_a[name], grads_b[name], rtol=1e-4, atol=1e-7,
                                    msg=lambda m: f"{name}: {m}")
-
-
-def test_lengths_padded_to_a_multiple_give_the_same_loss_and_gradients():
-    # what train-nmt does on a GPU (pad_multiple): only the shapes may change
-    from bitextforge.plugins.nmt.train import collate, pad_multiple
-
-    src, tgt = [p[0] for p in PAIRS], [p[1] for p in PAIRS]
-    x, _, d, y = collate(torch, src, tgt, [0, 1, 2], 39, 8)
-    assert x.shape == (3, 8) and d.shape == y.shape == (3, 8)
-    assert (pad_multiple("cpu"), pad_multiple("cuda:0")) == (1, 8)
-    model = _tiny_model().eval()
-    for weights in (None, [1.0, 0.5, 2.0]):
-        _assert_same(_grads(model, PAIRS, weights), _grads(model, PAIRS, weights, multiple=8))
 
 
 def test_weight_zero_gives_the_gradients_of_training_without_the_pair():

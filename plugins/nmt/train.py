@@ -335,23 +335,11 @@ def make_batches(src: list[list[int]], tgt: list[list[int]], batch_tokens: int,
     return batches
 
 
-def pad_multiple(device: str) -> int:
-    """What ``collate`` rounds batch lengths up to on ``device``: 8 on a GPU, where the first
-    epoch of a news training ran about 6x slower than the later ones (every batch of the first
-    epoch has a shape not seen before; docs/benchmarks.md, "GPU check"), and 1 on the CPU, whose
-    kernels gain nothing from it and whose trainings stay exactly as they were."""
-    return 1 if device == "cpu" else 8
-
-
-def collate(torch, src, tgt, idx, pad, multiple: int = 1):
-    """Padded tensors for one batch; decoder inputs are the labels shifted right after <pad>.
-
-    ``multiple`` rounds both lengths up to a multiple of it. The extra positions are masked
-    (source) or ignored by the loss (target), so the loss is the same; on a GPU, fewer distinct
-    shapes mean fewer kernel choices made anew, and multiples of 8 suit bf16 tensor cores."""
+def collate(torch, src, tgt, idx, pad):
+    """Padded tensors for one batch; decoder inputs are the labels shifted right after <pad>."""
     n = len(idx)
-    ls = -(-max(len(src[i]) for i in idx) // multiple) * multiple
-    lt = -(-max(len(tgt[i]) for i in idx) // multiple) * multiple
+    ls = max(len(src[i]) for i in idx)
+    lt = max(len(tgt[i]) for i in idx)
     x = torch.full((n, ls), pad, dtype=torch.long)
     y = torch.full((n, lt), -100, dtype=torch.long)
     d = torch.full((n, lt), pad, dtype=torch.long)
@@ -449,12 +437,11 @@ def evaluate_bleu(model_dir: str | Path, src_file: str, ref_file: str, beam: int
 
 def valid_loss(torch, model, src, tgt, batches, pad, device: str = "cpu") -> float:
     """Per-token cross-entropy (no smoothing) of the validation set."""
-    multiple = pad_multiple(device)
     model.eval()
     tot, n = 0.0, 0
     with torch.inference_mode():
         for idx in batches:
-            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad, multiple))
+            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
             logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
             tot += torch.nn.functional.cross_entropy(
                 logits.view(-1, logits.size(-1)), y.view(-1), ignore_index=-100,
@@ -671,13 +658,12 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         log(f"train-nmt: {reason} {json.dumps(entry)}")
 
     model.train()
-    multiple = pad_multiple(device)
     while not done:
         epoch += 1
         batches = make_batches(src, tgt, opts.batch_tokens, rng)
         rng.shuffle(batches)
         for idx in batches:
-            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad, multiple))
+            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
             with autocast(torch, device, precision):
                 logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
             logits = logits.float()  # the loss and its gradient in fp32 whatever the forward pass
