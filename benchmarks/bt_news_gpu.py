@@ -58,6 +58,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="the commands' logs (also packed into news.tar.gz)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--smoke", action="store_true", help="tiny settings on the CPU")
+    p.add_argument("--from-phase", choices=["A", "B", "C"], default="A", help="start at this "
+                   "phase, reusing what the earlier ones left (on a still-warm machine)")
     return p.parse_args(argv)
 
 
@@ -158,13 +160,12 @@ def main(argv=None) -> int:
         return [f"--set={s.replace('../shared/data', d)}"]
 
     def paths(recipe: str) -> list[str]:
-        text = (ROOT / recipe).read_text()
-        out = []
-        for key in ("test_src", "test_ref", "valid_src", "valid_ref"):
-            for line in text.splitlines():
-                if line.strip().startswith(key + ":"):
-                    out += data(f"evaluate[0].with.{key}={line.split(':', 1)[1].strip()}")
-        return out
+        # the evaluator's data files only (the reverse model's prepare names its own valid_src)
+        import yaml
+
+        opts = yaml.safe_load((ROOT / recipe).read_text())["evaluate"][0]["with"]
+        return [x for key in ("test_src", "test_ref", "valid_src", "valid_ref") if key in opts
+                for x in data(f"evaluate[0].with.{key}={opts[key]}")]
 
     tiny = ["--set=evaluate[0].with.vocab_size=300", "--set=evaluate[0].with.d_model=32",
             "--set=evaluate[0].with.ffn_dim=64", "--set=evaluate[0].with.layers=1",
@@ -212,7 +213,7 @@ def main(argv=None) -> int:
                                   f"--set=evaluate[0].with.seeds=[{s}]",
                                   f"--set=evaluate[0].with.model_dir={models_a}",
                                   f"--set=output.dir={BITEXT_RUN}-s{s}"]
-    if not ph.run("A", cmds):
+    if args.from_phase == "A" and not ph.run("A", cmds):
         return 1
 
     # -- B: back-translate the capped English once
@@ -238,8 +239,9 @@ def main(argv=None) -> int:
            f"--set=steps[0].with.batch_size={64 if ct2_gpu else 1024}",
            f"--set=steps[0].with.model={REVERSE}", "--set=steps[0].with.threads=8",
            f"--set=prepare[0].with.output={REVERSE}"]
-    if not ph.run("B", {"B-back-translate": [
-            *cli, "run", "recipes/bt-news.yaml", *bitext_inputs, *mono, *gen,
+    # the reverse model is phase A's; its training data need not be named again
+    if args.from_phase in "AB" and not ph.run("B", {"B-back-translate": [
+            *cli, "run", "recipes/bt-news.yaml", *bitext_inputs, *mono, *gen, "--set=prepare=[]",
             "--set=evaluate=[]", "--set=output.formats=[plain, tsv]", "--force",
             f"--set=output.dir={BT_RUN}"]}):
         return 1

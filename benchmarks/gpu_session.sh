@@ -7,6 +7,8 @@
 #   epoch, then 16.7 updates/s per process);
 # check: the GPU check of issue #36 (gpu_check.sh) with its 800-update training;
 # both: the check, then the news setting in the time left (too little for it at the speed above).
+# FROM=B (or C) in the environment starts the news setting at that phase, on a still-warm machine
+# that holds the earlier phases' models.
 # Needs .gpu-data and .whl carried: `bash benchmarks/gpu_prepare.sh` builds both here, the
 # project's wheel from the working tree (docs/benchmarks.md, "GPU check").
 set -uo pipefail
@@ -33,6 +35,6 @@ export PYTHONPATH=/tmp/site
 # the three phases (about 170 + 75 + 170 s at the H200's speed, plus decoding) fit the call
 STEPS=(); [ "$MODE" = news ] && STEPS=(--steps 1500 --mono-ratio 0.6)
 timeout $(( LIMIT - ($(date +%s) - S) )) python3 benchmarks/bt_news_gpu.py --data .gpu-data \
-    --out "$OUT" --gpu-check "$OUT/gpu_check.json" "${STEPS[@]}" > "$OUT/news.log" 2>&1
+    --out "$OUT" --gpu-check "$OUT/gpu_check.json" "${STEPS[@]}" ${FROM:+--from-phase $FROM} > "$OUT/news.log" 2>&1
 echo "news exit $? at $(( $(date +%s) - S )) s"
 cut -c1-420 "$OUT/news.log" | tail -25

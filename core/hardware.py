@@ -10,6 +10,9 @@ A bf16 forward pass (``torch.autocast`` with bfloat16) is much faster than fp32 
 native bf16 instructions (AVX512-BF16, AMX-BF16) and slower on those without, where it is
 emulated; on a GPU it is the usual mixed precision of Ampere and later cards (no loss scaling
 needed, unlike fp16). ``precision: auto`` options resolve through :func:`resolve_precision`.
+
+A torch model resolved to a GPU also turns off torch's cuDNN attention for the process
+(:func:`no_cudnn_attention`): it plans anew for every shape, and these models' shapes vary.
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ def resolve_device(spec: str, where: str, library: str = "torch") -> str:
         return "cpu"
     count = visible_gpus(library)
     if dev == "auto":
+        if count and library == "torch":
+            no_cudnn_attention()
         return "cuda:0" if count else "cpu"
     if not count:
         why = ""
@@ -130,7 +135,25 @@ def resolve_device(spec: str, where: str, library: str = "torch") -> str:
     if index >= count:
         raise ComponentError(f"{where}: device {spec}: {library} sees {count} GPU"
                              f"{'s' if count > 1 else ''} (cuda:0 to cuda:{count - 1})")
+    if library == "torch":
+        no_cudnn_attention()
     return f"cuda:{index}"
+
+
+def no_cudnn_attention() -> None:
+    """Keep torch's ``scaled_dot_product_attention`` off its cuDNN backend in this process, once
+    a torch model is to run on a GPU.
+
+    Since torch 2.9, SDPA prefers cuDNN attention on Hopper and Blackwell GPUs (pytorch/pytorch
+    PR 162073), and cuDNN builds an execution graph for every tensor shape it has not seen,
+    a few hundred milliseconds each. Every model here sees shapes that change from call to call
+    (length-bucketed training batches, beam search, scoring batches): on an H200, the first epoch
+    of a news training, in which every batch has a new shape, ran at 2.6-2.9 updates/s and the
+    later epochs, which repeat the first one's shapes, at 16.7 (docs/benchmarks.md, "GPU check").
+    Flash and memory-efficient attention need no such plan. A CPU process never calls this."""
+    import torch
+
+    torch.backends.cuda.enable_cudnn_sdp(False)
 
 
 def _ct2_counts_gpus() -> int:

@@ -59,6 +59,28 @@ def test_cuda_without_a_gpu_names_the_component_and_the_library():
     assert str(e.value) == "translate.v1: device cuda:1: no GPU visible to ctranslate2"
 
 
+def test_a_torch_model_on_a_gpu_keeps_attention_off_cudnn(monkeypatch):
+    """cuDNN attention plans anew for every shape, which made the first epoch of a training on an
+    H200 about 6x slower than the later ones; a torch component resolved to a GPU turns it off,
+    one on the CPU (or a CTranslate2 one) leaves torch as it was. The GPU is made up here."""
+    import torch
+
+    was = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        assert resolve_device("cpu", "x") == "cpu"
+        assert torch.backends.cuda.cudnn_sdp_enabled()
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+        assert resolve_device("cuda:1", "x") == "cuda:1"
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        assert resolve_device("auto", "x") == "cuda:0"
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(was)
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     """A de->en model of one layer, trained for a few updates by nmt_model.v1 (device auto) in
