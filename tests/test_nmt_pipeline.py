@@ -116,6 +116,57 @@ def test_snapshots_are_model_directories_that_translate(tiny, tmp_path):
     assert len(out) == 1 and isinstance(out[0][0][0], str)
 
 
+def test_weight_average_follows_its_decay_and_gives_the_weights_back():
+    import torch
+
+    from bitextforge.plugins.nmt.train import WeightAverage
+
+    lin = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        lin.weight.fill_(0.0)
+    avg = WeightAverage(torch, lin, 0.5)
+    with torch.no_grad():
+        lin.weight.fill_(4.0)
+    avg.update(1)  # decay min(0.5, 2/11): 0 + (1 - 2/11) * 4
+    with torch.no_grad():
+        lin.weight.fill_(8.0)
+    avg.update(100)  # decay 0.5
+    want = (1 - 2 / 11) * 4 * 0.5 + 8.0 * 0.5
+    with avg.swapped_in():
+        assert lin.weight.item() == pytest.approx(want)
+    assert lin.weight.item() == 8.0
+
+
+def test_ema_saves_the_average_and_leaves_the_training_alone(tiny, tmp_path):
+    """With ema the saved model is the average; with a decay too small to average (every
+    update's weights replace the average) it is exactly the model trained without ema, so
+    swapping the average in and out for the checkpoints does not change the training."""
+    import torch
+    from safetensors.torch import load_file
+
+    from bitextforge.plugins.nmt.train import TrainOptions, train
+
+    d = tiny["data"]
+    base = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                tgt_lang="en", max_steps=6, vocab_size=400, d_model=32, layers=1, heads=2,
+                ffn_dim=64, batch_tokens=600, threads=1, max_len=24, precision="fp32",
+                valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"),
+                valid_every_steps=2)
+    weights, losses = {}, {}
+    for name, ema in (("plain", 0.0), ("none", 1e-9), ("avg", 0.9)):
+        info = train(TrainOptions(**base, output=str(tmp_path / name), ema=ema),
+                     log=lambda m: None)
+        assert info["options"]["ema"] == ema
+        weights[name] = load_file(tmp_path / name / "model.safetensors")
+        losses[name] = [(h["train_loss"], h["valid_loss"]) for h in info["history"]]
+    # the training itself is the same (its losses), what is validated is not
+    assert [t for t, _ in losses["avg"]] == [t for t, _ in losses["plain"]]
+    assert [v for _, v in losses["avg"]] != [v for _, v in losses["plain"]]
+    for k, v in weights["plain"].items():
+        assert torch.equal(v, weights["none"][k]), k
+    assert any(not torch.equal(v, weights["avg"][k]) for k, v in weights["plain"].items())
+
+
 def test_budget_schedule_warms_up_then_decays_to_zero():
     from bitextforge.plugins.nmt.train import budget_lr_factor as f
 

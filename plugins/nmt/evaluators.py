@@ -41,7 +41,8 @@ TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", 
 #: settings that must agree for two models to be compared fairly (threads change speed only;
 #: precision is the arithmetic the training ran in, read from each model's training facts,
 #: since ``auto`` means bf16 on one day's CPU and fp32 on another's)
-FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps", "precision")
+FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps", "precision",
+                                                                     "ema")
 RECORD = "train_and_test.json"
 
 _SettingsBase = create_model(
@@ -178,6 +179,9 @@ class TrainAndTestEvaluator(Evaluator):
             "model trained on back-translated data on the authentic data (continued training, "
             "Luong & Manning 2015; Popel et al. 2020). The budget of such a model is its first "
             "training's plus max_steps.")
+        ema: float = Field(0.0, ge=0, lt=1, description="Exponential moving average of the "
+                           "weights, as train-nmt's --ema (e.g. 0.999; 0: off). A model and its "
+                           "baseline must agree on it to be compared fairly.")
         precision: Precision = Field(
             "auto", description="Arithmetic of the training's forward pass, as train-nmt's "
             "--precision (auto: bf16 where the CPU or GPU computes it natively). fp32 is faster "
@@ -192,6 +196,8 @@ class TrainAndTestEvaluator(Evaluator):
             # only when chosen: the records of models trained before the option existed (all
             # with auto) keep their fingerprints and are still reused
             settings["precision"] = c.precision
+        if c.ema:
+            settings["ema"] = c.ema  # likewise: absent from the records of models without it
         return settings
 
     def _init_models(self) -> dict[int, tuple[Path, str]]:
@@ -324,7 +330,7 @@ class TrainAndTestEvaluator(Evaluator):
             # the update budget alone ends the run and validation never interrupts it, so the
             # model depends on the data, settings and seed, not on the machine's speed
             minutes=1e9, valid_every=1e9, beam=c.beam, device=c.device, precision=c.precision,
-            **{k: getattr(c, k) for k in TRAIN_SETTINGS})
+            ema=c.ema, **{k: getattr(c, k) for k in TRAIN_SETTINGS})
         tmp = out.with_name(f".{out.name}.tmp")
         if tmp.exists():
             shutil.rmtree(tmp)
@@ -539,7 +545,10 @@ class TrainAndTestEvaluator(Evaluator):
             parts.append(part)
         text = "; ".join(parts)
         if base_settings is not None:
-            # a setting one side did not record (models of older versions) is not compared
+            # a setting one side did not record (models of older versions) is not compared;
+            # a record without ema trained without it
+            base_settings = {"ema": 0.0, **base_settings}
+            settings = {"ema": 0.0, **settings}
             differ = sorted(k for k in FAIR_SETTINGS
                             if base_settings.get(k) is not None and settings.get(k) is not None
                             and base_settings[k] != settings[k])

@@ -115,6 +115,12 @@ class TrainOptions(BaseModel):
     snapshots: bool = Field(False, description="Also save the model at every validation to "
                             "snapshots/step-N in the output directory, to measure BLEU against "
                             "training time afterwards.")
+    ema: float = Field(0.0, ge=0, lt=1, description="Exponential moving average of the weights "
+                       "(Marian's --exponential-smoothing): with a decay d > 0, e.g. 0.999, "
+                       "validation, checkpoints and the saved model use the average, updated "
+                       "after every update as avg = d * avg + (1 - d) * weights (d is "
+                       "min(d, (1 + n) / (10 + n)) at update n, so the first updates do not "
+                       "linger). 0: off.")
     beam: int = Field(4, ge=1, description="Beam for the test BLEU (greedy is also run).")
     test_backend: Literal["ctranslate2", "transformers"] = Field(
         "ctranslate2", description="Decoder of the test sets: ctranslate2 (float32; the same "
@@ -316,6 +322,49 @@ def check_spm_ids(path: str) -> None:
 def encode(sp, texts: list[str], max_len: int) -> list[list[int]]:
     """Sentencepiece ids plus </s>, truncated like MarianTokenizer(truncation=True) would."""
     return [ids[: max_len - 1] + [EOS_ID] for ids in sp.encode(texts)]
+
+
+class WeightAverage:
+    """An exponential moving average of a model's trainable weights (Marian's
+    ``--exponential-smoothing``; Polyak averaging), kept beside the model in fp32 on its device.
+
+    The decay at update ``n`` is ``min(decay, (1 + n) / (10 + n))``, so the average of a short
+    run is not dominated by its random initial weights."""
+
+    def __init__(self, torch, model, decay: float):
+        """Start the average at the model's current weights."""
+        self.torch, self.decay = torch, decay
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.avg = [p.detach().clone() for p in self.params]
+
+    def update(self, step: int) -> None:
+        """Fold the weights after update ``step`` into the average."""
+        d = min(self.decay, (1 + step) / (10 + step))
+        with self.torch.no_grad():
+            for a, p in zip(self.avg, self.params):
+                a.lerp_(p, 1 - d)
+
+    def swapped_in(self):
+        """A context in which the model holds the averaged weights (to validate or save them);
+        the training weights come back on exit."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def ctx():
+            with self.torch.no_grad():
+                for a, p in zip(self.avg, self.params):
+                    tmp = p.detach().clone()
+                    p.copy_(a)
+                    a.copy_(tmp)
+            try:
+                yield
+            finally:
+                with self.torch.no_grad():
+                    for a, p in zip(self.avg, self.params):
+                        tmp = p.detach().clone()
+                        p.copy_(a)
+                        a.copy_(tmp)
+        return ctx()
 
 
 def make_batches(src: list[list[int]], tgt: list[list[int]], batch_tokens: int,
@@ -635,6 +684,12 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     last_log = 0.0
 
     def checkpoint(reason: str) -> None:
+        if ema is None:
+            return _checkpoint(reason)
+        with ema.swapped_in():
+            return _checkpoint(reason)
+
+    def _checkpoint(reason: str) -> None:
         nonlocal best
         elapsed = time.perf_counter() - t_train
         entry = {"step": step, "epoch": epoch, "minutes": round(elapsed / 60, 2),
@@ -657,6 +712,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         history.append(entry)
         log(f"train-nmt: {reason} {json.dumps(entry)}")
 
+    ema = WeightAverage(torch, model, opts.ema) if opts.ema else None
     model.train()
     while not done:
         epoch += 1
@@ -678,6 +734,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
             opt.step()
             sched.step()
             step += 1
+            if ema is not None:
+                ema.update(step)
             run_loss += loss.item()
             run_n += 1
             elapsed = time.perf_counter() - t_train
