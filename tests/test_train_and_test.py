@@ -372,9 +372,10 @@ output: {{dir: {tmp_path / "base"}}}
 
 def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_files):
     """Two small models, same settings and seed, on 3,000 Multi30k pairs: one with the real
-    targets, one with the targets shuffled (so it can only learn to write captions). On 150
-    held-out validation sentences the real one must win on both metrics, and the paired
-    bootstrap must call it significant."""
+    targets, one with the targets shuffled (so it can only learn to write captions), the latter
+    at its own budget of 150 updates (``baseline_budget: own``), which saves about a third of
+    the test's CPU and only weakens the control (BLEU 0.69 at 150, about 3.2 at 500). On 150 held-out validation sentences the real one
+    must win on both metrics, and the paired bootstrap must call it significant."""
     de = read_lines(shared("multi30k", "train.de.gz"), 3000)
     en = read_lines(shared("multi30k", "train.en.gz"), 3000)
     shuffled = en[:]
@@ -384,6 +385,8 @@ def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_fil
     (tmp_path / "v.en").write_text("\n".join(read_lines(shared("multi30k", "val.en.gz"), 150))
                                    + "\n", encoding="utf-8")
     test = (tmp_path / "v.de", tmp_path / "v.en")
+    # Today: BLEU 7.69 against 0.69 and chrF +16.8 (p = 0.001 each); the test takes 28 s alone
+    # on the AVX-512 machine, against 36-39 s with the shuffled model at 500 updates.
     # 500 updates is about where such a model starts to use its source (at 400 it still wrote
     # the same caption for every input). One layer each side, and fp32: at this size bf16
     # autocast costs more in casts than it saves (both models: 39 s of CPU in fp32, 63 s with
@@ -397,19 +400,21 @@ def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_fil
              "batch_tokens: 800, lr: 3.0e-3, min_warmup_steps: 100, max_len: 40, dropout: 0.0, "
              "label_smoothing: 0.0, threads: 1, precision: fp32, bootstrap_samples: 1000")
 
-    def recipe(name, tgt, extra=""):
+    def recipe(name, tgt, extra="", settings=small):
         s, t = pair_files(de, tgt, name)
         return parse_recipe(f"""
 name: {name}
 input: {{src: {s}, tgt: {t}}}
 evaluate:
   - evaluator: train_and_test.v1
-    with: {{test_src: {test[0]}, test_ref: {test[1]}, {small}{extra}}}
+    with: {{test_src: {test[0]}, test_ref: {test[1]}, {settings}{extra}}}
 output: {{dir: {tmp_path / name}}}
 """)
 
-    run_recipe(recipe("shuffled", shuffled))
-    result = run_recipe(recipe("real", en, f", baseline: {tmp_path / 'shuffled'}"))
+    run_recipe(recipe("shuffled", shuffled,
+                      settings=small.replace("max_steps: 500", "max_steps: 150")))
+    result = run_recipe(recipe("real", en, f", baseline: {tmp_path / 'shuffled'}, "
+                                           "baseline_budget: own"))
     n = result.reports["train_and_test.v1"]["numbers"]
     assert n["bleu_delta"] > 3.0 and n["chrf_delta"] > 3.0, n
     assert n["bleu_p_value"] < 0.05 and n["chrf_p_value"] < 0.05, n
