@@ -58,6 +58,16 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="the commands' logs (also packed into news.tar.gz)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--smoke", action="store_true", help="tiny settings on the CPU")
+    p.add_argument("--probe", default="", help="batch sizes in tokens, comma-separated (e.g. "
+                   "8000,16000,32000): before phase A, train the bitext model for "
+                   "--probe-updates at each, side by side, and take the batch that sees the most "
+                   "tokens in --phase-seconds among those that still give --min-updates "
+                   "(choose_batch)")
+    p.add_argument("--probe-updates", type=int, default=200)
+    p.add_argument("--phase-seconds", type=float, default=180.0, help="what one phase's "
+                   "trainings may take (with --probe)")
+    p.add_argument("--min-updates", type=int, default=1000, help="with --probe: the fewest "
+                   "updates per model a batch size must allow to be chosen")
     p.add_argument("--from-phase", choices=["A", "B", "C"], default="A", help="start at this "
                    "phase, reusing what the earlier ones left (on a still-warm machine)")
     return p.parse_args(argv)
@@ -74,6 +84,41 @@ def size_steps(args) -> tuple[int, str]:
         return 2000, "default (no gpu_check figure)"
     steps = int(ups / 2.5 * args.train_seconds) // 250 * 250
     return max(1000, min(steps, 12000)), f"from gpu_check's {ups} updates/s"
+
+
+def choose_batch(speeds: dict[int, float], phase_seconds: float, min_updates: int,
+                 margin: float = 0.8) -> tuple[int, int]:
+    """The batch size (tokens) and update budget from the probe's ``speeds`` (batch tokens ->
+    updates/s of one of three side-by-side trainings). Each batch's budget is what ``margin`` x
+    ``phase_seconds`` gives at its speed, in steps of 250 (the margin: phase A runs four
+    trainings, not three). Chosen: the batch that sees the most tokens in its budget among those
+    whose budget reaches ``min_updates`` (a small model on a large GPU is not compute-bound, so a
+    larger batch costs little time: Popel & Bojar 2018 find larger batches better), else the
+    fastest one."""
+    budget = {b: int(margin * phase_seconds * ups) // 250 * 250 for b, ups in speeds.items()}
+    fits = [b for b in speeds if budget[b] >= min_updates]
+    batch = (max(fits, key=lambda b: (budget[b] * b, -b)) if fits
+             else max(speeds, key=speeds.get))
+    return batch, max(250, budget[batch])
+
+
+def probe(args, ph: "Phases", cli: list[str], tsvs: list[str]) -> dict[int, float]:
+    """Updates/s of the bitext model at each ``--probe`` batch size, the trainings side by side
+    (train-nmt, --probe-updates each, timed over the whole training, first epoch included)."""
+    sizes = [int(x) for x in args.probe.split(",")]
+    tiny = (["--train-limit", "600", "--vocab-size", "300", "--d-model", "32", "--ffn-dim", "64",
+             "--layers", "1", "--heads", "2", "--min-warmup-steps", "2"] if args.smoke else [])
+    cmds = {f"P-batch-{b}": [*cli, "train-nmt", "--train-tsv", *tsvs, "--tsv-langs", "de-en",
+                             "--src-lang", "de", "--tgt-lang", "en", "-o", f"/tmp/news-probe-{b}",
+                             "--max-steps", str(args.probe_updates), "--batch-tokens", str(b),
+                             "--threads", "2", "--device", "auto", *tiny] for b in sizes}
+    if not ph.run("probe", cmds):
+        raise SystemExit("news: the probe's trainings failed (logs in --logs)")
+    speeds = {}
+    for b in sizes:
+        info = json.loads(Path(f"/tmp/news-probe-{b}/train_log.json").read_text())
+        speeds[b] = round(info["steps"] / max(info["train_minutes"] * 60, 1e-6), 2)
+    return speeds
 
 
 class Phases:
@@ -145,11 +190,28 @@ def main(argv=None) -> int:
     """Run phases A, B and C; exit 1 if any command failed."""
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    steps, why = size_steps(args)
     seeds = [int(s) for s in args.seeds.split(",")]
     cli = [sys.executable, "-m", "bitextforge.cli"]
     d = args.data.as_posix().rstrip("/")
     ph = Phases(args)
+    sizing = ROOT / "runs" / "bt-news-gpu-sizing.json"
+    if args.from_phase != "A" and not args.steps and sizing.is_file():
+        # a later call on the same machine trains phase C as phase A was trained
+        chosen = json.loads(sizing.read_text())
+        args.batch_tokens = chosen["batch_tokens"]
+        steps, why = chosen["steps"], f"phase A's ({chosen['steps_from']})"
+    elif args.probe and not args.steps:
+        pool = f"{d}/deen-train-pool"
+        speeds = probe(args, ph, cli, [f"{pool}/news-commentary-v11-deen-20k/train.de-en.tsv.gz",
+                                       f"{pool}/europarl-v7-deen-first20k/train.de-en.tsv.gz"])
+        args.batch_tokens, steps = choose_batch(speeds, args.phase_seconds, args.min_updates)
+        why = f"probe: updates/s by batch tokens {speeds}"
+        ph.result["probe"] = speeds
+    else:
+        steps, why = size_steps(args)
+    sizing.parent.mkdir(parents=True, exist_ok=True)
+    sizing.write_text(json.dumps({"steps": steps, "steps_from": why,
+                                  "batch_tokens": args.batch_tokens}) + "\n")
     ph.result.update(steps=steps, steps_from=why, batch_tokens=args.batch_tokens,
                      mono_ratio=args.mono_ratio, seeds=seeds, smoke=args.smoke)
     print(f"news: {steps} updates per model ({why}), batches of {args.batch_tokens} tokens",
@@ -200,7 +262,8 @@ def main(argv=None) -> int:
             f"--set=prepare[0].with.max_steps={steps}",
             f"--set=prepare[0].with.valid_every_steps={max(steps // 4, 1)}",
             f"--set=prepare[0].with.batch_tokens={args.batch_tokens}",
-            "--set=prepare[0].with.threads=2", "--set=prepare[0].with.device=auto"]
+            "--set=prepare[0].with.threads=2", "--set=prepare[0].with.device=auto",
+            "--set=prepare[0].with.force=true"]  # a reverse model of an earlier run is stale
     if args.smoke:
         prep += ["--set=prepare[0].with.train_limit=600", "--set=prepare[0].with.vocab_size=300",
                  "--set=prepare[0].with.d_model=32", "--set=prepare[0].with.ffn_dim=64",

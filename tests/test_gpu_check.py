@@ -45,3 +45,20 @@ def test_smoke_run_writes_every_figure(tmp_path):
     assert (tmp_path / "work" / "nmt-accel" / "model.safetensors").is_file()
     assert json.loads((tmp_path / "work" / "nmt-accel" / "train_log.json").read_text())[
         "device"] == "cpu"
+
+
+def test_news_run_takes_the_batch_that_sees_most_tokens_with_enough_updates():
+    """benchmarks/bt_news_gpu.py --probe: among the batch sizes whose budget in the phase's time
+    (with a margin for phase A's fourth training) reaches --min-updates, the one that sees the
+    most tokens; where none does, the fastest."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bt_news_gpu import choose_batch
+    finally:
+        sys.path.pop(0)
+    # budgets 2000, 1750, 1000 updates: 32,000 tokens x 1000 is the most
+    assert choose_batch({8000: 16.7, 16000: 15.0, 32000: 8.5}, 150, 1000) == (32000, 1000)
+    # 32,000 falls below the minimum: 16,000 x 1750 beats 8,000 x 2000
+    assert choose_batch({8000: 16.7, 16000: 15.0, 32000: 8.5}, 150, 1500) == (16000, 1750)
+    # nothing reaches the minimum: the fastest batch, with what fits
+    assert choose_batch({8000: 3.0, 16000: 2.0}, 180, 1000) == (8000, 250)
