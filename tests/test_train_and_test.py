@@ -211,6 +211,17 @@ def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
     assert "UNFAIR" in report.summary and "d_model (8 vs 16)" in report.summary
 
 
+def test_baseline_without_the_weights_average_is_reported_unfair(tmp_path):
+    """ema is a training setting: a baseline trained without it (whose record, like those of
+    models older than the option, has no ema) is flagged against a run with it."""
+    _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
+    report = _evaluator(tmp_path, ema=0.9,
+                        baseline=str(tmp_path / "base" / "train_and_test")).evaluate(
+        _corpus(tmp_path / "run"))
+    assert report.numbers["baseline_same_settings"] == 0.0
+    assert "UNFAIR" in report.summary and "ema (0.0 vs 0.9)" in report.summary
+
+
 def test_baseline_at_its_own_budget_is_named_not_unfair(tmp_path):
     """Per-arm update budgets (each chosen on a dev set): baseline_budget: own reports the two
     budgets and keeps the other settings checked; by default another max_steps is UNFAIR."""
