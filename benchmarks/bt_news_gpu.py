@@ -38,6 +38,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BITEXT_RUN, BT_RUN = "runs/bt-news-bitext-gpu", "runs/bt-news-gpu"
 REVERSE = "models/news-bitext-en-de-gpu"
+#: the bitext of both recipes (News Commentary + Europarl), under the shared data folder
+BITEXT = ("deen-train-pool/news-commentary-v11-deen-20k/train.de-en.tsv.gz",
+          "deen-train-pool/europarl-v7-deen-first20k/train.de-en.tsv.gz")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -201,9 +204,7 @@ def main(argv=None) -> int:
         args.batch_tokens = chosen["batch_tokens"]
         steps, why = chosen["steps"], f"phase A's ({chosen['steps_from']})"
     elif args.probe and not args.steps:
-        pool = f"{d}/deen-train-pool"
-        speeds = probe(args, ph, cli, [f"{pool}/news-commentary-v11-deen-20k/train.de-en.tsv.gz",
-                                       f"{pool}/europarl-v7-deen-first20k/train.de-en.tsv.gz"])
+        speeds = probe(args, ph, cli, [f"{d}/{f}" for f in BITEXT])
         args.batch_tokens, steps = choose_batch(speeds, args.phase_seconds, args.min_updates)
         why = f"probe: updates/s by batch tokens {speeds}"
         ph.result["probe"] = speeds
@@ -237,10 +238,8 @@ def main(argv=None) -> int:
              f"--set=evaluate[0].with.batch_tokens={args.batch_tokens}",
              "--set=evaluate[0].with.threads=2", "--set=evaluate[0].with.device=auto",
              "--set=output.formats=[plain, tsv]", "--force", *tiny]
-    bitext_inputs = [*data("input[0].path=../shared/data/deen-train-pool/news-commentary-v11-"
-                           "deen-20k/train.de-en.tsv.gz"),
-                     *data("input[1].path=../shared/data/deen-train-pool/europarl-v7-deen-"
-                           "first20k/train.de-en.tsv.gz")]
+    bitext_inputs = [x for i, f in enumerate(BITEXT)
+                     for x in data(f"input[{i}].path=../shared/data/{f}")]
     if args.smoke:
         bitext_inputs += ["--set=input[0].limit=300", "--set=input[1].limit=300"]
     models_a, models_c = f"{BITEXT_RUN}-models", f"{BT_RUN}-models"
@@ -252,9 +251,8 @@ def main(argv=None) -> int:
                   "train.de-en.tsv.gz"),
             *data("input[3].path=../shared/data/deen-train-pool/tatoeba-anki-deu-eng-2018-05/"
                   "train.de-en.tsv.gz"),
-            *data("prepare[0].with.train_tsv=[../shared/data/deen-train-pool/news-commentary-"
-                  "v11-deen-20k/train.de-en.tsv.gz, ../shared/data/deen-train-pool/europarl-v7-"
-                  "deen-first20k/train.de-en.tsv.gz]"),
+            *data("prepare[0].with.train_tsv=["
+                  + ", ".join(f"../shared/data/{f}" for f in BITEXT) + "]"),
             *data("prepare[0].with.valid_src=../shared/data/wmt-newstest-deen/newstest2017.en"),
             *data("prepare[0].with.valid_tgt=../shared/data/wmt-newstest-deen/newstest2017.de"),
             "--set=prepare[0].with.tests=[]", f"--set=prepare[0].with.output={REVERSE}",

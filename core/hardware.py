@@ -120,10 +120,9 @@ def resolve_device(spec: str, where: str, library: str = "torch") -> str:
         return "cpu"
     count = visible_gpus(library)
     if dev == "auto":
-        if count and library == "torch":
-            no_cudnn_attention()
-        return "cuda:0" if count else "cpu"
-    if not count:
+        if not count:
+            return "cpu"
+    elif not count:
         why = ""
         if library == "ctranslate2":
             try:

@@ -51,11 +51,13 @@ def test_news_run_takes_the_batch_that_sees_most_tokens_with_enough_updates():
     """benchmarks/bt_news_gpu.py --probe: among the batch sizes whose budget in the phase's time
     (with a margin for phase A's fourth training) reaches --min-updates, the one that sees the
     most tokens; where none does, the fastest."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from bt_news_gpu import choose_batch
-    finally:
-        sys.path.pop(0)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bt_news_gpu",
+                                                  ROOT / "benchmarks" / "bt_news_gpu.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    choose_batch = mod.choose_batch
     # budgets 2000, 1750, 1000 updates: 32,000 tokens x 1000 is the most
     assert choose_batch({8000: 16.7, 16000: 15.0, 32000: 8.5}, 150, 1000) == (32000, 1000)
     # 32,000 falls below the minimum: 16,000 x 1750 beats 8,000 x 2000

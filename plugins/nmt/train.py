@@ -14,6 +14,7 @@ evaluated with sacrebleu.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -344,27 +345,22 @@ class WeightAverage:
             for a, p in zip(self.avg, self.params):
                 a.lerp_(p, 1 - d)
 
+    def _swap(self) -> None:
+        with self.torch.no_grad():
+            for a, p in zip(self.avg, self.params):
+                tmp = p.detach().clone()
+                p.copy_(a)
+                a.copy_(tmp)
+
+    @contextlib.contextmanager
     def swapped_in(self):
         """A context in which the model holds the averaged weights (to validate or save them);
         the training weights come back on exit."""
-        import contextlib
-
-        @contextlib.contextmanager
-        def ctx():
-            with self.torch.no_grad():
-                for a, p in zip(self.avg, self.params):
-                    tmp = p.detach().clone()
-                    p.copy_(a)
-                    a.copy_(tmp)
-            try:
-                yield
-            finally:
-                with self.torch.no_grad():
-                    for a, p in zip(self.avg, self.params):
-                        tmp = p.detach().clone()
-                        p.copy_(a)
-                        a.copy_(tmp)
-        return ctx()
+        self._swap()
+        try:
+            yield
+        finally:
+            self._swap()
 
 
 def make_batches(src: list[list[int]], tgt: list[list[int]], batch_tokens: int,
@@ -684,10 +680,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     last_log = 0.0
 
     def checkpoint(reason: str) -> None:
-        if ema is None:
-            return _checkpoint(reason)
-        with ema.swapped_in():
-            return _checkpoint(reason)
+        with ema.swapped_in() if ema is not None else contextlib.nullcontext():
+            _checkpoint(reason)
 
     def _checkpoint(reason: str) -> None:
         nonlocal best
