@@ -37,6 +37,11 @@ class CountTrainer(Trainer):
         text: str = Field(description="Text file.")
         fail: bool = Field(False, description="Raise after writing half the outputs.")
 
+    @classmethod
+    def input_paths(cls, config):
+        """The text file."""
+        return {"text": config.text}
+
     def outputs(self):
         """The table and its sidecar."""
         out = Path(self.config.output)
@@ -109,6 +114,31 @@ def test_prepare_only_trains_the_chosen_trainers(tmp_path, trainer_plugin, capsy
     assert main(["prepare", str(recipe), "--only", "2"]) == 2
     assert "no prepare[2]" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # prepare runs no steps
+
+
+def test_prepare_needs_only_its_own_files(tmp_path, trainer_plugin, capsys):
+    """``prepare`` refuses when a trainer lacks a file, naming its key; a model that only the
+    steps read (made by another recipe, say) is a note on stderr, not a refusal: it is the run,
+    which still refuses, that needs it."""
+    from bitextforge.cli.main import main
+
+    out = tmp_path / "models" / "c.json"
+    steps = (f"  - filter: kenlm_perplexity.v1\n    with: {{model: '{tmp_path / 'lm.binary'}', "
+             f"column: src}}\n    keep: {{max: 1000}}\n")
+    recipe = tmp_path / "r.yaml"
+    prep = f"  - train: count_test.v1\n    with: {{text: 'TEXT', output: '{out}'}}\n"
+    recipe.write_text(_recipe(tmp_path, prep.replace("TEXT", str(tmp_path / "in.en")), steps), encoding="utf-8")
+    assert main(["prepare", str(recipe)]) == 0
+    err = capsys.readouterr().err
+    assert out.exists() and "note:" in err and "steps[0].with.model" in err
+    assert main(["run", str(recipe)]) == 2
+    assert "steps[0].with.model" in capsys.readouterr().err
+    recipe.write_text(_recipe(tmp_path, prep.replace("TEXT", str(tmp_path / "none.en")), steps),
+                      encoding="utf-8")
+    out.unlink()
+    assert main(["prepare", str(recipe)]) == 2
+    err = capsys.readouterr().err
+    assert "prepare[0].with.text" in err and not out.exists()
 
 
 def test_failed_training_leaves_no_output(tmp_path, trainer_plugin):

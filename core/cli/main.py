@@ -61,13 +61,14 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_prepare(args) -> int:
-    from ..recipe.checks import check_recipe_files
+    from ..recipe.checks import check_prepare_files
     from ..pipeline.prepare import run_prepare
     from ..recipe.load import load_recipe
 
     recipe = load_recipe(args.recipe, args.set)
     registry = get_registry()
-    check_recipe_files(recipe, registry)
+    for line in check_prepare_files(recipe, registry):
+        print(f"bitextforge: note: {line} (the run needs it; prepare goes on)", file=sys.stderr)
     _print_prepared(run_prepare(recipe, registry, only=args.only))
     return 0
 

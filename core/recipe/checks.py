@@ -120,9 +120,10 @@ def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
     return any(p == o or o in p.parents for o in outputs)
 
 
-def component_problems(recipe, registry) -> list[str]:
+def component_problems(recipe, registry, which: str = "all") -> list[str]:
     """Paths that trainers and components declare with ``input_paths`` and that neither exist nor
-    are written by an earlier ``prepare:`` entry."""
+    are written by an earlier ``prepare:`` entry; ``which``: those of every entry (``all``), of the
+    ``prepare:`` trainers only (``prepare``) or of the steps and evaluators only (``later``)."""
     from ..pipeline.prepare import _declared_outputs
 
     source = recipe.source
@@ -136,6 +137,10 @@ def component_problems(recipe, registry) -> list[str]:
               for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
     for where, kind, name, cfg, trains in entries + later:
         cls = registry.get(kind, name)
+        if which == ("later" if trains else "prepare"):
+            if trains:  # skipped, but later paths it writes are still not missing
+                outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
+            continue
         for key, path in _flatten(cls.input_paths(cfg)):
             if path is None or Path(path).expanduser().exists():
                 continue
@@ -185,6 +190,16 @@ def output_problems(recipe, output_dir: str | None = None) -> list[str]:
 def preflight(recipe, registry) -> list[str]:
     """Every problem with the files a recipe will read, one line each (empty when all is well)."""
     return input_problems(recipe) + component_problems(recipe, registry)
+
+
+def check_prepare_files(recipe, registry) -> list[str]:
+    """For ``bitextforge prepare``: raise one error listing the files the ``prepare:`` trainers
+    lack; return the problems of the input, steps and evaluators, which do not stop a training
+    (their models may come from another recipe that has not run yet) but will stop the run."""
+    problems = component_problems(recipe, registry, which="prepare")
+    if problems:
+        raise BitextforgeError("\n".join(problems))
+    return input_problems(recipe) + component_problems(recipe, registry, which="later")
 
 
 def check_recipe_files(recipe, registry, output: bool = False,
