@@ -130,7 +130,7 @@ def test_prepare_needs_only_its_own_files(tmp_path, trainer_plugin, capsys):
     recipe.write_text(_recipe(tmp_path, prep.replace("TEXT", str(tmp_path / "in.en")), steps), encoding="utf-8")
     assert main(["prepare", str(recipe)]) == 0
     err = capsys.readouterr().err
-    assert out.exists() and "note:" in err and "steps[0].with.model" in err
+    assert out.exists() and "note (prepare goes on" in err and "steps[0].with.model" in err
     assert main(["run", str(recipe)]) == 2
     assert "steps[0].with.model" in capsys.readouterr().err
     recipe.write_text(_recipe(tmp_path, prep.replace("TEXT", str(tmp_path / "none.en")), steps),
@@ -139,6 +139,14 @@ def test_prepare_needs_only_its_own_files(tmp_path, trainer_plugin, capsys):
     assert main(["prepare", str(recipe)]) == 2
     err = capsys.readouterr().err
     assert "prepare[0].with.text" in err and not out.exists()
+    # --only 1: prepare[0]'s missing file is a note, not a refusal
+    other = tmp_path / "models" / "d.json"
+    two = prep.replace("TEXT", str(tmp_path / "none.en")) + prep.replace(
+        "TEXT", str(tmp_path / "in.en")).replace(str(out), str(other))
+    recipe.write_text(_recipe(tmp_path, two, steps), encoding="utf-8")
+    assert main(["prepare", str(recipe), "--only", "1"]) == 0
+    err = capsys.readouterr().err
+    assert other.exists() and "note (prepare goes on" in err and "prepare[0].with.text" in err
 
 
 def test_failed_training_leaves_no_output(tmp_path, trainer_plugin):

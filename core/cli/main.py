@@ -67,8 +67,9 @@ def _cmd_prepare(args) -> int:
 
     recipe = load_recipe(args.recipe, args.set)
     registry = get_registry()
-    for line in check_prepare_files(recipe, registry):
-        print(f"bitextforge: note: {line} (the run needs it; prepare goes on)", file=sys.stderr)
+    for line in check_prepare_files(recipe, registry, args.only):
+        print(f"bitextforge: note (prepare goes on, the run will need it): {line}",
+              file=sys.stderr)
     _print_prepared(run_prepare(recipe, registry, only=args.only))
     return 0
 
