@@ -62,11 +62,12 @@ def _cmd_run(args) -> int:
 
 def _cmd_prepare(args) -> int:
     from ..recipe.checks import check_prepare_files
-    from ..pipeline.prepare import run_prepare
+    from ..pipeline.prepare import check_only, run_prepare
     from ..recipe.load import load_recipe
 
     recipe = load_recipe(args.recipe, args.set)
     registry = get_registry()
+    check_only(recipe, args.only)
     for line in check_prepare_files(recipe, registry, args.only):
         print(f"bitextforge: note (prepare goes on, the run will need it): {line}",
               file=sys.stderr)

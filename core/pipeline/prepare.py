@@ -32,16 +32,21 @@ def _partial(path: Path, tag: str) -> Path:
     return path.with_name(f".{path.name}.partial-{tag}")
 
 
+def check_only(recipe, only: list[int] | None) -> None:
+    """Refuse indices of ``--only`` that ``prepare:`` does not have, in one line."""
+    n = len(recipe.prepare)
+    bad = [i for i in only or [] if not 0 <= i < n]
+    if bad:
+        raise RecipeError(f"{recipe.source}: prepare has {n} trainer{'s' if n != 1 else ''} "
+                          f"(indices 0-{n - 1}); no prepare[{bad[0]}]")
+
+
 def run_prepare(recipe, registry, log: Callable[[str], None] | None = None,
                 only: list[int] | None = None) -> list[dict[str, Any]]:
     """Run the recipe's trainers in order (``only``: just these indices of ``prepare:``, so that
     independent trainings can run side by side in separate processes); return one manifest entry
     per trainer run."""
-    n = len(recipe.prepare)
-    bad = [i for i in only or [] if not 0 <= i < n]
-    if bad:
-        raise RecipeError(f"{recipe.source}: prepare has {n} trainer{'s' if n != 1 else ''} "
-                             f"(indices 0-{n - 1}); no prepare[{bad[0]}]")
+    check_only(recipe, only)
     done: list[dict[str, Any]] = []
     for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
         if only is not None and i not in only:
