@@ -3,6 +3,10 @@ packaged all-MiniLM-L6-v2 comparing src with tgt of real Multi30k de-en pairs) u
 runner and under the Ray runner with 2 actors, side by side in one invocation (runs interleaved,
 median of ``--runs``), each run a whole ``bitextforge run`` process.
 
+``--shard-size N`` makes both runs sharded and resumable (``output.shard_size``): the Ray runner
+keeps its actors, and their models, from shard to shard, so a shard costs about what the same
+rows cost unsharded.
+
 Run from the repository root:
     nice -n 10 .venv/bin/python benchmarks/bench_ray.py --lines 400 --batch 50 --runs 3
 It needs $BITEXTFORGE_SHARED_DATA/multi30k; results go to docs/benchmarks.md by hand.
@@ -27,7 +31,7 @@ WORK = Path("/tmp/bitextforge-bench-ray")
 RECIPE = """\
 name: bench-ray
 input: {{src: '{src}', tgt: '{tgt}'}}
-output: {{dir: '{out}', formats: [tsv], report: false}}
+output: {{dir: '{out}', formats: [tsv], report: false{shards}}}
 progress: false
 batch_size: {batch}
 steps:
@@ -68,10 +72,14 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=250)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--shard-size", type=int, default=None,
+                    help="rows per shard (output.shard_size); default: one pass")
     a = ap.parse_args()
     s, t = make_input(a.lines)
     recipe = WORK / "bench_ray.yaml"
-    recipe.write_text(RECIPE.format(src=s, tgt=t, out=WORK / "out", batch=a.batch))
+    shards = f", shard_size: {a.shard_size}" if a.shard_size else ""
+    recipe.write_text(RECIPE.format(src=s, tgt=t, out=WORK / "out", batch=a.batch,
+                                    shards=shards))
     res: dict[str, list] = {"local": [], "ray": []}
     for i in range(a.runs):
         for runner in ("local", "ray"):
@@ -80,7 +88,8 @@ def main() -> int:
             print(runner, i, res[runner][-1], flush=True)
     same = (WORK / "out-local-0" / "corpus.tsv").read_bytes() == \
         (WORK / "out-ray-0" / "corpus.tsv").read_bytes()
-    print(f"\nlines={a.lines} batch={a.batch} runs={a.runs} identical_output={same}")
+    print(f"\nlines={a.lines} batch={a.batch} shard_size={a.shard_size} runs={a.runs} "
+          f"identical_output={same}")
     print("| runner | median wall s (process) | median run s (manifest) | rows/s (run) |")
     print("|---|---|---|---|")
     for runner, rows in res.items():

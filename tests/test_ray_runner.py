@@ -106,10 +106,30 @@ class BugOnWorker(NoModelOnWorker):
     error = RuntimeError
 
 
+class Counted(Filter):
+    """Notes every construction (the process id) in a file: how often a model would load."""
+
+    name = "counted_test.v1"
+    default_keep = {"min": 0}
+
+    class Config(Filter.Config):
+        """Options of counted_test.v1."""
+
+        log: str
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        with open(self.config.log, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+
+    def score(self, batch):
+        return [float(len(s)) for s in batch["src"]]
+
+
 @pytest.fixture
 def test_plugins(bitextforge_plugin):
     return bitextforge_plugin(Swap, CommaSplit, Boom, NoModelOnWorker, BugOnWorker, Mirror,
-                              name="raytest")
+                              Counted, name="raytest")
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +207,37 @@ def test_ray_output_identical_to_local(cluster, test_plugins, tmp_path):
     whys = {ln.split("\t")[head.index("rejected_by")] for ln in rej[1:]}
     assert {"steps[1]:length.v1", "steps[0]:dedupe.v1", "steps[2]:length_ratio.v1",
             "steps[4]:length.v1", "steps[4]:length.v1 (top 0.6)"} <= whys
+
+
+def test_sharded_run_builds_its_actors_once_and_matches_local(cluster, test_plugins, tmp_path):
+    """A sharded run feeds every shard through the same Ray Data pipeline: each actor (and the
+    model it loads) is built once for the run, not once per shard, and the output is the local
+    runner's, byte for byte, with a driver step between Ray steps."""
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    log = tmp_path / "built.txt"
+    steps = (f"  - filter: counted_test.v1\n    with: {{log: '{log}'}}\n"
+             f"    resources: {{concurrency: 1}}\n"
+             "  - filter: dedupe.v1\n    with: {'on': src}\n"
+             "  - paraphrase: swap_test.v1\n    side: tgt\n    resources: {concurrency: 1}\n")
+    runs = {}
+    for runner in ("local", "ray"):
+        recipe = parse_recipe(
+            f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 600}}\n"
+            f"output: {{dir: '{tmp_path / runner}', formats: [tsv], shard_size: 200}}\n"
+            f"progress: false\nbatch_size: 50\nrunner: {runner}\nsteps:\n{steps}", "r.yaml")
+        log.write_text("", encoding="utf-8")
+        runs[runner] = run_recipe(recipe)
+        built = log.read_text(encoding="utf-8").split()
+        if runner == "ray":
+            # the driver's copy, and one actor for all three shards
+            workers = [p for p in built if int(p) != os.getpid()]
+            assert len(built) == 2 and len(workers) == 1, built
+    # three shards of 200 rows: before the pipeline was kept, three actors were built
+    assert all(r.manifest["output"]["resumable"] for r in runs.values())
+    for name in ("corpus.tsv", "rejected.tsv"):
+        assert ((tmp_path / "local" / name).read_bytes()
+                == (tmp_path / "ray" / name).read_bytes()), name
 
 
 def test_worker_error_reaches_user_and_leaves_no_output(cluster, test_plugins, pair_files,

@@ -109,6 +109,9 @@ class Driver:
                 raise
             raise BitextforgeError(f"{self.sink.dir}: writing output failed: "
                                    f"{exc.strerror or exc}") from exc
+        finally:
+            # a runner that keeps workers between shards (ray) ends them here
+            getattr(self.runner, "close", lambda: None)()
 
     def finish(self) -> None:
         """The run's reports are written: remove its shards (kept until now so a kill before the

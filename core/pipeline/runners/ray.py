@@ -72,13 +72,13 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     for ex in executors:
         if _in_driver(ex):
             if pending:
-                stream = _ray_segment(stream, pending, seed, where, configs)
+                stream = _ray_segment(stream, pending, seed, where, configs, recipe)
                 pending = []
             stream = drive(ex, stream)
         else:
             pending.append(ex)
     if pending:
-        stream = _ray_segment(stream, pending, seed, where, configs)
+        stream = _ray_segment(stream, pending, seed, where, configs, recipe)
     for p in stream:
         if p.error is not None:
             raise p.error
@@ -100,6 +100,10 @@ def _configure_data_context(recipe) -> None:
 
     ctx = DataContext.get_current()
     ctx.execution_options.preserve_order = True
+    # a block leaves the read task as soon as it is yielded, not when enough have gathered to
+    # fill a block of the default size: a shard's last packets must come out before the next
+    # shard is fed (the pipeline stays open between shards)
+    ctx.target_max_block_size = 1
     show = bool(getattr(recipe, "progress", False))
     ctx.enable_progress_bars = show
     ctx.print_on_execution_start = show
@@ -285,51 +289,113 @@ def _fuse(executors: list[Executor]) -> list[list[Executor]]:
     return groups
 
 
-def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
-                 source: str, configs: dict | None = None) -> Iterator[Packet]:
-    """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per group of
-    steps with equal resources; ``configs`` (by step index) are what the actors build from,
-    the driver's own component configs otherwise."""
-    import ray
-    import ray.data
-    from ray.util.queue import Queue
+#: the Ray Data pipelines of the run, by (recipe, step indices): a sharded run calls run() once
+#: per shard, and its actors (with their models) serve every shard; :func:`close` ends them
+_OPEN: dict[tuple, "_Segment"] = {}
 
-    q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0})
-    feeder = _Feeder(stream, q)
-    # the read task only waits on the queue: it must not hold a CPU the actors need
-    ds = ray.data.read_datasource(_make_datasource(q), override_num_blocks=1, num_cpus=0)
-    for group in _fuse(executors):
-        res = _step_resources(group[0])
-        specs = []
-        for ex in group:
-            cls = type(ex.comp)
-            _ship_class(cls)
-            config = (configs or {}).get(ex.index, ex.comp.config)
-            specs.append((ex.index, ex.step, cls,
-                          config.model_dump(mode="python", by_alias=True)))
-        ds = ds.map_batches(
-            _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
-            fn_constructor_args=(specs, seed, source, res.num_gpus),
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
-            num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
-    feeder.start()
+
+def close() -> None:
+    """End the run's Ray Data pipelines, their actor pools and models (the driver calls it once,
+    after the last shard)."""
+    while _OPEN:
+        _, seg = _OPEN.popitem()
+        seg.close()
+
+
+def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
+                 source: str, configs: dict | None = None, recipe=None) -> Iterator[Packet]:
+    """The packets of ``stream`` through the pipeline of ``executors``, built at the run's first
+    call and reused by the next shards'."""
+    key = (id(recipe), tuple(ex.index for ex in executors))
+    seg = _OPEN.get(key)
+    if seg is None:
+        seg = _OPEN[key] = _Segment(executors, seed, source, configs)
     try:
-        for row in ds.iter_rows():
-            yield pickle.loads(row["blob"])
-    except Exception as exc:  # noqa: BLE001 - unwrap a component's own one-line error
-        inner = _user_error(exc)
-        if inner is not None:
-            raise inner from None
+        yield from seg.run(stream)
+    except BaseException:
+        # an error or an abandoned shard leaves packets in flight: this pipeline cannot serve
+        # another shard in step
+        _OPEN.pop(key, None)
+        seg.close(drain=False)
         raise
-    finally:
-        feeder.stop()
-        feeder.join(timeout=5)
+
+
+class _Segment:
+    """Consecutive streaming steps on Ray Data: one ``map_batches`` actor pool per group of
+    steps with equal resources, fed through a queue that stays open between shards."""
+
+    def __init__(self, executors: list[Executor], seed: int, source: str,
+                 configs: dict | None = None):
+        """Build the pipeline; ``configs`` (by step index) are what the actors build from, the
+        driver's own component configs otherwise. Nothing runs before the first packet."""
+        import ray
+        import ray.data
+        from ray.util.queue import Queue
+
+        self.q = q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0})
+        # the read task only waits on the queue: it must not hold a CPU the actors need
+        ds = ray.data.read_datasource(_make_datasource(q), override_num_blocks=1, num_cpus=0)
+        for group in _fuse(executors):
+            res = _step_resources(group[0])
+            specs = []
+            for ex in group:
+                cls = type(ex.comp)
+                _ship_class(cls)
+                config = (configs or {}).get(ex.index, ex.comp.config)
+                specs.append((ex.index, ex.step, cls,
+                              config.model_dump(mode="python", by_alias=True)))
+            ds = ds.map_batches(
+                _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
+                fn_constructor_args=(specs, seed, source, res.num_gpus),
+                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
+                num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
+        self.ds = ds
+        self.rows: Iterator | None = None
+
+    def run(self, stream: Iterator[Packet]) -> Iterator[Packet]:
+        """Feed this shard's packets and yield as many results, in input order: every packet
+        comes out of the pipeline exactly once, so the count marks the end of the shard."""
+        feeder = _Feeder(stream, self.q)
+        if self.rows is None:
+            # no prefetching: it would wait for a block beyond the shard's last
+            self.rows = (row for b in self.ds.iter_batches(batch_size=None, prefetch_batches=0,
+                                                             batch_format="pyarrow")
+                         for row in b.to_pylist())
+        feeder.start()
+        got = 0
         try:
-            ray.kill(q.actor)
+            while feeder.more(got):
+                yield pickle.loads(next(self.rows)["blob"])
+                got += 1
+        except Exception as exc:  # noqa: BLE001 - unwrap a component's own one-line error
+            inner = _user_error(exc)
+            if inner is not None:
+                raise inner from None
+            raise
+        finally:
+            feeder.stop()
+            feeder.join(timeout=5)
+        if feeder.error is not None:
+            raise feeder.error
+
+    def close(self, drain: bool = True) -> None:
+        """End the read task, the actors and the queue; ``drain``: let the pipeline finish
+        cleanly first (nothing is in flight after a whole shard), else only kill the queue,
+        which fails the read task."""
+        import ray
+
+        if drain:
+            try:
+                self.q.put(_END, timeout=5)
+                for _ in self.rows or ():
+                    pass
+            except Exception:  # noqa: BLE001 - a broken pipeline: killing the queue ends it
+                pass
+        self.rows = None
+        try:
+            ray.kill(self.q.actor)
         except Exception:  # noqa: BLE001 - already gone with the cluster
             pass
-    if feeder.error is not None:
-        raise feeder.error
 
 
 def _user_error(exc: BaseException) -> BaseException | None:
@@ -349,7 +415,8 @@ def _user_error(exc: BaseException) -> BaseException | None:
 
 
 class _Feeder(threading.Thread):
-    """Pulls packets from the driver's iterator (the Reader, or a driver step) into the queue."""
+    """Pulls one shard's packets from the driver's iterator (the Reader, or a driver step) into
+    the queue, counting them."""
 
     def __init__(self, stream: Iterator[Packet], q):
         super().__init__(name="bitextforge-ray-feeder", daemon=True)
@@ -357,6 +424,17 @@ class _Feeder(threading.Thread):
         self.q = q
         self.error: BaseException | None = None
         self._stop_flag = threading.Event()
+        self._fed = 0
+        self._done = False
+        self._cond = threading.Condition()
+
+    def more(self, got: int) -> bool:
+        """Whether a result beyond the ``got`` received is still to come: wait until the
+        feeder has queued more packets than that or has finished."""
+        with self._cond:
+            while self._fed <= got and not self._done:
+                self._cond.wait()
+            return self._fed > got
 
     def stop(self) -> None:
         """Ask the thread to stop feeding (the run is ending)."""
@@ -374,14 +452,20 @@ class _Feeder(threading.Thread):
         return False
 
     def run(self) -> None:
-        """Queue every packet, then the end marker; an error is kept for the driver."""
+        """Queue every packet; an error is kept for the driver."""
         try:
             for packet in self.packets:
                 if not self._put(pickle.dumps(packet, protocol=pickle.HIGHEST_PROTOCOL)):
                     return
+                with self._cond:
+                    self._fed += 1
+                    self._cond.notify_all()
         except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's main thread
             self.error = exc
-        self._put(_END)
+        finally:
+            with self._cond:
+                self._done = True
+                self._cond.notify_all()
 
 
 def _queue_blocks(q) -> Iterator:
@@ -412,4 +496,4 @@ def _make_datasource(q):
     return QueueDatasource()
 
 
-__all__ = ["run"]
+__all__ = ["close", "run"]
