@@ -5,7 +5,9 @@ median of ``--runs``), each run a whole ``bitextforge run`` process.
 
 ``--shard-size N`` makes both runs sharded and resumable (``output.shard_size``): the Ray runner
 keeps its actors, and their models, from shard to shard, so a shard costs about what the same
-rows cost unsharded.
+rows cost unsharded. ``--old DIR`` adds Ray runs of another version of the code, interleaved
+with the others: DIR holds its importable ``bitextforge`` package (``core/`` of an exported commit
+as DIR/bitextforge, with ``plugins/`` as DIR/bitextforge/plugins), put first on PYTHONPATH.
 
 Run from the repository root:
     nice -n 10 .venv/bin/python benchmarks/bench_ray.py --lines 400 --batch 50 --runs 3
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -24,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import ROOT, shared_data
+from _common import ROOT, machine_line, shared_data
 
 WORK = Path("/tmp/bitextforge-bench-ray")
 
@@ -54,13 +57,18 @@ def make_input(lines: int) -> tuple[Path, Path]:
     return s, t
 
 
-def run_once(recipe: Path, runner: str, out: Path) -> tuple[float, float, int]:
-    """Wall seconds of the whole process, the manifest's run seconds, and rows written."""
+def run_once(recipe: Path, runner: str, out: Path,
+             old: str | None = None) -> tuple[float, float, int]:
+    """Wall seconds of the whole process, the manifest's run seconds, and rows written (``old``:
+    the code of that package directory)."""
     shutil.rmtree(out, ignore_errors=True)  # a fresh directory: no shard of an earlier run resumes
+    env = dict(os.environ)
+    if old:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [old, env.get("PYTHONPATH")]))
     t0 = time.perf_counter()
     subprocess.run([str(ROOT / ".venv" / "bin" / "bitextforge"), "run", str(recipe), "-q",
                     "--runner", runner, "-o", str(out)], check=True, cwd=ROOT,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t0
     m = json.loads((out / "manifest.json").read_text())
     return wall, m["seconds"], m["output"]["rows"]
@@ -74,24 +82,27 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--shard-size", type=int, default=None,
                     help="rows per shard (output.shard_size); default: one pass")
+    ap.add_argument("--old", help="also Ray runs of the bitextforge package in this directory")
     a = ap.parse_args()
     s, t = make_input(a.lines)
     recipe = WORK / "bench_ray.yaml"
     shards = f", shard_size: {a.shard_size}" if a.shard_size else ""
     recipe.write_text(RECIPE.format(src=s, tgt=t, out=WORK / "out", batch=a.batch,
                                     shards=shards))
-    res: dict[str, list] = {"local": [], "ray": []}
+    res: dict[str, list] = {"local": [], "ray": [], **({"ray (old code)": []} if a.old else {})}
     for i in range(a.runs):
-        for runner in ("local", "ray"):
-            out = WORK / f"out-{runner}-{i}"
-            res[runner].append(run_once(recipe, runner, out))
-            print(runner, i, res[runner][-1], flush=True)
+        for label in res:
+            runner = label.split()[0]
+            out = WORK / f"out-{'ray-old' if 'old' in label else runner}-{i}"
+            res[label].append(run_once(recipe, runner, out, a.old if "old" in label else None))
+            print(label, i, res[label][-1], flush=True)
     same = (WORK / "out-local-0" / "corpus.tsv").read_bytes() == \
         (WORK / "out-ray-0" / "corpus.tsv").read_bytes()
     print(f"\nlines={a.lines} batch={a.batch} shard_size={a.shard_size} runs={a.runs} "
           f"identical_output={same}")
     print("| runner | median wall s (process) | median run s (manifest) | rows/s (run) |")
     print("|---|---|---|---|")
+    print(machine_line())
     for runner, rows in res.items():
         wall = statistics.median(r[0] for r in rows)
         run = statistics.median(r[1] for r in rows)
