@@ -131,15 +131,14 @@ def component_problems(recipe, registry, which: str = "all",
     source = recipe.source
     problems: list[str] = []
     outputs: list[Path] = []
-    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, only is None or i in only)
+    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True, only is None or i in only)
                for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
-    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False)
+    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False, True)
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
-    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False)
+    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False, True)
               for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
-    for where, kind, name, cfg, chosen in entries + later:
+    for where, kind, name, cfg, trains, chosen in entries + later:
         cls = registry.get(kind, name)
-        trains = kind == "trainer"
         if which == ("later" if trains else "prepare") or (trains and not chosen):
             if trains:  # skipped, but later paths it writes are still not missing
                 outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
