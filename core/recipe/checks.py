@@ -120,27 +120,25 @@ def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
     return any(p == o or o in p.parents for o in outputs)
 
 
-def component_problems(recipe, registry, which: str = "all",
-                       only: list[int] | None = None) -> list[str]:
+def component_problems(recipe, registry, trainers: list[int] | None = None) -> list[str]:
     """Paths that trainers and components declare with ``input_paths`` and that neither exist nor
-    are written by an earlier ``prepare:`` entry; ``which``: those of every entry (``all``), of the
-    ``prepare:`` trainers only (``prepare``; ``only``: of these indices) or of the steps and
-    evaluators only (``later``)."""
+    are written by an earlier ``prepare:`` entry: of every entry, or with ``trainers`` only of
+    those ``prepare:`` indices (what ``bitextforge prepare`` is about to train)."""
     from ..pipeline.prepare import _declared_outputs
 
     source = recipe.source
     problems: list[str] = []
     outputs: list[Path] = []
-    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True, only is None or i in only)
+    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True, trainers is None or i in trainers)
                for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
-    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False, True)
+    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False, trainers is None)
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
-    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False, True)
+    later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False, trainers is None)
               for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
-    for where, kind, name, cfg, trains, chosen in entries + later:
+    for where, kind, name, cfg, trains, checked in entries + later:
         cls = registry.get(kind, name)
-        if which == ("later" if trains else "prepare") or (trains and not chosen):
-            if trains:  # skipped, but later paths it writes are still not missing
+        if not checked:
+            if trains:  # not checked, but later paths it writes are still not missing
                 outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
             continue
         for key, path in _flatten(cls.input_paths(cfg)):
@@ -196,14 +194,14 @@ def preflight(recipe, registry) -> list[str]:
 
 def check_prepare_files(recipe, registry, only: list[int] | None = None) -> list[str]:
     """For ``bitextforge prepare``: raise one error listing the files the ``prepare:`` trainers
-    to run (``only``: these indices) lack; return the problems of the other trainers, the input,
-    the steps and the evaluators, which do not stop this training (their models may come from
-    another recipe, or a later prepare) but will stop the run."""
-    problems = component_problems(recipe, registry, which="prepare", only=only)
+    to run (``only``: these indices, else all) lack; return every other problem (the other
+    trainers', the input's, the steps' and the evaluators'), which does not stop this training
+    (their models may come from another recipe, or a later prepare) but will stop the run."""
+    chosen = list(range(len(recipe.prepare))) if only is None else only
+    problems = component_problems(recipe, registry, trainers=chosen)
     if problems:
         raise BitextforgeError("\n".join(problems))
-    rest = [p for p in component_problems(recipe, registry, which="prepare") if p not in problems]
-    return rest + input_problems(recipe) + component_problems(recipe, registry, which="later")
+    return input_problems(recipe) + component_problems(recipe, registry)
 
 
 def check_recipe_files(recipe, registry, output: bool = False,
