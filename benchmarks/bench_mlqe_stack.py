@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{args.embedding}: its row ids differ from {args.scores}'s")
     cols = {n: a[n] for n in ours_cols}
     cols["embedding_qe"] = b["embedding_qe"][[pos[i] for i in a["id"]]]
-    cols["kenlm_de"] = -cols["kenlm_de"]          # lower is better (score_correlation's way)
-    cols["length_ratio"] = -cols["length_ratio"]
+    # lower-is-better columns need no negating: a ridge on standardised columns predicts the
+    # same either way
     y = a["da_z_mean"]
     train, dev = a["split"] == "train", a["split"] == "dev"
 
