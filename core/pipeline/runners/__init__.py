@@ -1,7 +1,9 @@
 """Execution backends. ``local`` streams batches through the steps in this process, ``ray`` runs
 them on Ray Data. A runner is a module with ``run(source, executors, recipe) -> Iterator[Packet]``
 that yields :class:`~bitextforge.pipeline.runners.stream.Packet` objects in input order and adds every
-step's counters to the driver's executors (see :mod:`bitextforge.pipeline.runners.local`)."""
+step's counters to the driver's executors (see :mod:`bitextforge.pipeline.runners.local`); a runner
+that keeps workers from one ``run`` call to the next (ray, across a sharded run's shards) also has
+``close()``, which the driver calls once at the end of the run."""
 
 from __future__ import annotations
 
