@@ -149,6 +149,31 @@ def test_prepare_needs_only_its_own_files(tmp_path, trainer_plugin, capsys):
     assert other.exists() and "note (prepare goes on" in err and "prepare[0].with.text" in err
 
 
+def test_a_trained_model_does_not_need_its_training_files(tmp_path, trainer_plugin, capsys):
+    """A trainer whose outputs exist is not trained again, so ``validate`` and ``run`` do not ask
+    for its inputs (a model trained on another run's corpus, since removed); with the model gone,
+    or with ``force``, the missing input refuses again."""
+    from bitextforge.cli.main import main
+
+    text, out = tmp_path / "train.en", tmp_path / "models" / "c.json"
+    text.write_text("a b c\n", encoding="utf-8")
+    prep = f"  - train: count_test.v1\n    with: {{text: '{text}', output: '{out}'}}\n"
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(_recipe(tmp_path, prep), encoding="utf-8")
+    assert main(["prepare", str(recipe)]) == 0 and out.exists()
+    text.unlink()
+    capsys.readouterr()
+    assert main(["validate", str(recipe)]) == 0
+    assert main(["run", str(recipe)]) == 0 and (tmp_path / "out" / "corpus.tsv").exists()
+    recipe.write_text(_recipe(tmp_path, prep + "    force: true\n"), encoding="utf-8")
+    assert main(["validate", str(recipe)]) == 2
+    assert "prepare[0].with.text" in capsys.readouterr().err
+    recipe.write_text(_recipe(tmp_path, prep), encoding="utf-8")
+    out.unlink()
+    assert main(["validate", str(recipe)]) == 2
+    assert "prepare[0].with.text" in capsys.readouterr().err
+
+
 def test_failed_training_leaves_no_output(tmp_path, trainer_plugin):
     out = tmp_path / "models" / "c.json"
     prep = (f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', output: '{out}', "

@@ -70,7 +70,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     finals = _declared_outputs(cls, cfg)
     entry: dict[str, Any] = {"trainer": name, "output": str(final_out),
                              "outputs": [str(p) for p in finals]}
-    if not force and all(p.exists() for p in finals):
+    if not will_train(cls, cfg, force):
         say(f"{where}: {final_out} exists, not retrained (force: true retrains)")
         return {**entry, "status": "exists"}
     _remove_stale_partials(final_out, say)
@@ -131,6 +131,12 @@ def _alive(pid: int) -> bool:
     except (PermissionError, OverflowError):
         return True  # exists under another user; or not a pid at all: leave it alone
     return True
+
+
+def will_train(cls: type[Trainer], cfg, force: bool = False) -> bool:
+    """Whether a trainer with ``cfg`` trains: with ``force``, or when a path it writes is missing
+    (else its finished outputs are reused, and its inputs are not needed)."""
+    return force or not all(p.exists() for p in _declared_outputs(cls, cfg))
 
 
 def _declared_outputs(cls: type[Trainer], cfg) -> list[Path]:

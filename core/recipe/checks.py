@@ -123,13 +123,17 @@ def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
 def component_problems(recipe, registry, trainers: list[int] | None = None) -> list[str]:
     """Paths that trainers and components declare with ``input_paths`` and that neither exist nor
     are written by an earlier ``prepare:`` entry: of every entry, or with ``trainers`` only of
-    those ``prepare:`` indices (what ``bitextforge prepare`` is about to train)."""
-    from ..pipeline.prepare import _declared_outputs
+    those ``prepare:`` indices (what ``bitextforge prepare`` is about to train). A trainer whose
+    outputs all exist (and without ``force``) will not train, so its inputs are not needed: a
+    model trained on another run's corpus stays usable after that corpus is gone."""
+    from ..pipeline.prepare import _declared_outputs, will_train
 
     source = recipe.source
     problems: list[str] = []
     outputs: list[Path] = []
-    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True, trainers is None or i in trainers)
+    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True,
+                (trainers is None or i in trainers)
+                and will_train(registry.get("trainer", p.train), cfg, p.force))
                for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
     later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False, trainers is None)
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
