@@ -101,7 +101,7 @@ def step_warnings(step: dict[str, Any]) -> list[str]:
         made = counts.get("generated", counts.get("candidates", 0))
         out.append(f"{step_label(step)}: {loops:,} of {made:,} generated texts are caught in a "
                    f"repetition loop (a word or phrase repeated 4+ times in a row); the model is "
-                   f"probably undertrained; filter them or train longer")
+                   f"probably undertrained; filter them (a repetition.v1 step) or train longer")
     total = counts.get("candidates", 0)
     kind = _kind(step)
     if kind is None or kind.executor.makes != ADDS or total < DEGENERATE_MIN:
