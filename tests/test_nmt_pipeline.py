@@ -166,6 +166,44 @@ def test_ema_saves_the_average_and_leaves_the_training_alone(tiny, tmp_path):
     assert any(not torch.equal(v, weights["avg"][k]) for k, v in weights["plain"].items())
 
 
+def test_subword_regularization_samples_each_epoch_and_is_reproducible(tiny, tmp_path):
+    """subword_alpha (Kudo 2018) segments the training pairs anew every epoch: the training
+    differs from the plain one, the same seed gives the same model byte for byte, and the
+    sampled ids differ from epoch to epoch while the best segmentation stays fixed."""
+    import sentencepiece as spm
+    from safetensors.torch import load_file
+
+    from bitextforge.plugins.nmt.train import TrainOptions, encode, encode_sampled, train
+
+    d = tiny["data"]
+    base = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                tgt_lang="en", max_steps=8, vocab_size=400, d_model=32, layers=1, heads=2,
+                ffn_dim=64, batch_tokens=600, threads=1, max_len=24, precision="fp32",
+                valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"),
+                valid_every_steps=4)
+    losses, weights = {}, {}
+    for name, alpha in (("plain", 0.0), ("a", 0.1), ("b", 0.1)):
+        info = train(TrainOptions(**base, output=str(tmp_path / name), subword_alpha=alpha),
+                     log=lambda m: None)
+        assert info["options"]["subword_alpha"] == alpha
+        losses[name] = [h["train_loss"] for h in info["history"]]
+        weights[name] = load_file(tmp_path / name / "model.safetensors")
+    assert losses["a"] == losses["b"] and losses["a"] != losses["plain"]
+    assert all((weights["a"][k] == v).all() for k, v in weights["b"].items())
+
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "a" / "joint.model"))
+    texts = tiny["de"][:50]
+    e1 = encode_sampled(spm, sp, texts, 24, 0.1, 64, seed=3)
+    assert e1 == encode_sampled(spm, sp, texts, 24, 0.1, 64, seed=3)
+    assert e1 != encode_sampled(spm, sp, texts, 24, 0.1, 64, seed=4)
+    assert e1 != encode(sp, texts, 24)
+    # every sample is a segmentation of the same text (untruncated)
+    full = encode_sampled(spm, sp, texts, 1000, 0.1, 64, seed=3)
+    assert [sp.decode(x[:-1]) for x in full] == [sp.decode(x[:-1]) for x in encode(sp, texts, 1000)]
+    with pytest.raises(ValueError, match="subword_nbest 1 samples nothing"):
+        TrainOptions(**base, output=str(tmp_path / "x"), subword_alpha=0.1, subword_nbest=1)
+
+
 def test_budget_schedule_warms_up_then_decays_to_zero():
     from bitextforge.plugins.nmt.train import budget_lr_factor as f
 

@@ -211,15 +211,19 @@ def test_baseline_trained_otherwise_is_reported_unfair(tmp_path):
     assert "UNFAIR" in report.summary and "d_model (8 vs 16)" in report.summary
 
 
-def test_baseline_without_the_weights_average_is_reported_unfair(tmp_path):
-    """ema is a training setting: a baseline trained without it (whose record, like those of
-    models older than the option, has no ema) is flagged against a run with it."""
+@pytest.mark.parametrize("option, value", [("ema", 0.9), ("subword_alpha", 0.1)])
+def test_baseline_without_an_off_by_default_setting_is_reported_unfair(tmp_path, option, value):
+    """ema and subword_alpha are training settings recorded only when on: a baseline trained
+    without one (whose record, like those of models older than the option, lacks it) is flagged
+    against a run with it."""
     _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
-    report = _evaluator(tmp_path, ema=0.9,
+    record = tmp_path / "base" / "train_and_test" / "train_and_test.json"
+    assert option not in json.loads(record.read_text())["settings"]
+    report = _evaluator(tmp_path, **{option: value},
                         baseline=str(tmp_path / "base" / "train_and_test")).evaluate(
         _corpus(tmp_path / "run"))
     assert report.numbers["baseline_same_settings"] == 0.0
-    assert "UNFAIR" in report.summary and "ema (0.0 vs 0.9)" in report.summary
+    assert "UNFAIR" in report.summary and f"{option} (0.0 vs {value})" in report.summary
 
 
 def test_baseline_at_its_own_budget_is_named_not_unfair(tmp_path):

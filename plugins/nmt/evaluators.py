@@ -37,7 +37,7 @@ from .train import TrainOptions
 #: the train-nmt options a train_and_test.v1 step passes on unchanged (defaults included)
 TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",
                   "batch_tokens", "lr", "warmup_fraction", "min_warmup_steps",
-                  "label_smoothing", "max_len", "threads")
+                  "label_smoothing", "max_len", "subword_alpha", "subword_nbest", "threads")
 #: settings that must agree for two models to be compared fairly (threads change speed only;
 #: precision is the arithmetic the training ran in, read from each model's training facts,
 #: since ``auto`` means bf16 on one day's CPU and fp32 on another's)
@@ -192,6 +192,10 @@ class TrainAndTestEvaluator(Evaluator):
     def _settings(self) -> dict[str, Any]:
         c = self.config
         settings = {k: getattr(c, k) for k in (*TRAIN_SETTINGS, "max_steps")}
+        if not c.subword_alpha:
+            # off: the records of models trained before the option existed keep their
+            # fingerprints and are still reused (and the n-best size then means nothing)
+            del settings["subword_alpha"], settings["subword_nbest"]
         if c.precision != "auto":
             # only when chosen: the records of models trained before the option existed (all
             # with auto) keep their fingerprints and are still reused
@@ -546,9 +550,9 @@ class TrainAndTestEvaluator(Evaluator):
         text = "; ".join(parts)
         if base_settings is not None:
             # a setting one side did not record (models of older versions) is not compared;
-            # a record without ema trained without it
-            base_settings = {"ema": 0.0, **base_settings}
-            settings = {"ema": 0.0, **settings}
+            # a record without ema or subword_alpha trained without them
+            base_settings = {"ema": 0.0, "subword_alpha": 0.0, **base_settings}
+            settings = {"ema": 0.0, "subword_alpha": 0.0, **settings}
             differ = sorted(k for k in FAIR_SETTINGS
                             if base_settings.get(k) is not None and settings.get(k) is not None
                             and base_settings[k] != settings[k])

@@ -89,6 +89,14 @@ class TrainOptions(BaseModel):
     detokenize: bool = Field(False, description="Moses-detokenize both sides of the training "
                              "pairs first (sacremoses), for corpora released tokenized.")
     vocab_size: int = Field(8000, ge=50, description="Joint sentencepiece vocabulary.")
+    subword_alpha: float = Field(0.0, ge=0, description="Subword regularization (Kudo 2018): "
+                                 "with alpha > 0 the training pairs are segmented anew every "
+                                 "epoch, each sentence's segmentation sampled from the "
+                                 "sentencepiece model with this smoothing (larger: closer to the "
+                                 "best segmentation; Kudo uses 0.1-0.5); validation, tests and "
+                                 "decoding keep the best segmentation. 0: off.")
+    subword_nbest: int = Field(64, ge=-1, description="Subword regularization: sample among the "
+                               "n best segmentations (-1: all of them).")
     d_model: int = Field(256, ge=8, description="Model width.")
     layers: int = Field(3, ge=1, description="Encoder and decoder layers each.")
     heads: int = Field(4, ge=1, description="Attention heads.")
@@ -152,6 +160,9 @@ class TrainOptions(BaseModel):
         if self.fold >= self.folds:
             raise ValueError(f"fold {self.fold} is not one of the {self.folds} folds "
                              f"(0..{self.folds - 1})")
+        if self.subword_alpha > 0 and self.subword_nbest in (0, 1):
+            raise ValueError(f"subword_nbest {self.subword_nbest} samples nothing: give -1 (all "
+                             f"segmentations) or 2 or more, or subword_alpha 0")
         return self
 
     def corpus_files(self) -> list[str]:
@@ -323,6 +334,17 @@ def check_spm_ids(path: str) -> None:
 def encode(sp, texts: list[str], max_len: int) -> list[list[int]]:
     """Sentencepiece ids plus </s>, truncated like MarianTokenizer(truncation=True) would."""
     return [ids[: max_len - 1] + [EOS_ID] for ids in sp.encode(texts)]
+
+
+def encode_sampled(spm, sp, texts: list[str], max_len: int, alpha: float, nbest: int,
+                   seed: int) -> list[list[int]]:
+    """Like :func:`encode`, each segmentation sampled (Kudo 2018's subword regularization).
+
+    The same ``seed`` gives the same ids: sentencepiece's sampler is seeded globally and run on
+    one thread, since its thread pool draws in an order that differs from run to run."""
+    spm.set_random_generator_seed(seed)
+    ids = sp.encode(texts, enable_sampling=True, alpha=alpha, nbest_size=nbest, num_threads=1)
+    return [x[: max_len - 1] + [EOS_ID] for x in ids]
 
 
 class WeightAverage:
@@ -710,6 +732,12 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     model.train()
     while not done:
         epoch += 1
+        if opts.subword_alpha > 0:
+            # a fresh segmentation every epoch; the epoch's seed keeps the run reproducible
+            src = encode_sampled(spm, sp, src_txt, opts.max_len, opts.subword_alpha,
+                                 opts.subword_nbest, opts.seed * 100003 + 2 * epoch)
+            tgt = encode_sampled(spm, sp, tgt_txt, opts.max_len, opts.subword_alpha,
+                                 opts.subword_nbest, opts.seed * 100003 + 2 * epoch + 1)
         batches = make_batches(src, tgt, opts.batch_tokens, rng)
         rng.shuffle(batches)
         for idx in batches:
