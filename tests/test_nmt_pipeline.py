@@ -137,6 +137,15 @@ def test_weight_average_follows_its_decay_and_gives_the_weights_back():
     assert lin.weight.item() == 8.0
 
 
+def _short_run(d, **kw) -> dict:
+    """TrainOptions fields (less the output) of a few fp32 updates on the tiny fixture's data in
+    ``d``, validated on its test pairs; ``kw`` adds or overrides fields."""
+    return dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
+                tgt_lang="en", vocab_size=400, d_model=32, layers=1, heads=2, ffn_dim=64,
+                batch_tokens=600, threads=1, max_len=24, precision="fp32",
+                valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"), **kw)
+
+
 def test_ema_saves_the_average_and_leaves_the_training_alone(tiny, tmp_path):
     """With ema the saved model and the validation use the average, while the training itself
     (its losses) is the one without ema: swapping the average in and out for the checkpoints
@@ -146,12 +155,7 @@ def test_ema_saves_the_average_and_leaves_the_training_alone(tiny, tmp_path):
 
     from bitextforge.plugins.nmt.train import TrainOptions, train
 
-    d = tiny["data"]
-    base = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
-                tgt_lang="en", max_steps=6, vocab_size=400, d_model=32, layers=1, heads=2,
-                ffn_dim=64, batch_tokens=600, threads=1, max_len=24, precision="fp32",
-                valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"),
-                valid_every_steps=2)
+    base = _short_run(tiny["data"], max_steps=6, valid_every_steps=2)
     weights, losses = {}, {}
     for name, ema in (("plain", 0.0), ("avg", 0.9)):
         info = train(TrainOptions(**base, output=str(tmp_path / name), ema=ema),
@@ -168,19 +172,15 @@ def test_ema_saves_the_average_and_leaves_the_training_alone(tiny, tmp_path):
 
 def test_subword_regularization_samples_each_epoch_and_is_reproducible(tiny, tmp_path):
     """subword_alpha (Kudo 2018) segments the training pairs anew every epoch: the training
-    differs from the plain one, the same seed gives the same model byte for byte, and the
-    sampled ids differ from epoch to epoch while the best segmentation stays fixed."""
+    differs from the plain one, the same seed gives the same model byte for byte within one
+    process (sentencepiece draws otherwise in another), and the sampled ids differ from epoch to
+    epoch while the best segmentation stays fixed."""
     import sentencepiece as spm
     from safetensors.torch import load_file
 
-    from bitextforge.plugins.nmt.train import TrainOptions, encode, encode_sampled, train
+    from bitextforge.plugins.nmt.train import TrainOptions, encode, train
 
-    d = tiny["data"]
-    base = dict(src_train=str(d / "t.de"), tgt_train=str(d / "t.en"), src_lang="de",
-                tgt_lang="en", max_steps=8, vocab_size=400, d_model=32, layers=1, heads=2,
-                ffn_dim=64, batch_tokens=600, threads=1, max_len=24, precision="fp32",
-                valid_src=str(d / "test.de"), valid_tgt=str(d / "test.en"),
-                valid_every_steps=4)
+    base = _short_run(tiny["data"], max_steps=8, valid_every_steps=4)
     losses, weights = {}, {}
     for name, alpha in (("plain", 0.0), ("a", 0.1), ("b", 0.1)):
         info = train(TrainOptions(**base, output=str(tmp_path / name), subword_alpha=alpha),
@@ -193,12 +193,12 @@ def test_subword_regularization_samples_each_epoch_and_is_reproducible(tiny, tmp
 
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "a" / "joint.model"))
     texts = tiny["de"][:50]
-    e1 = encode_sampled(spm, sp, texts, 24, 0.1, 64, seed=3)
-    assert e1 == encode_sampled(spm, sp, texts, 24, 0.1, 64, seed=3)
-    assert e1 != encode_sampled(spm, sp, texts, 24, 0.1, 64, seed=4)
+    e1 = encode(sp, texts, 24, 0.1, 64, seed=3)
+    assert e1 == encode(sp, texts, 24, 0.1, 64, seed=3)
+    assert e1 != encode(sp, texts, 24, 0.1, 64, seed=4)
     assert e1 != encode(sp, texts, 24)
     # every sample is a segmentation of the same text (untruncated)
-    full = encode_sampled(spm, sp, texts, 1000, 0.1, 64, seed=3)
+    full = encode(sp, texts, 1000, 0.1, 64, seed=3)
     assert [sp.decode(x[:-1]) for x in full] == [sp.decode(x[:-1]) for x in encode(sp, texts, 1000)]
     with pytest.raises(ValueError, match="subword_nbest 1 samples nothing"):
         TrainOptions(**base, output=str(tmp_path / "x"), subword_alpha=0.1, subword_nbest=1)

@@ -44,6 +44,9 @@ TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", 
 FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps", "precision",
                                                                      "ema")
 RECORD = "train_and_test.json"
+#: fair settings recorded only when on, with their value when off: a record without one (of a
+#: model older than the option) trained without it
+OFF_UNLESS_RECORDED = {"ema": 0.0, "subword_alpha": 0.0}
 
 _SettingsBase = create_model(
     "_TrainSettings", __base__=Evaluator.Config,
@@ -549,10 +552,10 @@ class TrainAndTestEvaluator(Evaluator):
             parts.append(part)
         text = "; ".join(parts)
         if base_settings is not None:
-            # a setting one side did not record (models of older versions) is not compared;
-            # a record without ema or subword_alpha trained without them
-            base_settings = {"ema": 0.0, "subword_alpha": 0.0, **base_settings}
-            settings = {"ema": 0.0, "subword_alpha": 0.0, **settings}
+            # a setting one side did not record (models of older versions) is not compared,
+            # unless its absence means off
+            base_settings = {**OFF_UNLESS_RECORDED, **base_settings}
+            settings = {**OFF_UNLESS_RECORDED, **settings}
             differ = sorted(k for k in FAIR_SETTINGS
                             if base_settings.get(k) is not None and settings.get(k) is not None
                             and base_settings[k] != settings[k])

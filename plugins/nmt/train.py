@@ -331,20 +331,24 @@ def check_spm_ids(path: str) -> None:
             f"with eos_id={EOS_ID} unk_id={UNK_ID} bos_id=-1 pad_id=-1")
 
 
-def encode(sp, texts: list[str], max_len: int) -> list[list[int]]:
-    """Sentencepiece ids plus </s>, truncated like MarianTokenizer(truncation=True) would."""
-    return [ids[: max_len - 1] + [EOS_ID] for ids in sp.encode(texts)]
+def encode(sp, texts: list[str], max_len: int, alpha: float = 0.0, nbest: int = 64,
+           seed: int = 0) -> list[list[int]]:
+    """Sentencepiece ids plus </s>, truncated like MarianTokenizer(truncation=True) would.
 
+    With ``alpha`` > 0 each segmentation is sampled among the ``nbest`` best (Kudo 2018's subword
+    regularization). The same ``seed`` then gives the same ids within one process:
+    sentencepiece's sampler is seeded globally and run on one thread, since its thread pool draws
+    in an order that differs from call to call. Another process draws other samples from the same
+    seed (sentencepiece 0.2), so such a training is not reproducible across runs."""
+    if alpha > 0:
+        import sentencepiece as spm
 
-def encode_sampled(spm, sp, texts: list[str], max_len: int, alpha: float, nbest: int,
-                   seed: int) -> list[list[int]]:
-    """Like :func:`encode`, each segmentation sampled (Kudo 2018's subword regularization).
-
-    The same ``seed`` gives the same ids: sentencepiece's sampler is seeded globally and run on
-    one thread, since its thread pool draws in an order that differs from run to run."""
-    spm.set_random_generator_seed(seed)
-    ids = sp.encode(texts, enable_sampling=True, alpha=alpha, nbest_size=nbest, num_threads=1)
-    return [x[: max_len - 1] + [EOS_ID] for x in ids]
+        spm.set_random_generator_seed(seed)
+        pieces = sp.encode(texts, enable_sampling=True, alpha=alpha, nbest_size=nbest,
+                           num_threads=1)
+    else:
+        pieces = sp.encode(texts)
+    return [ids[: max_len - 1] + [EOS_ID] for ids in pieces]
 
 
 class WeightAverage:
@@ -733,11 +737,11 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     while not done:
         epoch += 1
         if opts.subword_alpha > 0:
-            # a fresh segmentation every epoch; the epoch's seed keeps the run reproducible
-            src = encode_sampled(spm, sp, src_txt, opts.max_len, opts.subword_alpha,
-                                 opts.subword_nbest, opts.seed * 100003 + 2 * epoch)
-            tgt = encode_sampled(spm, sp, tgt_txt, opts.max_len, opts.subword_alpha,
-                                 opts.subword_nbest, opts.seed * 100003 + 2 * epoch + 1)
+            # a fresh segmentation every epoch, from the epoch's seed (repeatable within a
+            # process only: encode's docstring says why)
+            src, tgt = (encode(sp, txt, opts.max_len, opts.subword_alpha, opts.subword_nbest,
+                               opts.seed * 100003 + 2 * epoch + side)
+                        for side, txt in enumerate((src_txt, tgt_txt)))
         batches = make_batches(src, tgt, opts.batch_tokens, rng)
         rng.shuffle(batches)
         for idx in batches:
