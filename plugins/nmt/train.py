@@ -339,7 +339,8 @@ def encode(sp, texts: list[str], max_len: int, alpha: float = 0.0, nbest: int = 
     regularization). The same ``seed`` then gives the same ids within one process:
     sentencepiece's sampler is seeded globally and run on one thread, since its thread pool draws
     in an order that differs from call to call. Another process draws other samples from the same
-    seed (sentencepiece 0.2), so such a training is not reproducible across runs."""
+    seed: sentencepiece 0.2 seeds an ``absl::BitGen``, which Abseil salts with per-process
+    entropy, so such a training is not reproducible across runs."""
     if alpha > 0:
         import sentencepiece as spm
 
