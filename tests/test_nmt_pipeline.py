@@ -343,6 +343,11 @@ def test_reused_spm_must_have_train_nmt_special_ids(tiny, tmp_path):
     with pytest.raises(InputError, match=r"default\.model: special ids .*'eos': 2"):
         train(opts, log=lambda m: None)
     assert not (tmp_path / "m").exists()
+    # a file that is no sentencepiece model at all: one line naming it, not the library's error
+    (tmp_path / "junk.model").write_bytes(b"not a model")
+    with pytest.raises(InputError, match=r"--spm .*junk\.model: not a sentencepiece model"):
+        train(opts.model_copy(update={"spm": str(tmp_path / "junk.model")}), log=lambda m: None)
+    assert not (tmp_path / "m").exists()
 
 
 def test_train_nmt_flags_come_from_train_options(tmp_path, capsys):

@@ -152,6 +152,31 @@ def test_seeds_trained_one_at_a_time_are_all_reused(tmp_path, capsys):
     assert [m["seed"] for m in json.loads(record.read_text())["models"]] == [3]
 
 
+def test_seeds_trained_in_worker_processes_are_the_models_of_one_process(tmp_path, capsys):
+    # workers > 1 trains each seed in a spawned process: the same model bytes as training them
+    # one after the other here, the same record, and the log says how they were trained
+    one = _evaluator(tmp_path, seeds=[1, 2]).evaluate(_corpus(tmp_path / "one"))
+    capsys.readouterr()
+    two = _evaluator(tmp_path, seeds=[1, 2], workers=2).evaluate(_corpus(tmp_path / "two"))
+    assert "training 2 models in 2 processes" in capsys.readouterr().err
+    for seed in (1, 2):
+        a, b = (tmp_path / d / "train_and_test" / f"model-seed{seed}" / "model.safetensors"
+                for d in ("one", "two"))
+        assert a.read_bytes() == b.read_bytes()
+    assert two.numbers == one.numbers
+    rec = [json.loads((tmp_path / d / "train_and_test" / "train_and_test.json").read_text())
+           for d in ("one", "two")]
+    assert [m["fingerprint"] for m in rec[0]["models"]] == \
+        [m["fingerprint"] for m in rec[1]["models"]]
+    # a worker's failure is raised in the run, naming its cause, and no model is left half-made
+    bad = tmp_path / "bad.model"
+    bad.write_bytes(b"not a sentencepiece model")
+    with pytest.raises(InputError, match="bad.model: not a sentencepiece model"):
+        _evaluator(tmp_path, seeds=[1, 2], workers=2, spm=str(bad)).evaluate(
+            _corpus(tmp_path / "three"))
+    assert not list((tmp_path / "three" / "train_and_test").glob("model-seed*"))
+
+
 def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
     _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
     view = _corpus(tmp_path / "run", [2.0] * len(DE))

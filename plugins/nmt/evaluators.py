@@ -12,6 +12,7 @@ and scored with sacrebleu's BLEU (Papineni et al. 2002) and chrF (Popović 2015)
 test is sacrebleu's paired bootstrap resampling (Koehn 2004; Post 2018). Several ``seeds`` train
 one model each and report the seed-to-seed spread, and a difference smaller than a measured spread
 is reported as within it: a single training run's noise can exceed what a data recipe changes.
+With ``workers`` > 1 the seeds train side by side in processes of their own, to the same models.
 With ``init_models`` each seed's model of another run is continued on this run's corpus instead
 (continued training, Luong & Manning 2015: for example a back-translation model fine-tuned on the
 real pairs alone).
@@ -91,11 +92,15 @@ def _sha256(paths: list[Path]) -> str:
     return h.hexdigest()
 
 
+#: put before every message of a worker process, which trains one seed among several
+_log_prefix = ""
+
+
 def _log(message: str) -> None:
     """train_and_test.v1's messages, and its trainer's, on the run's one log channel."""
     from bitextforge.log import say
 
-    say("train_and_test.v1", message)
+    say("train_and_test.v1", _log_prefix + message)
 
 
 class TrainAndTestEvaluator(Evaluator):
@@ -182,6 +187,12 @@ class TrainAndTestEvaluator(Evaluator):
             "model trained on back-translated data on the authentic data (continued training, "
             "Luong & Manning 2015; Popel et al. 2020). The budget of such a model is its first "
             "training's plus max_steps.")
+        workers: int = Field(1, ge=1, description="Train this many seeds' models at once, one "
+                             "process each with `threads` torch threads (3 seeds on 2 cores: "
+                             "workers 3, threads 1); the corpus is made once and testing stays "
+                             "sequential. A model does not depend on it: training is "
+                             "deterministic given corpus, settings and seed (with subword_alpha "
+                             "> 0 each process draws its own segmentations).")
         ema: float = Field(0.0, ge=0, lt=1, description="Exponential moving average of the "
                            "weights, as train-nmt's --ema (e.g. 0.999; 0: off). A model and its "
                            "baseline must agree on it to be compared fairly.")
@@ -349,6 +360,38 @@ class TrainAndTestEvaluator(Evaluator):
                 "pairs": info["pairs"], "parameters": info["parameters"],
                 "precision": info.get("precision"), "device": info.get("device")}
 
+    def _train_in_processes(self, files: list[Path],
+                            jobs: list[tuple[int, Path, Path | None]]) -> dict[int, dict[str, Any]]:
+        """Train each (seed, output, init) job in one of ``workers`` spawned processes; return
+        each seed's training facts. The first failure stops the others and is raised here."""
+        import multiprocessing
+        from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+        c = self.config
+        n = min(c.workers, len(jobs))
+        _log(f"training {len(jobs)} models in {n} processes, {c.threads} thread(s) each")
+        cfg = c.model_dump()
+        with ProcessPoolExecutor(max_workers=n,
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_train_seed, cfg, [str(f) for f in files], str(out), seed,
+                                   str(init) if init else None): seed
+                       for seed, out, init in jobs}
+            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            for f in done:
+                if f.exception() is not None:
+                    # a failed seed must not leave the others training for half an hour:
+                    # Python 3.14's terminate_workers, before it the pool's own processes
+                    stop = getattr(pool, "terminate_workers", None)
+                    if stop is not None:
+                        stop()
+                    else:
+                        for p in pending:
+                            p.cancel()
+                        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                            proc.terminate()
+                    raise f.exception()
+            return {futures[f]: f.result() for f in futures}
+
     def _translate(self, model: Path, src: list[str]) -> list[str]:
         from .backends import Decoding, backend_device, make_backend
 
@@ -408,21 +451,33 @@ class TrainAndTestEvaluator(Evaluator):
             extra = {"init_model": init_fingerprint} if init_fingerprint else {}
             return _fingerprint(data_hash, {**settings, **extra}, seed)
 
+        trained: dict[int, dict[str, Any]] = {}
+        to_train = []
+        for seed in c.seeds:
+            out = root / f"model-seed{seed}"
+            init, init_fp = inits.get(seed, (None, None))
+            prev = old_models.get(seed)
+            if (not c.retrain and prev and prev.get("fingerprint") == fingerprint_of(seed, init_fp)
+                    and (out / "config.json").is_file()):
+                _log(f"reusing {out} (same corpus, settings and seed)")
+                trained[seed] = prev["training"]
+            else:
+                _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
+                     f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
+                     + (f", continuing {init}" if init else ""))
+                to_train.append((seed, out, init))
+        if c.workers > 1 and len(to_train) > 1:
+            trained.update(self._train_in_processes(files, to_train))
+        else:
+            for seed, out, init in to_train:
+                trained[seed] = self._train(files, out, seed, init)
+
         models = []
         for seed in c.seeds:
             out = root / f"model-seed{seed}"
             init, init_fp = inits.get(seed, (None, None))
             fingerprint = fingerprint_of(seed, init_fp)
-            prev = old_models.get(seed)
-            if (not c.retrain and prev and prev.get("fingerprint") == fingerprint
-                    and (out / "config.json").is_file()):
-                _log(f"reusing {out} (same corpus, settings and seed)")
-                facts = prev["training"]
-            else:
-                _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
-                     f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
-                     + (f", continuing {init}" if init else ""))
-                facts = self._train(files, out, seed, init)
+            facts = trained[seed]
             entry = {"seed": seed, "dir": out.name, "fingerprint": fingerprint,
                      **({"init_fingerprint": init_fp} if init_fp else {}),
                      "training": facts, "scores": {}}
@@ -613,6 +668,16 @@ class TrainAndTestEvaluator(Evaluator):
         return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
                          f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
                          f"seeds better with p < 0.05")
+
+
+def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,
+                init: str | None) -> dict[str, Any]:
+    """Train one seed's model in a worker process (``workers`` > 1); its messages name the seed,
+    since several trainings share the log."""
+    global _log_prefix
+    _log_prefix = f"seed {seed}: "
+    ev = TrainAndTestEvaluator(TrainAndTestEvaluator.Config(**config))
+    return ev._train([Path(f) for f in files], Path(out), seed, Path(init) if init else None)
 
 
 def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:

@@ -321,7 +321,10 @@ def check_spm_ids(path: str) -> None:
     are garbage at decoding time."""
     import sentencepiece as spm
 
-    sp = spm.SentencePieceProcessor(model_file=path)
+    try:
+        sp = spm.SentencePieceProcessor(model_file=path)
+    except (RuntimeError, OSError) as e:
+        raise InputError(f"--spm {path}: not a sentencepiece model ({e})") from None
     got = {"eos": sp.eos_id(), "unk": sp.unk_id(), "bos": sp.bos_id(), "pad": sp.pad_id()}
     want = {"eos": EOS_ID, "unk": UNK_ID, "bos": -1, "pad": -1}
     if got != want:
