@@ -177,6 +177,30 @@ def test_seeds_trained_in_worker_processes_are_the_models_of_one_process(tmp_pat
     assert not list((tmp_path / "three" / "train_and_test").glob("model-seed*"))
 
 
+def test_interrupted_worker_trainings_stop_and_leave_no_half_model(tmp_path, monkeypatch):
+    # Ctrl-C or SIGTERM (Terminated is a KeyboardInterrupt) while the workers train: they are
+    # stopped at once, not waited for, and their unfinished model directories are removed
+    import concurrent.futures
+    import multiprocessing
+    import time
+
+    seen = []
+
+    def interrupted(futures, return_when=None):
+        deadline = time.time() + 60
+        while time.time() < deadline and not seen:
+            seen.extend((tmp_path / "run" / "train_and_test").glob(".model-seed*.tmp"))
+            time.sleep(0.2)  # until a worker has started writing its model
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(concurrent.futures, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _evaluator(tmp_path, seeds=[1, 2], workers=2, max_steps=100000).evaluate(
+            _corpus(tmp_path / "run"))
+    assert seen and not multiprocessing.active_children()
+    assert not list((tmp_path / "run" / "train_and_test").glob("*model-seed*"))
+
+
 def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
     _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
     view = _corpus(tmp_path / "run", [2.0] * len(DE))

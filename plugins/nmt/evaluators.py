@@ -349,7 +349,7 @@ class TrainAndTestEvaluator(Evaluator):
             # model depends on the data, settings and seed, not on the machine's speed
             minutes=1e9, valid_every=1e9, beam=c.beam, device=c.device, precision=c.precision,
             ema=c.ema, **{k: getattr(c, k) for k in TRAIN_SETTINGS})
-        tmp = out.with_name(f".{out.name}.tmp")
+        tmp = _unfinished(out)
         if tmp.exists():
             shutil.rmtree(tmp)
         info = train(opts.model_copy(update={"output": str(tmp)}), log=_log, where=self.name)
@@ -371,26 +371,32 @@ class TrainAndTestEvaluator(Evaluator):
         n = min(c.workers, len(jobs))
         _log(f"training {len(jobs)} models in {n} processes, {c.threads} thread(s) each")
         cfg = c.model_dump()
-        with ProcessPoolExecutor(max_workers=n,
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+        try:
             futures = {pool.submit(_train_seed, cfg, [str(f) for f in files], str(out), seed,
                                    str(init) if init else None): seed
                        for seed, out, init in jobs}
-            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            for f in done:
-                if f.exception() is not None:
-                    # a failed seed must not leave the others training for half an hour:
-                    # Python 3.14's terminate_workers, before it the pool's own processes
-                    stop = getattr(pool, "terminate_workers", None)
-                    if stop is not None:
-                        stop()
-                    else:
-                        for p in pending:
-                            p.cancel()
-                        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                            proc.terminate()
-                    raise f.exception()
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            failed = next((f for f in done if f.exception() is not None), None)
+            if failed is not None:
+                raise failed.exception()
             return {futures[f]: f.result() for f in futures}
+        except BaseException:
+            # a failed seed, Ctrl-C or SIGTERM must not leave the other trainings running for
+            # half an hour (the pool's shutdown would wait for them): Python 3.14's
+            # terminate_workers, before it the pool's own processes
+            stop = getattr(pool, "terminate_workers", None)
+            if stop is not None:
+                stop()
+            else:
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
+            for _, out, _ in jobs:  # what the stopped workers had half written
+                shutil.rmtree(_unfinished(out), ignore_errors=True)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _translate(self, model: Path, src: list[str]) -> list[str]:
         from .backends import Decoding, backend_device, make_backend
@@ -668,6 +674,11 @@ class TrainAndTestEvaluator(Evaluator):
         return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
                          f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
                          f"seeds better with p < 0.05")
+
+
+def _unfinished(out: Path) -> Path:
+    """Where a model is trained before it is renamed to ``out``, so that ``out`` is whole."""
+    return out.with_name(f".{out.name}.tmp")
 
 
 def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,
