@@ -107,6 +107,29 @@ def test_parallel_workers_train_the_same_models(tmp_path):
             "config.json").is_file()
 
 
+def test_interrupted_workers_are_stopped_not_waited_for(tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM while the workers train stops them at once; the pool's own shutdown
+    would wait for every training still running."""
+    import concurrent.futures
+    import multiprocessing
+    import time
+
+    seen = []
+
+    def interrupted(self, timeout=None):
+        deadline = time.time() + 60
+        while time.time() < deadline and not seen:
+            seen.extend((tmp_path / "run").rglob(".model-seed*.tmp"))
+            time.sleep(0.2)  # until a worker has started writing a model
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(concurrent.futures.Future, "result", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _evaluator(tmp_path, sizes=[24], n=[4], schemes=["first.v1"], workers=2,
+                   max_steps=[100000]).evaluate(_corpus(tmp_path / "run"))
+    assert seen and not multiprocessing.active_children()
+
+
 def test_a_second_run_reuses_every_model(tmp_path, capsys):
     ev = _evaluator(tmp_path, sizes=[24], n=[2], schemes=["varying.v1"])
     first = ev.evaluate(_corpus(tmp_path / "run"))

@@ -382,16 +382,7 @@ class TrainAndTestEvaluator(Evaluator):
                 raise failed.exception()
             return {futures[f]: f.result() for f in futures}
         except BaseException:
-            # a failed seed, Ctrl-C or SIGTERM must not leave the other trainings running for
-            # half an hour (the pool's shutdown would wait for them): Python 3.14's
-            # terminate_workers, before it the pool's own processes
-            stop = getattr(pool, "terminate_workers", None)
-            if stop is not None:
-                stop()
-            else:
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    proc.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
+            stop_workers(pool)
             for _, out, _ in jobs:  # what the stopped workers had half written
                 shutil.rmtree(_unfinished(out), ignore_errors=True)
             raise
@@ -457,13 +448,16 @@ class TrainAndTestEvaluator(Evaluator):
             extra = {"init_model": init_fingerprint} if init_fingerprint else {}
             return _fingerprint(data_hash, {**settings, **extra}, seed)
 
+        plan = []  # each seed's model directory, the model it continues, their fingerprints
+        for seed in c.seeds:
+            init, init_fp = inits.get(seed, (None, None))
+            plan.append((seed, root / f"model-seed{seed}", init, init_fp,
+                         fingerprint_of(seed, init_fp)))
         trained: dict[int, dict[str, Any]] = {}
         to_train = []
-        for seed in c.seeds:
-            out = root / f"model-seed{seed}"
-            init, init_fp = inits.get(seed, (None, None))
+        for seed, out, init, _, fingerprint in plan:
             prev = old_models.get(seed)
-            if (not c.retrain and prev and prev.get("fingerprint") == fingerprint_of(seed, init_fp)
+            if (not c.retrain and prev and prev.get("fingerprint") == fingerprint
                     and (out / "config.json").is_file()):
                 _log(f"reusing {out} (same corpus, settings and seed)")
                 trained[seed] = prev["training"]
@@ -479,10 +473,7 @@ class TrainAndTestEvaluator(Evaluator):
                 trained[seed] = self._train(files, out, seed, init)
 
         models = []
-        for seed in c.seeds:
-            out = root / f"model-seed{seed}"
-            init, init_fp = inits.get(seed, (None, None))
-            fingerprint = fingerprint_of(seed, init_fp)
+        for seed, out, _, init_fp, fingerprint in plan:
             facts = trained[seed]
             entry = {"seed": seed, "dir": out.name, "fingerprint": fingerprint,
                      **({"init_fingerprint": init_fp} if init_fp else {}),
@@ -674,6 +665,19 @@ class TrainAndTestEvaluator(Evaluator):
         return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
                          f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
                          f"seeds better with p < 0.05")
+
+
+def stop_workers(pool) -> None:
+    """Stop a ProcessPoolExecutor's trainings now and shut it down. On a failure, Ctrl-C or
+    SIGTERM a pool's own shutdown would wait for every running training (half an hour each):
+    Python 3.14's ``terminate_workers``, before it the pool's processes terminated one by one."""
+    stop = getattr(pool, "terminate_workers", None)
+    if stop is not None:
+        stop()
+    else:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _unfinished(out: Path) -> Path:

@@ -29,7 +29,7 @@ from bitextforge.io.corpus import CorpusView, TsvWriter, write_atomic
 
 from bitextforge.plugins.weighters import distinct_ranked
 
-from .evaluators import TRAIN_SETTINGS, TrainAndTestEvaluator, _SettingsBase
+from .evaluators import TRAIN_SETTINGS, TrainAndTestEvaluator, _SettingsBase, stop_workers
 
 #: short labels of the paper's schemes (Table 3), used in point names such as ``d.4``
 SCHEME_LABELS = {"distributed.v1": "d", "first.v1": "f", "varying.v1": "v"}
@@ -233,6 +233,10 @@ class ExpansionCurveEvaluator(Evaluator):
                      "seeds": c.seeds, "points": points}, indent=2) + "\n")
                 plot_curve(points, plot, title=f"{self.name}: {Path(c.test_ref).name}, "
                                                f"seed {c.seeds[0]}")
+        except BaseException:
+            if pool is not None:
+                stop_workers(pool)  # not wait for every remaining training
+            raise
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
