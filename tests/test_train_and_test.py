@@ -290,6 +290,25 @@ def test_baseline_at_its_own_budget_is_named_not_unfair(tmp_path):
     assert own.numbers == unfair.numbers  # the same models compared: only the verdict differs
 
 
+def test_settings_each_side_chose_on_valid_are_named_not_unfair(tmp_path):
+    """baseline_own: dropout (and max_steps) chosen on each side's validation set are reported
+    with both values instead of UNFAIR; a setting not listed is still flagged, and a name that is
+    no training setting is refused when the recipe is read."""
+    _evaluator(tmp_path, max_steps=3, dropout=0.3).evaluate(_corpus(tmp_path / "base"))
+    base = str(tmp_path / "base")
+    only_budget = _evaluator(tmp_path, baseline=base, baseline_budget="own").evaluate(
+        _corpus(tmp_path / "run"))
+    assert "UNFAIR" in only_budget.summary and "dropout (0.3 vs 0.1)" in only_budget.summary
+    own = _evaluator(tmp_path, baseline=base, baseline_own=["max_steps", "dropout"]).evaluate(
+        _corpus(tmp_path / "run"))
+    assert "UNFAIR" not in own.summary and own.numbers["baseline_same_settings"] == 1.0
+    assert "the baseline at its own budget of 3 updates, this run at 2" in own.summary
+    assert "dropout chosen on each side's validation set: the baseline 0.3, this run 0.1" \
+        in own.summary
+    with pytest.raises(ValueError, match="'dropuot' is not a training setting"):
+        _evaluator(tmp_path, baseline=base, baseline_own=["dropuot"])
+
+
 def test_chosen_precision_trains_the_model_and_auto_keeps_old_fingerprints(tmp_path):
     """precision: fp32 reaches the trainer and is part of what makes a model (a bf16 model is
     not reused for it); auto is left out of the settings, so a model trained before the option

@@ -27,7 +27,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, create_model
+from pydantic import Field, create_model, field_validator
 
 from bitextforge import Evaluator, InputError, Report
 from bitextforge.io.corpus import read_parallel, write_atomic
@@ -166,7 +166,13 @@ class TrainAndTestEvaluator(Evaluator):
         baseline_budget: Literal["same", "own"] = Field(
             "same", description="same: a baseline trained for another max_steps is UNFAIR; "
             "own: the baseline was trained at its own update budget (each arm at the budget its "
-            "dev set chose), so max_steps may differ and is reported, not flagged.")
+            "dev set chose), so max_steps may differ and is reported, not flagged (the same as "
+            "max_steps in baseline_own).")
+        baseline_own: list[str] = Field(
+            [], description="Training settings that the baseline and this run each chose on "
+            "their own validation set (valid_src / valid_ref), e.g. [max_steps, dropout]: a "
+            "difference in them is reported with both values, not flagged UNFAIR; every other "
+            "setting is still checked.")
         seed_spread: str | None = Field(None, description="The report of a multi-seed "
                                         "train_and_test.v1 run (its reports/train_and_test.v1."
                                         "json, or its run directory): its bleu_spread and "
@@ -200,6 +206,15 @@ class TrainAndTestEvaluator(Evaluator):
             "auto", description="Arithmetic of the training's forward pass, as train-nmt's "
             "--precision (auto: bf16 where the CPU or GPU computes it natively). fp32 is faster "
             "for very small models, where bf16 casts cost more than they save.")
+
+        @field_validator("baseline_own")
+        @classmethod
+        def _known_settings(cls, v):
+            unknown = [k for k in v if k not in FAIR_SETTINGS]
+            if unknown:
+                raise ValueError(f"{unknown[0]!r} is not a training setting; choose among "
+                                 f"{', '.join(FAIR_SETTINGS)}")
+            return v
 
     # -- inputs -------------------------------------------------------------------------------
 
@@ -611,10 +626,15 @@ class TrainAndTestEvaluator(Evaluator):
             differ = sorted(k for k in FAIR_SETTINGS
                             if base_settings.get(k) is not None and settings.get(k) is not None
                             and base_settings[k] != settings[k])
-            if c.baseline_budget == "own" and "max_steps" in differ:
+            own = set(c.baseline_own) | ({"max_steps"} if c.baseline_budget == "own" else set())
+            if "max_steps" in own and "max_steps" in differ:
                 differ.remove("max_steps")
                 text += (f"; the baseline at its own budget of {base_settings['max_steps']} "
                          f"updates, this run at {settings['max_steps']}")
+            for k in sorted(own & set(differ)):
+                differ.remove(k)
+                text += (f"; {k} chosen on each side's validation set: the baseline "
+                         f"{base_settings[k]}, this run {settings[k]}")
             if c.init_models:
                 # a continued training has its own schedule; what it adds is said instead
                 differ = [k for k in differ if k not in ("lr", "warmup_fraction",
