@@ -18,6 +18,10 @@ beside its 8,000: val chooses the budget, and the chosen models are compared see
 bitext only; the gap is measured to the upper bound at 12,000 updates (its run when it is here,
 else its documented median, said so).
 
+The fifth is the regularization check (issue #31's correction): each arm's dropout (0.1 or 0.3)
+and budget chosen on val, the chosen arm against the chosen bitext-only models seed by seed, and
+the gap to the upper bound at its chosen dropout.
+
 Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
 """
 
@@ -257,8 +261,64 @@ def longer() -> None:
           f"{top:.2f}, {where}).")
 
 
+#: issue #31's regularization check: each arm's dropout and budget chosen on val among the runs
+#: here (label, dropout, updates, run); the upper bound at dropout 0.1 is its documented figures
+#: (val mean, test seeds) where its run is not on this machine
+REGULARIZED = {
+    "bitext only": [(0.1, 4000, "bt-multi30k-bitext-4k"), (0.3, 4000, "bt-bitext-4k-d3"),
+                    (0.3, 8000, "bt-bitext-8k-d3"), (0.3, 12000, "bt-bitext-12k-d3"),
+                    (0.3, 16000, "bt-bitext-16k-d3")],
+    "the val rule's back-translation arm": [(0.1, 12000, "bt-sr12-arm"), (0.3, 12000, "bt-sr12-d3"),
+                                            (0.1, 16000, "bt-sr16-arm")],
+    "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
+}
+UPPER_12K_DOCUMENTED = {"val": 37.37, "test": [37.50, 37.32, 37.54], "chrf": 56.67}
+
+
+def regularized() -> None:
+    """Print each arm's dropout and budget as val chooses them, the chosen arm against the chosen
+    bitext-only models seed by seed, and the share of the gap to the chosen upper bound."""
+    med = statistics.median
+    print("\n| arm | dropout | updates | val BLEU mean | test BLEU seeds 1 / 2 / 3 | median | "
+          "chrF median |")
+    print("|---|---|---|---|---|---|---|")
+    chosen = {}
+    for label, rows in REGULARIZED.items():
+        for dropout, steps, run in rows:
+            d = load(run)
+            if d is not None and len(d["models"]) == 3:
+                ms = sorted(d["models"], key=lambda m: m["seed"])
+                val, test = statistics.fmean(m["valid_bleu"] for m in ms), [m["bleu"] for m in ms]
+                chrf, where = med(m["chrf"] for m in ms), run
+            elif run == UPPER_12K:
+                val, test = UPPER_12K_DOCUMENTED["val"], UPPER_12K_DOCUMENTED["test"]
+                chrf, where = UPPER_12K_DOCUMENTED["chrf"], None
+            else:
+                print(f"| {label} | {dropout} | {steps:,} | not run | | | |")
+                continue
+            if label not in chosen or val > chosen[label][0]:
+                chosen[label] = (val, dropout, steps, where, test)
+            note = "" if where else " (documented; the run is not on this machine)"
+            print(f"| {label} | {dropout} | {steps:,} | {val:.2f}{note} | "
+                  f"{' / '.join(f'{b:.2f}' for b in test)} | {med(test):.2f} | {chrf:.2f} |")
+    names = list(REGULARIZED)
+    if not all(n in chosen for n in names):
+        return
+    (_, bd, bs, b_run, b_test), (_, ad, as_, a_run, a_test), (_, ud, us, _, u_test) = (
+        chosen[n] for n in names)
+    base, arm, top = med(b_test), med(a_test), med(u_test)
+    ms = [{"seed": s} for s in (1, 2, 3)]
+    print(f"\nChosen on val: bitext only dropout {bd} at {bs:,} updates (median {base:.2f}, seed "
+          f"spread {max(b_test) - min(b_test):.2f}); the arm dropout {ad} at {as_:,} (median "
+          f"{arm:.2f}); the upper bound dropout {ud} at {us:,} (median {top:.2f}). The arm "
+          f"against bitext only, seed by seed: {_seed_by_seed(b_run, a_run, ms, _test_refs())}; "
+          f"median difference {arm - base:+.2f} BLEU; gap closed "
+          f"{(arm - base) / (top - base):.0%}.")
+
+
 if __name__ == "__main__":
     main()
     budgets()
     finetuned()
     longer()
+    regularized()
