@@ -125,6 +125,28 @@ def test_generic_train_flags_and_set(tmp_path, capsys):
     assert main(["train"]) == 2 and "word_vectors.v1" in capsys.readouterr().err
 
 
+def test_openmp_spins_briefly_unless_the_user_says_otherwise(monkeypatch, capsys):
+    """Long OpenMP spinning made a 2-thread training 11x slower beside other jobs; the command
+    shortens it for itself and the processes it starts, and keeps a user's own settings."""
+    import os
+
+    from bitextforge.cli.main import main
+
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # nothing leaks into later tests
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    assert main(["plugins"]) == 0
+    assert os.environ["GOMP_SPINCOUNT"] == "10000"
+    monkeypatch.setenv("GOMP_SPINCOUNT", "300000")
+    assert main(["plugins"]) == 0
+    assert os.environ["GOMP_SPINCOUNT"] == "300000"
+    monkeypatch.delenv("GOMP_SPINCOUNT")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    assert main(["plugins"]) == 0
+    assert "GOMP_SPINCOUNT" not in os.environ
+    capsys.readouterr()
+
+
 # ------------------------------------------------------------ plugins cannot break the CLI
 # Each test installs a fake distribution (a module and its .dist-info, found by the real
 # entry-point discovery) and runs the command as a user does, in a fresh process.

@@ -419,6 +419,15 @@ def main(argv: list[str] | None = None) -> int:
     # a blink), which breaks into the run's own progress line; HF_HUB_DISABLE_PROGRESS_BARS=0
     # brings their bars back (downloads of hub models, where the network allows).
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # GNU OpenMP (bundled by the torch and CTranslate2 wheels) spins up to 300,000 times while it
+    # waits for its other threads. With more busy threads than cores (a 2-thread prepare: model
+    # beside train_and_test.v1's single-thread workers) the spinning thread holds the core the
+    # other one needs: a 2-thread training ran 11 times slower than on one thread. 10,000 spins
+    # cost nothing measurable on an idle machine and were 2.4 times faster on a busy one
+    # (passive waiting was faster still there but 30 % slower idle; docs/nmt.md). Set before
+    # torch is imported, as OpenMP reads it once; a user's own setting of either wins.
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("GOMP_SPINCOUNT", "10000")
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # accepted anywhere on the line, before or after the command
     argv = [a for a in argv if a != "--debug"]
