@@ -273,9 +273,10 @@ REGULARIZED = {
     "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
 }
 #: the figures of runs made on machines that are gone (docs/experiments.md, "The regularized
-#: baseline trained longer"): val mean, test BLEU by seed, chrF median. A run on this machine
-#: replaces its row; where either side of a comparison is documented only, the seed-by-seed line
-#: gives test differences without a paired test (the translations are gone with the models)
+#: baseline trained longer" and "The arm trained to 16,000 updates"): val mean, test BLEU by
+#: seed, chrF median. A run on this machine replaces its row; where either side of a comparison
+#: is documented only, the seed-by-seed line gives test differences without a paired test (the
+#: translations are gone with the models)
 DOCUMENTED = {
     UPPER_12K: {"val": 37.37, "test": [37.50, 37.32, 37.54], "chrf": 56.67},
     "bt-multi30k-bitext-4k": {"val": 25.06, "test": [25.40, 24.82, 24.80], "chrf": 45.07},
@@ -284,6 +285,7 @@ DOCUMENTED = {
     "bt-bitext-12k-d3": {"val": 27.78, "test": [28.10, 27.27, 27.61], "chrf": 48.18},
     "bt-bitext-16k-d3": {"val": 28.25, "test": [28.58, 28.31, 28.40], "chrf": 48.50},
     "bt-sr12-arm": {"val": 31.08, "test": [31.20, 30.17, 30.56], "chrf": 49.64},
+    "bt-sr16-arm": {"val": 30.92, "test": [30.66, 30.70, 31.07], "chrf": 49.89},
     "bt-sr12-d3": {"val": 29.39, "test": [29.42, 29.05, 29.20], "chrf": 48.36},
     "bt-real29k-12k-d3": {"val": 34.64, "test": [34.32, 34.83, 34.21], "chrf": 54.20},
 }
