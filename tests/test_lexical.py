@@ -54,7 +54,7 @@ def tables(tmp_path_factory):
     (d / "dict.tsv").write_text("1\tVogel\tbird\n", encoding="utf-8")
     cfg = LexicalTranslationTrainer.Config(output=str(d / "tables"), corpus=[str(d / "c.tsv")],
                                            dictionary=str(d / "dict.tsv"), normalise="lowercase",
-                                           iterations=20)
+                                           iterations=60)
     facts = LexicalTranslationTrainer(cfg).train()
     return d / "tables", facts
 
@@ -146,11 +146,13 @@ def test_eflomal_tables_learn_the_corpus_and_the_prior(tables):
 
     def best(word, table, va, vb):
         row = table[va.index[word]]
-        return vb.words[row.indices[np.argmax(row.data)]]
+        return vb.words[row.indices[np.argmax(row.data)]] if row.nnz else None
 
     # eflomal's sampler is unseeded: on 60 pairs it now and then gives one frequent word's mass
-    # to the article beside it ("dog" -> "der", about 1 run in 3 in the full suite), so each
-    # direction must get at least 4 of the 5 content words right, not all 5
+    # to the article beside it ("dog" -> "der"), or links a word to NULL only, which leaves its
+    # row empty (counted wrong here, as below). At 20 iterations per stage 10 of 600 trainings
+    # missed 4 of 5 or crashed on an empty row (one CI run failed on it); at 60, none of 1,800
+    # missed. So 60 iterations, and each direction must get at least 4 of the 5 content words
     pairs = [("hund", "dog"), ("katze", "cat"), ("schläft", "sleeps"), ("heute", "today"),
              ("frau", "woman")]
     assert sum(best(de, t.p_st, t.src_vocab, t.tgt_vocab) == en for de, en in pairs) >= 4
