@@ -152,7 +152,7 @@ def test_eflomal_tables_learn_the_corpus_and_the_prior(tables):
     # to the article beside it ("dog" -> "der"), or links a word to NULL only, which leaves its
     # row empty (counted wrong here, as below). At 20 iterations per stage 10 of 600 trainings
     # missed 4 of 5 or crashed on an empty row (one CI run failed on it); at 60, none of 1,800
-    # missed. So 60 iterations, and each direction must get at least 4 of the 5 content words
+    # missed. So 60 iterations, and each direction must get at least 4 of the 5 content words right
     pairs = [("hund", "dog"), ("katze", "cat"), ("schläft", "sleeps"), ("heute", "today"),
              ("frau", "woman")]
     assert sum(best(de, t.p_st, t.src_vocab, t.tgt_vocab) == en for de, en in pairs) >= 4
