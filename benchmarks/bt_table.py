@@ -23,6 +23,7 @@ and budget chosen on val, the chosen arm against the chosen bitext-only models s
 the gap to the upper bound at its chosen dropout.
 
 Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
+Two runs made apart, seed by seed:  .venv/bin/python benchmarks/bt_table.py --pair BASE RUN --seeds 1
 """
 
 from __future__ import annotations
@@ -363,7 +364,25 @@ def regularized() -> None:
           f"median difference {arm - base:+.2f} BLEU; gap closed "
           f"{(arm - base) / (top - base):.0%}.")
 
+def pair(base_run: str, run: str, seeds: list[int]) -> None:
+    """Print ``run``'s models against ``base_run``'s of the same seeds (for runs made apart, such
+    as one seed trained again on this machine)."""
+    print(_seed_by_seed(base_run, run, [{"seed": s} for s in seeds], _test_refs()))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        import argparse
+
+        ap = argparse.ArgumentParser(description="Without options: every table. With --pair: "
+                                     "one run's test2016 translations against another's, seed "
+                                     "by seed (paired bootstrap).")
+        ap.add_argument("--pair", nargs=2, metavar=("BASE_RUN", "RUN"), required=True,
+                        help="two run names under runs/ (train_and_test.v1 reports)")
+        ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+        args = ap.parse_args()
+        pair(*args.pair, args.seeds)
+        sys.exit(0)
     main()
     budgets()
     finetuned()
