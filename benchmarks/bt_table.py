@@ -265,14 +265,14 @@ def longer() -> None:
 
 #: issue #31's regularization check: each arm's dropout and budget chosen on val (label, dropout,
 #: updates, run); a run's figures come from runs/ when it is here, else from DOCUMENTED. The arm's
-#: rows share one synthetic corpus (one draw of the reverse model): at 12,000 updates the run of
-#: recipes/bt-multi30k-best.yaml as it was on 2026-11-29, at 16,000 the run of the section "The
-#: arm trained to 16,000 updates"
+#: rows share one synthetic corpus (one draw of the reverse model): at 12,000 updates
+#: recipes/bt-multi30k-best.yaml with max_steps 12000 (runs/bt-multi30k-best-12k), at 16,000 the
+#: run of the section "The arm trained to 16,000 updates" (the best recipe's models)
 REGULARIZED = {
     "bitext only": [(0.1, 4000, "bt-multi30k-bitext-4k"), (0.3, 4000, "bt-bitext-4k-d3"),
                     (0.3, 8000, "bt-bitext-8k-d3"), (0.3, 12000, "bt-bitext-12k-d3"),
                     (0.3, 16000, "bt-bitext-16k-d3")],
-    "the val rule's back-translation arm": [(0.1, 12000, "bt-multi30k-best"),
+    "the val rule's back-translation arm": [(0.1, 12000, "bt-multi30k-best-12k"),
                                             (0.3, 12000, "bt-sr12-d3"),
                                             (0.1, 16000, "bt-sr16-arm")],
     "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
@@ -294,7 +294,7 @@ DOCUMENTED = {
     # the figures are the AMD EPYC run of 2026-11-29, beside the arm's
     "bt-bitext-16k-d3": {"val": 27.61, "val_choice": 28.25, "test": [27.75, 28.12, 28.10],
                          "chrf": 48.28},
-    "bt-multi30k-best": {"val": 30.44, "test": [31.08, 30.53, 30.25], "chrf": 49.91},
+    "bt-multi30k-best-12k": {"val": 30.44, "test": [31.08, 30.53, 30.25], "chrf": 49.91},
     "bt-sr16-arm": {"val": 30.92, "test": [30.66, 30.70, 31.07], "chrf": 49.89},
     "bt-sr12-d3": {"val": 29.39, "test": [29.42, 29.05, 29.20], "chrf": 48.36},
     "bt-real29k-12k-d3": {"val": 34.64, "test": [34.32, 34.83, 34.21], "chrf": 54.20},
