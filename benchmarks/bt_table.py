@@ -365,6 +365,7 @@ def regularized() -> None:
           f"median difference {arm - base:+.2f} BLEU; gap closed "
           f"{(arm - base) / (top - base):.0%}.")
 
+
 def pair(base_run: str, run: str, seeds: list[int]) -> None:
     """Print ``run``'s models against ``base_run``'s of the same seeds (for runs made apart, such
     as one seed trained again on this machine)."""
@@ -372,20 +373,21 @@ def pair(base_run: str, run: str, seeds: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        import argparse
+    import argparse
 
-        ap = argparse.ArgumentParser(description="Without options: every table. With --pair: "
-                                     "one run's test2016 translations against another's, seed "
-                                     "by seed (paired bootstrap).")
-        ap.add_argument("--pair", nargs=2, metavar=("BASE_RUN", "RUN"), required=True,
-                        help="two run names under runs/ (train_and_test.v1 reports)")
-        ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-        args = ap.parse_args()
+    ap = argparse.ArgumentParser(description="Without options: every table. With --pair: one "
+                                 "run's test2016 translations against another's, seed by seed "
+                                 "(paired bootstrap).")
+    ap.add_argument("--pair", nargs=2, metavar=("BASE_RUN", "RUN"),
+                    help="two run names under runs/ (train_and_test.v1 reports)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
+                    help="with --pair: the seeds to compare")
+    args = ap.parse_args()
+    if args.pair:
         pair(*args.pair, args.seeds)
-        sys.exit(0)
-    main()
-    budgets()
-    finetuned()
-    longer()
-    regularized()
+    else:
+        main()
+        budgets()
+        finetuned()
+        longer()
+        regularized()
