@@ -280,8 +280,8 @@ REGULARIZED = {
                                             (0.1, 20000, "bt-sr20-arm")],
     "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
 }
-#: the figures of runs made on machines that are gone (docs/experiments.md, "The regularized
-#: baseline trained longer" and "The arm trained to 16,000 updates"): val mean, test BLEU by
+#: the figures of the runs, for machines that lack them (docs/experiments.md, the back-translation
+#: sections from "Is the bitext-only baseline regularized enough?" on): val mean, test BLEU by
 #: seed, chrF median. A run on this machine replaces its row; where either side of a comparison
 #: is documented only, the seed-by-seed line gives test differences without a paired test (the
 #: translations are gone with the models). Every figure here was trained on an AMD EPYC (the two
