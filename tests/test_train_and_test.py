@@ -201,6 +201,54 @@ def test_interrupted_worker_trainings_stop_and_leave_no_half_model(tmp_path, mon
     assert not list((tmp_path / "run" / "train_and_test").glob("*model-seed*"))
 
 
+def test_a_seed_finished_before_the_run_stopped_is_reused(tmp_path, capsys, monkeypatch):
+    # seeds trained one after another: the run stops (Ctrl-C, a lost session) during seed 2,
+    # before the record is written; seed 1's model is whole and stamped, so the next run reuses it
+    from bitextforge.plugins.nmt.evaluators import STAMP, TrainAndTestEvaluator
+
+    real = TrainAndTestEvaluator._train
+
+    def stop_at_seed_2(self, files, out, seed, init=None, fingerprint=None):
+        if seed == 2:
+            raise KeyboardInterrupt
+        return real(self, files, out, seed, init, fingerprint)
+
+    monkeypatch.setattr(TrainAndTestEvaluator, "_train", stop_at_seed_2)
+    view = _corpus(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        _evaluator(tmp_path, seeds=[1, 2]).evaluate(view)
+    root = tmp_path / "run" / "train_and_test"
+    assert not (root / "train_and_test.json").exists() and (root / "model-seed1" / STAMP).is_file()
+    monkeypatch.setattr(TrainAndTestEvaluator, "_train", real)
+    capsys.readouterr()
+    report = _evaluator(tmp_path, seeds=[1, 2]).evaluate(view)
+    err = capsys.readouterr().err
+    assert "reusing" in err and "model-seed1" in err.split("reusing")[1].splitlines()[0]
+    assert "training" in err and report.numbers["seeds"] == 2
+    # the same as the model a run that was never stopped trains
+    whole = _evaluator(tmp_path, seeds=[1, 2]).evaluate(_corpus(tmp_path / "whole"))
+    assert whole.numbers == report.numbers
+
+
+def test_a_shared_model_dir_is_not_trained_over_with_other_settings(tmp_path):
+    # a model_dir outside the run is shared (several runs' records name its models): a run with
+    # another budget is refused before it trains, naming the setting; retrain: true replaces them
+    shared = tmp_path / "models"
+    _evaluator(tmp_path, model_dir=str(shared)).evaluate(_corpus(tmp_path / "a"))
+    before = (shared / "model-seed1" / "model.safetensors").read_bytes()
+    with pytest.raises(InputError, match=r"model_dir: .*models holds model-seed1 trained with "
+                       r"other settings: max_steps 2 \(this run: 3\); give this run its own "
+                       r"model_dir, or set retrain: true"):
+        _evaluator(tmp_path, model_dir=str(shared), max_steps=3).evaluate(_corpus(tmp_path / "b"))
+    assert (shared / "model-seed1" / "model.safetensors").read_bytes() == before
+    # the same settings on the same corpus reuse it from another run directory
+    _evaluator(tmp_path, model_dir=str(shared)).evaluate(_corpus(tmp_path / "c"))
+    assert (shared / "model-seed1" / "model.safetensors").read_bytes() == before
+    _evaluator(tmp_path, model_dir=str(shared), max_steps=3, retrain=True).evaluate(
+        _corpus(tmp_path / "b"))
+    assert json.loads((shared / "model-seed1" / "train_log.json").read_text())["steps"] == 3
+
+
 def test_baseline_run_dir_gives_bootstrap_and_spread_verdict(tmp_path):
     _evaluator(tmp_path).evaluate(_corpus(tmp_path / "base"))
     view = _corpus(tmp_path / "run", [2.0] * len(DE))

@@ -45,6 +45,9 @@ TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", 
 FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps", "precision",
                                                                      "ema")
 RECORD = "train_and_test.json"
+#: in each model's directory: its seed, fingerprint, settings and training facts, written with
+#: the model, so a model whose run stopped before the record was written is still reused
+STAMP = "train_and_test.model.json"
 #: fair settings recorded only when on, with their value when off: a record without one (of a
 #: model older than the option) trained without it
 OFF_UNLESS_RECORDED = {"ema": 0.0, "subword_alpha": 0.0}
@@ -113,7 +116,10 @@ class TrainAndTestEvaluator(Evaluator):
     Training uses a fixed budget in updates (``max_steps``) and fixed seeds, so a busy machine
     trains the same model as a quiet one; the models, test translations and a record of how
     they were trained are kept in ``model_dir`` (default ``<run>/train_and_test``), and a model
-    already trained on the same corpus with the same settings is reused.
+    already trained on the same corpus with the same settings is reused: named by the record, or
+    by the stamp written beside each model as it is finished, so the seeds a stopped run had
+    finished are not trained again. A ``model_dir`` outside the run directory is shared, and
+    its models are not trained over with other settings unless ``retrain`` says so.
     """
 
     name = "train_and_test.v1"
@@ -146,9 +152,13 @@ class TrainAndTestEvaluator(Evaluator):
                                  "gives the seed-to-seed spread (max - min) of BLEU and chrF.")
         model_dir: str | None = Field(None, description="Where models, translations and "
                                       "train_and_test.json go (default: train_and_test/ in the "
-                                      "run directory).")
+                                      "run directory). One outside the run directory is shared "
+                                      "by runs (one seed each, say): a run whose settings or "
+                                      "corpus differ from its models' is refused, not trained "
+                                      "over them.")
         retrain: bool = Field(False, description="Train even when model_dir holds a model of "
-                              "the same corpus, settings and seed.")
+                              "the same corpus, settings and seed; replaces a shared "
+                              "model_dir's models of other settings.")
         backend: Literal["ctranslate2", "transformers"] = Field(
             "ctranslate2", description="Decoder for the test set (ctranslate2: fast; "
             "transformers: the reference implementation).")
@@ -350,8 +360,11 @@ class TrainAndTestEvaluator(Evaluator):
         facts = {"rows": len(src), "weighted": weighted, "weight_sum": round(sum(weights), 4)}
         return files, facts
 
-    def _train(self, files: list[Path], out: Path, seed: int,
-               init: Path | None = None) -> dict[str, Any]:
+    def _train(self, files: list[Path], out: Path, seed: int, init: Path | None = None,
+               fingerprint: str | None = None) -> dict[str, Any]:
+        """Train one seed's model into ``out`` (whole or not at all) and return its training
+        facts; with ``fingerprint``, a stamp in the model's directory (:data:`STAMP`) lets a
+        later run reuse it even when this run stops before writing its record."""
         from .train import train
 
         c = self.config
@@ -368,17 +381,24 @@ class TrainAndTestEvaluator(Evaluator):
         if tmp.exists():
             shutil.rmtree(tmp)
         info = train(opts.model_copy(update={"output": str(tmp)}), log=_log, where=self.name)
+        facts = {"steps": info["steps"], "train_minutes": info["train_minutes"],
+                 "pairs": info["pairs"], "parameters": info["parameters"],
+                 "precision": info.get("precision"), "device": info.get("device")}
+        if fingerprint:
+            (tmp / STAMP).write_text(json.dumps(
+                {"seed": seed, "fingerprint": fingerprint, "settings": self._settings(),
+                 "training": facts}, indent=2) + "\n", encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)
-        return {"steps": info["steps"], "train_minutes": info["train_minutes"],
-                "pairs": info["pairs"], "parameters": info["parameters"],
-                "precision": info.get("precision"), "device": info.get("device")}
+        return facts
 
     def _train_in_processes(self, files: list[Path],
-                            jobs: list[tuple[int, Path, Path | None]]) -> dict[int, dict[str, Any]]:
-        """Train each (seed, output, init) job in one of ``workers`` spawned processes; return
-        each seed's training facts. The first failure stops the others and is raised here."""
+                            jobs: list[tuple[int, Path, Path | None, str]]
+                            ) -> dict[int, dict[str, Any]]:
+        """Train each (seed, output, init, fingerprint) job in one of ``workers`` spawned
+        processes; return each seed's training facts. The first failure stops the others and is
+        raised here (the models already finished keep their stamps)."""
         import multiprocessing
         from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 
@@ -389,8 +409,8 @@ class TrainAndTestEvaluator(Evaluator):
         pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
         try:
             futures = {pool.submit(_train_seed, cfg, [str(f) for f in files], str(out), seed,
-                                   str(init) if init else None): seed
-                       for seed, out, init in jobs}
+                                   str(init) if init else None, fingerprint): seed
+                       for seed, out, init, fingerprint in jobs}
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = next((f for f in done if f.exception() is not None), None)
             if failed is not None:
@@ -398,7 +418,7 @@ class TrainAndTestEvaluator(Evaluator):
             return {futures[f]: f.result() for f in futures}
         except BaseException:
             stop_workers(pool)
-            for _, out, _ in jobs:  # what the stopped workers had half written
+            for _, out, _, _ in jobs:  # what the stopped workers had half written
                 shutil.rmtree(_unfinished(out), ignore_errors=True)
             raise
         finally:
@@ -470,22 +490,35 @@ class TrainAndTestEvaluator(Evaluator):
                          fingerprint_of(seed, init_fp)))
         trained: dict[int, dict[str, Any]] = {}
         to_train = []
+        shared = c.model_dir is not None and not _inside(root, run_dir)
         for seed, out, init, _, fingerprint in plan:
-            prev = old_models.get(seed)
-            if (not c.retrain and prev and prev.get("fingerprint") == fingerprint
-                    and (out / "config.json").is_file()):
+            # the record names the models of the last finished run; the stamp in a model's own
+            # directory also names one whose run stopped before writing the record
+            made = [m for m in (old_models.get(seed), _stamp(out)) if m]
+            same = next((m for m in made if m.get("fingerprint") == fingerprint), None)
+            if not c.retrain and same and (out / "config.json").is_file():
                 _log(f"reusing {out} (same corpus, settings and seed)")
-                trained[seed] = prev["training"]
+                trained[seed] = same["training"]
             else:
+                if shared and made and not c.retrain and (out / "config.json").is_file():
+                    # a model_dir outside the run is shared by runs whose records name its
+                    # models: training over one would change another run's figures unseen
+                    was = made[0].get("settings") or old.get("settings") or {}
+                    raise InputError(
+                        f"{self.name} model_dir: {root} holds {out.name} trained "
+                        f"{_unlike(was, settings)}; give this run its own model_dir, or set "
+                        f"retrain: true to replace it")
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
                      f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
                      + (f", continuing {init}" if init else ""))
                 to_train.append((seed, out, init))
+        fingerprint_for = {seed: fp for seed, _, _, _, fp in plan}
         if c.workers > 1 and len(to_train) > 1:
-            trained.update(self._train_in_processes(files, to_train))
+            trained.update(self._train_in_processes(
+                files, [(seed, out, init, fingerprint_for[seed]) for seed, out, init in to_train]))
         else:
             for seed, out, init in to_train:
-                trained[seed] = self._train(files, out, seed, init)
+                trained[seed] = self._train(files, out, seed, init, fingerprint_for[seed])
 
         models = []
         for seed, out, _, init_fp, fingerprint in plan:
@@ -706,13 +739,43 @@ def _unfinished(out: Path) -> Path:
 
 
 def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,
-                init: str | None) -> dict[str, Any]:
+                init: str | None, fingerprint: str | None = None) -> dict[str, Any]:
     """Train one seed's model in a worker process (``workers`` > 1); its messages name the seed,
     since several trainings share the log."""
     global _log_prefix
     _log_prefix = f"seed {seed}: "
     ev = TrainAndTestEvaluator(TrainAndTestEvaluator.Config(**config))
-    return ev._train([Path(f) for f in files], Path(out), seed, Path(init) if init else None)
+    return ev._train([Path(f) for f in files], Path(out), seed, Path(init) if init else None,
+                     fingerprint)
+
+
+def _stamp(model: Path) -> dict[str, Any] | None:
+    """The stamp :meth:`TrainAndTestEvaluator._train` left in ``model`` (its seed, fingerprint,
+    settings and training facts), or None for a model without one (older, or trained
+    elsewhere) or an unreadable one (then the record alone decides)."""
+    try:
+        stamp = json.loads((model / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def _inside(path: Path, run_dir: Path) -> bool:
+    """Whether ``path`` lies in the run directory (models there belong to that run alone)."""
+    try:
+        path.resolve().relative_to(run_dir.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _unlike(was: dict[str, Any], now: dict[str, Any]) -> str:
+    """How a model's recorded settings differ from this run's, in words (the corpus or the
+    model continued when the settings agree)."""
+    differ = [f"{k} {was.get(k)} (this run: {now.get(k)})" for k in sorted(set(was) | set(now))
+              if was.get(k) != now.get(k)]
+    return ("with other settings: " + ", ".join(differ) if differ
+            else "on another corpus or from another model continued")
 
 
 def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
