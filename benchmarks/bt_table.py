@@ -115,6 +115,23 @@ def _hyp(run: str, seed: int) -> list[str]:
         encoding="utf-8").splitlines()
 
 
+def _summary(models: list[dict]) -> dict:
+    """A run's figures from its models' records: the models by seed, the val BLEU mean (None
+    when a model has no val score), the test BLEU by seed and its median, and the chrF median."""
+    ms = sorted(models, key=lambda m: m["seed"])
+    test = [m["bleu"] for m in ms]
+    return {"models": ms, "test": test, "median": statistics.median(test),
+            "chrf": statistics.median(m["chrf"] for m in ms),
+            "val": (statistics.fmean(m["valid_bleu"] for m in ms)
+                    if all("valid_bleu" in m for m in ms) else None)}
+
+
+def _test_row(f: dict) -> str:
+    """The test columns of a table row: BLEU by seed, its median, the chrF median."""
+    return (f"{' / '.join(f'{b:.2f}' for b in f['test'])} | {statistics.median(f['test']):.2f} | "
+            f"{f['chrf']:.2f}")
+
+
 def _seed_by_seed(base_run: str, run: str, models: list[dict], refs: list[str]) -> str:
     """Each seed's BLEU difference from ``base_run``'s model of the same seed, with the paired
     bootstrap p-value (sacrebleu, 1,000 resamples, as the evaluator does)."""
@@ -150,17 +167,14 @@ def budgets() -> None:
             if d is None:
                 print(f"| {label} | {steps:,} | not run (or without val) | | | |")
                 continue
-            ms = sorted(d["models"], key=lambda m: m["seed"])
-            val = statistics.fmean(m["valid_bleu"] for m in ms)
+            f = _summary(d["models"])
+            ms = f["models"]
             val_common = statistics.fmean(m["valid_bleu"] for m in ms if m["seed"] in common)
             if best is None or val_common > best[0]:
                 best = (val_common, steps, run, ms)
-            seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
             note = (f" (seed{'s' * (len(common) > 1)} {', '.join(map(str, sorted(common)))}, "
                     f"which every budget ran: {val_common:.2f})" if uneven else "")
-            print(f"| {label} | {steps:,} | {val:.2f}{note} | {seeds} | "
-                  f"{statistics.median(m['bleu'] for m in ms):.2f} | "
-                  f"{statistics.median(m['chrf'] for m in ms):.2f} |")
+            print(f"| {label} | {steps:,} | {f['val']:.2f}{note} | {_test_row(f)} |")
         if best is not None:
             chosen[label] = best
     if BUDGETS[0][0] not in chosen:
@@ -205,14 +219,10 @@ def finetuned() -> None:
         if d is None or len(d["models"]) != 3:
             print(f"| {label} | not run (or not all three seeds) | | | |")
             continue
-        ms = sorted(d["models"], key=lambda m: m["seed"])
-        val = statistics.fmean(m["valid_bleu"] for m in ms)
-        if run != BEST and (chosen is None or val > chosen[0]):
-            chosen = (val, label, run, ms)
-        seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
-        print(f"| {label} | {val:.2f} | {seeds} | "
-              f"{statistics.median(m['bleu'] for m in ms):.2f} | "
-              f"{statistics.median(m['chrf'] for m in ms):.2f} |")
+        f = _summary(d["models"])
+        if run != BEST and (chosen is None or f["val"] > chosen[0]):
+            chosen = (f["val"], label, run, f["models"])
+        print(f"| {label} | {f['val']:.2f} | {_test_row(f)} |")
     if chosen is None:
         return
     _, label, run, ms = chosen
@@ -243,13 +253,10 @@ def longer() -> None:
     med = lambda ms: statistics.median(m["bleu"] for m in ms)
     chosen = None
     for steps, run, d in rows:
-        ms = sorted(d["models"], key=lambda m: m["seed"])
-        val = statistics.fmean(m["valid_bleu"] for m in ms)
-        if chosen is None or val > chosen[0]:
-            chosen = (val, steps, run, ms)
-        seeds = " / ".join(f"{m['bleu']:.2f}" for m in ms)
-        print(f"| three samples, bitext x2 | {steps:,} | {val:.2f} | {seeds} | {med(ms):.2f} | "
-              f"{statistics.median(m['chrf'] for m in ms):.2f} |")
+        f = _summary(d["models"])
+        if chosen is None or f["val"] > chosen[0]:
+            chosen = (f["val"], steps, run, f["models"])
+        print(f"| three samples, bitext x2 | {steps:,} | {f['val']:.2f} | {_test_row(f)} |")
     _, steps, run, ms = chosen
     b_ms = base["models"]
     upper = load(UPPER_12K)
@@ -309,10 +316,7 @@ def _figures(run: str) -> tuple[str | None, dict] | None:
     row of REGULARIZED, from the run here or else from DOCUMENTED; None when neither has it."""
     d = load(run)
     if d is not None and len(d["models"]) == 3:
-        ms = sorted(d["models"], key=lambda m: m["seed"])
-        return run, {"val": statistics.fmean(m["valid_bleu"] for m in ms),
-                     "test": [m["bleu"] for m in ms],
-                     "chrf": statistics.median(m["chrf"] for m in ms)}
+        return run, _summary(d["models"])
     return (None, DOCUMENTED[run]) if run in DOCUMENTED else None
 
 
@@ -346,9 +350,7 @@ def regularized() -> None:
                 note = f" (val chose on the documented {doc_val:.2f}; this run trained here)"
             else:
                 note = ""
-            print(f"| {label} | {dropout} | {steps:,} | {f['val']:.2f}{note} | "
-                  f"{' / '.join(f'{b:.2f}' for b in f['test'])} | {med(f['test']):.2f} | "
-                  f"{f['chrf']:.2f} |")
+            print(f"| {label} | {dropout} | {steps:,} | {f['val']:.2f}{note} | {_test_row(f)} |")
     names = list(REGULARIZED)
     if not all(n in chosen for n in names):
         return
