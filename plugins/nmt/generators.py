@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import Generator
 
-from .backends import make_backend
-from .paraphrasers import _local_model, _NMTConfig
+from .paraphrasers import _NMTConfig, _OneModel
 
 
 class Noise(BaseModel):
@@ -55,7 +54,7 @@ def add_noise(text: str, noise: Noise, rng: random.Random) -> str:
     return " ".join(out) if out else (words[0] if words else "")
 
 
-class TranslateGenerator(Generator):
+class TranslateGenerator(_OneModel, Generator):
     """Machine-translate the side a monolingual row has into the side it lacks: back-translation
     with a reverse model (``side: src`` on target text) or forward translation (``side: tgt``).
 
@@ -83,17 +82,10 @@ class TranslateGenerator(Generator):
         tgt_lang: Optional[str] = Field(None, description="The model's output language code for "
                                         "multilingual models.")
 
-    @classmethod
-    def input_paths(cls, config):
-        """The model directory (a hub id is not a path)."""
-        return {"model": _local_model(config.model)}
-
     def __init__(self, config=None):
         """Load the model once for the run."""
         super().__init__(config)
-        c = self.config
-        self.backend = make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
-                                    option=f"{self.name} model", **c.runtime(self.name))
+        self.backend = self._backend()
 
     def describe(self) -> str:
         """``translate.v1 model=<dir name> <decoding>``."""

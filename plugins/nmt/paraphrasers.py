@@ -82,6 +82,22 @@ def _local_model(spec: str) -> str | None:
     return local_model(spec)
 
 
+class _OneModel:
+    """Mixin of the components that decode with the one seq2seq model their ``model`` option
+    names (with ``src_lang`` / ``tgt_lang`` for multilingual models), loaded once per run."""
+
+    @classmethod
+    def input_paths(cls, config):
+        """The model directory (a hub id is not a path)."""
+        return {"model": _local_model(config.model)}
+
+    def _backend(self):
+        """The model's backend with this component's runtime options; errors name the option."""
+        c = self.config
+        return make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
+                            option=f"{self.name} model", **c.runtime(self.name))
+
+
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -111,7 +127,7 @@ class _TokenizedLowercase:
         return " ".join(self.tok.tokenize(text, escape=False)).replace('"', "''").lower()
 
 
-class BackTranslateParaphraser(Paraphraser):
+class BackTranslateParaphraser(_OneModel, Paraphraser):
     """Back-translation (Wieting et al. 2017; ParaNMT-50M): translate the non-English column into
     English and offer the k best (or k sampled) translations as paraphrases of the reference.
 
@@ -141,17 +157,10 @@ class BackTranslateParaphraser(Paraphraser):
         tgt_lang: Optional[str] = Field(None, description="Target language code for "
                                         "multilingual models (NLLB eng_Latn, M2M-100 en).")
 
-    @classmethod
-    def input_paths(cls, config):
-        """The model directory (a hub id is not a path)."""
-        return {"model": _local_model(config.model)}
-
     def __init__(self, config=None):
         """Load the model once for the run."""
         super().__init__(config)
-        c = self.config
-        self.backend = make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
-                                    option=f"{self.name} model", **c.runtime(self.name))
+        self.backend = self._backend()
         self.dropped = 0
 
     def paraphrase(self, sentences, side=None):
