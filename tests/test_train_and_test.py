@@ -230,6 +230,28 @@ def test_a_seed_finished_before_the_run_stopped_is_reused(tmp_path, capsys, monk
     assert whole.numbers == report.numbers
 
 
+def test_the_stamp_not_a_stale_record_says_which_model_is_on_disk(tmp_path, monkeypatch):
+    # a run at 2 updates writes its record; a run at 3 trains over the model and stops before
+    # rewriting the record; a run at 2 again must train, not reuse the 3-update model the stale
+    # record would name
+    from bitextforge.plugins.nmt.evaluators import TrainAndTestEvaluator
+
+    view = _corpus(tmp_path / "run")
+    _evaluator(tmp_path).evaluate(view)
+
+    def stopped(self, model, src):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TrainAndTestEvaluator, "_translate", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        _evaluator(tmp_path, max_steps=3).evaluate(view)
+    monkeypatch.undo()
+    log = tmp_path / "run" / "train_and_test" / "model-seed1" / "train_log.json"
+    assert json.loads(log.read_text())["steps"] == 3
+    _evaluator(tmp_path).evaluate(view)
+    assert json.loads(log.read_text())["steps"] == 2
+
+
 def test_a_shared_model_dir_is_not_trained_over_with_other_settings(tmp_path):
     # a model_dir outside the run is shared (several runs' records name its models): a run with
     # another budget is refused before it trains, naming the setting; retrain: true replaces them

@@ -492,18 +492,19 @@ class TrainAndTestEvaluator(Evaluator):
         to_train = []
         shared = c.model_dir is not None and not _inside(root, run_dir)
         for seed, out, init, _, fingerprint in plan:
-            # the record names the models of the last finished run; the stamp in a model's own
-            # directory also names one whose run stopped before writing the record
-            made = [m for m in (old_models.get(seed), _stamp(out)) if m]
-            same = next((m for m in made if m.get("fingerprint") == fingerprint), None)
-            if not c.retrain and same and (out / "config.json").is_file():
+            # the stamp travels with the model, so it says what is on disk even when a run
+            # trained over the model and stopped before rewriting the record; the record
+            # speaks only for models older than stamps
+            made = _stamp(out) or old_models.get(seed)
+            if (not c.retrain and made and made.get("fingerprint") == fingerprint
+                    and (out / "config.json").is_file()):
                 _log(f"reusing {out} (same corpus, settings and seed)")
-                trained[seed] = same["training"]
+                trained[seed] = made["training"]
             else:
                 if shared and made and not c.retrain and (out / "config.json").is_file():
                     # a model_dir outside the run is shared by runs whose records name its
                     # models: training over one would change another run's figures unseen
-                    was = made[0].get("settings") or old.get("settings") or {}
+                    was = made.get("settings") or old.get("settings") or {}
                     raise InputError(
                         f"{self.name} model_dir: {root} holds {out.name} trained "
                         f"{_unlike(was, settings)}; give this run its own model_dir, or set "
