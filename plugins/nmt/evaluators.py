@@ -490,7 +490,8 @@ class TrainAndTestEvaluator(Evaluator):
                          fingerprint_of(seed, init_fp)))
         trained: dict[int, dict[str, Any]] = {}
         to_train = []
-        shared = c.model_dir is not None and not _inside(root, run_dir)
+        # models in the run's own directory belong to that run alone
+        shared = c.model_dir is not None and not root.resolve().is_relative_to(run_dir.resolve())
         for seed, out, init, _, fingerprint in plan:
             # the stamp travels with the model, so it says what is on disk even when a run
             # trained over the model and stopped before rewriting the record; the record
@@ -512,14 +513,12 @@ class TrainAndTestEvaluator(Evaluator):
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
                      f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
                      + (f", continuing {init}" if init else ""))
-                to_train.append((seed, out, init))
-        fingerprint_for = {seed: fp for seed, _, _, _, fp in plan}
+                to_train.append((seed, out, init, fingerprint))
         if c.workers > 1 and len(to_train) > 1:
-            trained.update(self._train_in_processes(
-                files, [(seed, out, init, fingerprint_for[seed]) for seed, out, init in to_train]))
+            trained.update(self._train_in_processes(files, to_train))
         else:
-            for seed, out, init in to_train:
-                trained[seed] = self._train(files, out, seed, init, fingerprint_for[seed])
+            for seed, out, init, fingerprint in to_train:
+                trained[seed] = self._train(files, out, seed, init, fingerprint)
 
         models = []
         for seed, out, _, init_fp, fingerprint in plan:
@@ -759,15 +758,6 @@ def _stamp(model: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return stamp if isinstance(stamp, dict) else None
-
-
-def _inside(path: Path, run_dir: Path) -> bool:
-    """Whether ``path`` lies in the run directory (models there belong to that run alone)."""
-    try:
-        path.resolve().relative_to(run_dir.resolve())
-    except ValueError:
-        return False
-    return True
 
 
 def _unlike(was: dict[str, Any], now: dict[str, Any]) -> str:
