@@ -523,6 +523,34 @@ output: {{dir: {tmp_path / "base"}}}
     assert (tmp_path / "base" / "manifest.json").stat().st_mtime_ns == stamp
 
 
+def test_a_shared_model_dir_of_other_settings_is_refused_before_the_corpus_is_made(
+        tmp_path, pair_files):
+    # the evaluator's own refusal comes after the steps; the preflight check names the recipe
+    # key before any step runs or the output directory is claimed (validate says it too)
+    from bitextforge.components.registry import get_registry
+    from bitextforge.recipe.checks import preflight
+
+    src, tgt = pair_files(DE, EN)
+    test = _test_files(tmp_path)
+    models = tmp_path / "models"
+    run_recipe(_recipe(tmp_path, "a", src, tgt, test, f", model_dir: {models}"))
+    other = _recipe(tmp_path, "b", src, tgt, test, f", model_dir: {models}, dropout: 0.3")
+    line = (f"<recipe>: evaluate[0].with.model_dir: {models} holds model-seed1 trained with "
+            f"other settings: dropout 0.1 (this run: 0.3); give this run its own model_dir, or "
+            f"set retrain: true to replace it")
+    assert preflight(other, get_registry()) == [line]
+    with pytest.raises(BitextforgeError) as err:
+        run_recipe(other)
+    assert str(err.value) == line and not (tmp_path / "b").exists()
+    # the same settings, retrain, or the model_dir inside the run's own directory: no problem
+    for extra in (f", model_dir: {models}", f", model_dir: {models}, dropout: 0.3, retrain: true",
+                  f", model_dir: {tmp_path / 'c' / 'm'}, dropout: 0.3"):
+        assert preflight(_recipe(tmp_path, "c", src, tgt, test, extra), get_registry()) == []
+    # a run into another output directory than the recipe's is checked against that one
+    inside = _recipe(tmp_path, "d", src, tgt, test, f", model_dir: {models}, dropout: 0.3")
+    assert preflight(inside, get_registry(), output_dir=tmp_path) == []
+
+
 def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_files):
     """Two small models, same settings and seed, on 3,000 Multi30k pairs: one with the real
     targets, one with the targets shuffled (so it can only learn to write captions), the latter

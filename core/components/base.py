@@ -68,6 +68,19 @@ class Component:
         return {}
 
     @classmethod
+    def preflight(cls, config: ComponentConfig,
+                  output_dir: Path | None) -> list[tuple[str | None, str]]:
+        """Problems with ``config`` that can be seen before any work starts but are not missing
+        files (those :meth:`input_paths` covers): ``(key, message)`` pairs, ``key`` the option
+        in the ``with:`` mapping the problem is about (None: the component as a whole), which the
+        framework prefixes with the recipe key. For example a shared model directory holding
+        models of other settings, which would otherwise be found only after the corpus was made.
+        ``output_dir`` is the run's output directory (None when there is none, as for
+        ``bitextforge score``). Asked before ``prepare:`` trains anything, and by ``bitextforge
+        validate``. Empty by default."""
+        return []
+
+    @classmethod
     def extras(cls, config: ComponentConfig | None = None) -> tuple[str, ...]:
         """The extras of its package the component needs with ``config`` (None: whatever the
         options, as listings show it): ``extra`` by default; a component whose options choose a

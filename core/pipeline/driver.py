@@ -9,6 +9,7 @@ opened), then the runner over the source, in one pass or shard by shard with res
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol
@@ -36,11 +37,14 @@ class Started:
 
 @contextmanager
 def preamble(recipe, registry: Registry, progress: bool,
-             claim: AbstractContextManager | None = None) -> Iterator[Started]:
-    """Check every file the recipe names, seed, claim the output (``claim``, held until the run
-    ends), train the ``prepare:`` list, and open the source with ``progress`` bars."""
+             claim: AbstractContextManager | None = None,
+             output_dir: Path | None = None, evaluators: bool = True) -> Iterator[Started]:
+    """Check every file the recipe names (and what its steps check, and with ``evaluators`` its
+    evaluators, for a run into ``output_dir``), seed, claim the output (``claim``, held until the run ends), train the
+    ``prepare:`` list, and open the source with ``progress`` bars."""
     started = time.time()
-    check_recipe_files(recipe, registry)  # every missing file at once, before any training
+    # every problem at once, before any training
+    check_recipe_files(recipe, registry, output_dir=output_dir, evaluators=evaluators)
     seed_everything(recipe.seed)
     if recipe.input is None:  # a recipe that only trains models: there is no output to claim
         yield Started(started, run_prepare(recipe, registry), None)

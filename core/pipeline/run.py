@@ -49,7 +49,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
     out_dir = Path(output_dir or recipe.output.dir) if recipe.input is not None else None
     claim = RunDir(out_dir, force) if out_dir is not None else None
     progress = recipe.progress if progress is None else progress
-    with preamble(recipe, registry, progress, claim) as run:
+    with preamble(recipe, registry, progress, claim, out_dir) as run:
         if run.source is None:  # a recipe that only trains models
             return RunResult(None, 0, 0, 0, recipe.signature(__version__),
                              {"prepare": run.prepared})

@@ -98,7 +98,8 @@ def score_parsed(recipe, output: str, quiet: bool = False, force: bool = False) 
                                f"corpus; this recipe only trains models)")
     registry = get_registry()
     progress = recipe.progress and not quiet
-    with preamble(recipe, registry, progress, ScoreFile(Path(output), force)) as run:
+    with preamble(recipe, registry, progress, ScoreFile(Path(output), force),
+                  evaluators=False) as run:
         try:
             with Plan(recipe, registry, run.source.extra_columns()) as plan:
                 execs = [ex for ex in plan.executors if ex.in_score]

@@ -7,7 +7,8 @@ newlines in 1 MB blocks, far cheaper than reading the corpus, rather than discov
 corpus was processed),
 every file or model directory a component or trainer declares in
 :meth:`bitextforge.Component.input_paths` exists or is written by an earlier ``prepare:`` entry,
-and the output directory is not a file.
+the output directory is not a file, and what the steps and evaluators check themselves
+(:meth:`bitextforge.Component.preflight`, for example a shared model directory of other settings).
 """
 
 from __future__ import annotations
@@ -191,9 +192,33 @@ def output_problems(recipe, output_dir: str | None = None) -> list[str]:
     return [f"{recipe.source}: output.dir: {recipe.output.dir}: {why}"] if why else []
 
 
-def preflight(recipe, registry) -> list[str]:
-    """Every problem with the files a recipe will read, one line each (empty when all is well)."""
-    return input_problems(recipe) + component_problems(recipe, registry)
+def config_problems(recipe, registry, output_dir: str | os.PathLike | None = None,
+                    evaluators: bool = True) -> list[str]:
+    """What the steps' and evaluators' own :meth:`bitextforge.Component.preflight` checks find,
+    with their recipe keys; ``output_dir``: the run's (default: the recipe's ``output.dir``);
+    without ``evaluators``, the steps' alone (``bitextforge score`` runs no evaluator)."""
+    if recipe.input is None:
+        return []  # a recipe that only trains models runs no step or evaluator
+    out = Path(output_dir if output_dir is not None else recipe.output.dir).expanduser()
+    entries = [(f"steps[{i}]", step_kind(step), step_name(step), cfg)
+               for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
+    entries += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg)
+                for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))
+                if evaluators]
+    problems = []
+    for where, kind, name, cfg in entries:
+        for key, message in registry.get(kind, name).preflight(cfg, out):
+            problems.append(f"{recipe.source}: {where}" + (f".with.{key}" if key else "")
+                            + f": {message}")
+    return problems
+
+
+def preflight(recipe, registry, output_dir: str | os.PathLike | None = None,
+              evaluators: bool = True) -> list[str]:
+    """Every problem with the files a recipe will read and what its components can check before
+    the run (:func:`config_problems`), one line each (empty when all is well)."""
+    return (input_problems(recipe) + component_problems(recipe, registry)
+            + config_problems(recipe, registry, output_dir, evaluators))
 
 
 def check_prepare_files(recipe, registry, only: list[int] | None = None) -> list[str]:
@@ -209,10 +234,13 @@ def check_prepare_files(recipe, registry, only: list[int] | None = None) -> list
 
 
 def check_recipe_files(recipe, registry, output: bool = False,
-                       output_dir: str | None = None) -> None:
-    """Raise one error listing every problem :func:`preflight` finds; with ``output``, also the
-    output directory's (:func:`output_problems`; ``validate`` and ``run`` ask for it)."""
-    problems = preflight(recipe, registry)
+                       output_dir: str | os.PathLike | None = None,
+                       evaluators: bool = True) -> None:
+    """Raise one error listing every problem :func:`preflight` finds (``output_dir``: the run's,
+    default the recipe's ``output.dir``); with ``output``, also the output directory's
+    (:func:`output_problems`; ``validate`` and ``run`` ask for it); without ``evaluators``, not
+    the evaluators' own checks."""
+    problems = preflight(recipe, registry, output_dir, evaluators)
     if output:
         problems += output_problems(recipe, output_dir)
     if problems:

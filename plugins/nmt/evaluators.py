@@ -229,19 +229,35 @@ class TrainAndTestEvaluator(Evaluator):
     # -- inputs -------------------------------------------------------------------------------
 
     def _settings(self) -> dict[str, Any]:
-        c = self.config
-        settings = {k: getattr(c, k) for k in (*TRAIN_SETTINGS, "max_steps")}
-        if not c.subword_alpha:
-            # off: the records of models trained before the option existed keep their
-            # fingerprints and are still reused (and the n-best size then means nothing)
-            del settings["subword_alpha"], settings["subword_nbest"]
-        if c.precision != "auto":
-            # only when chosen: the records of models trained before the option existed (all
-            # with auto) keep their fingerprints and are still reused
-            settings["precision"] = c.precision
-        if c.ema:
-            settings["ema"] = c.ema  # likewise: absent from the records of models without it
-        return settings
+        return _settings_of(self.config)
+
+    @classmethod
+    def preflight(cls, config, output_dir):
+        """A shared ``model_dir`` (outside the run directory) whose models of this run's seeds
+        were trained with other settings is refused before the corpus is made, as
+        :meth:`evaluate` would refuse it after (a model there of other training data is found
+        only then, when the corpus exists)."""
+        if output_dir is None or config.model_dir is None or config.retrain:
+            return []
+        root = models_root(config.model_dir, output_dir)
+        if root.expanduser().resolve().is_relative_to(output_dir.expanduser().resolve()):
+            return []
+        rec = root / RECORD
+        try:
+            old = json.loads(rec.read_text(encoding="utf-8")) if rec.is_file() else {}
+        except (OSError, ValueError):
+            old = {}
+        old_models = {m.get("seed"): m for m in old.get("models", []) if isinstance(m, dict)}
+        settings = _settings_of(config)
+        for seed in config.seeds:
+            out = root / f"model-seed{seed}"
+            made = _stamp(out) or old_models.get(seed)
+            was = (made or {}).get("settings") or old.get("settings") or {}
+            # the model continued shows in the fingerprint alone, checked once the corpus exists
+            was = {k: v for k, v in was.items() if k != "init_models"}
+            if made and (out / "config.json").is_file() and was != settings:
+                return [("model_dir", _shared_refusal(root, out, was, settings))]
+        return []
 
     def _init_models(self) -> dict[int, tuple[Path, str]]:
         """With ``init_models``: each seed's model to continue and its fingerprint, checked
@@ -506,10 +522,8 @@ class TrainAndTestEvaluator(Evaluator):
                     # a model_dir outside the run is shared by runs whose records name its
                     # models: training over one would change another run's figures unseen
                     was = made.get("settings") or old.get("settings") or {}
-                    raise InputError(
-                        f"{self.name} model_dir: {root} holds {out.name} trained "
-                        f"{_unlike(was, settings)}; give this run its own model_dir, or set "
-                        f"retrain: true to replace it")
+                    raise InputError(f"{self.name} model_dir: "
+                                     + _shared_refusal(root, out, was, settings))
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
                      f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
                      + (f", continuing {init}" if init else ""))
@@ -760,6 +774,23 @@ def _stamp(model: Path) -> dict[str, Any] | None:
     return stamp if isinstance(stamp, dict) else None
 
 
+def _settings_of(c) -> dict[str, Any]:
+    """The settings of a train_and_test.v1 config that make its models (with the training data
+    and the seed, their fingerprint)."""
+    settings = {k: getattr(c, k) for k in (*TRAIN_SETTINGS, "max_steps")}
+    if not c.subword_alpha:
+        # off: the records of models trained before the option existed keep their
+        # fingerprints and are still reused (and the n-best size then means nothing)
+        del settings["subword_alpha"], settings["subword_nbest"]
+    if c.precision != "auto":
+        # only when chosen: the records of models trained before the option existed (all
+        # with auto) keep their fingerprints and are still reused
+        settings["precision"] = c.precision
+    if c.ema:
+        settings["ema"] = c.ema  # likewise: absent from the records of models without it
+    return settings
+
+
 def _unlike(was: dict[str, Any], now: dict[str, Any]) -> str:
     """How a model's recorded settings differ from this run's, in words (the corpus or the
     model continued when the settings agree)."""
@@ -767,6 +798,12 @@ def _unlike(was: dict[str, Any], now: dict[str, Any]) -> str:
               if was.get(k) != now.get(k)]
     return ("with other settings: " + ", ".join(differ) if differ
             else "on another corpus or from another model continued")
+
+
+def _shared_refusal(root: Path, out: Path, was: dict[str, Any], now: dict[str, Any]) -> str:
+    """Why a run may not train over ``out`` in the shared model directory ``root``."""
+    return (f"{root} holds {out.name} trained {_unlike(was, now)}; give this run its own "
+            f"model_dir, or set retrain: true to replace it")
 
 
 def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
