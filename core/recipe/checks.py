@@ -199,7 +199,9 @@ def config_problems(recipe, registry, output_dir: str | os.PathLike | None = Non
     without ``evaluators``, the steps' alone (``bitextforge score`` runs no evaluator)."""
     if recipe.input is None:
         return []  # a recipe that only trains models runs no step or evaluator
-    out = Path(output_dir if output_dir is not None else recipe.output.dir).expanduser()
+    if output_dir is None and recipe.output is not None:
+        output_dir = recipe.output.dir
+    out = Path(output_dir).expanduser() if output_dir is not None else None
     entries = [(f"steps[{i}]", step_kind(step), step_name(step), cfg)
                for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
     entries += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg)
