@@ -9,9 +9,9 @@ opened), then the runner over the source, in one pass or shard by shard with res
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from ..recipe.checks import check_recipe_files
@@ -39,9 +39,10 @@ class Started:
 def preamble(recipe, registry: Registry, progress: bool,
              claim: AbstractContextManager | None = None,
              output_dir: Path | None = None, evaluators: bool = True) -> Iterator[Started]:
-    """Check every file the recipe names (and what its steps check, and with ``evaluators`` its
-    evaluators, for a run into ``output_dir``), seed, claim the output (``claim``, held until the run ends), train the
-    ``prepare:`` list, and open the source with ``progress`` bars."""
+    """Check every file the recipe names (and what its steps, and with ``evaluators`` its
+    evaluators, check for a run into ``output_dir``), seed, claim the output (``claim``, held
+    until the run ends), train the ``prepare:`` list, and open the source with ``progress``
+    bars."""
     started = time.time()
     # every problem at once, before any training
     check_recipe_files(recipe, registry, output_dir=output_dir, evaluators=evaluators)

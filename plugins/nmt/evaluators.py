@@ -237,11 +237,9 @@ class TrainAndTestEvaluator(Evaluator):
         were trained with other settings is refused before the corpus is made, as
         :meth:`evaluate` would refuse it after (a model there of other training data is found
         only then, when the corpus exists)."""
-        if output_dir is None or config.model_dir is None or config.retrain:
+        if output_dir is None or config.retrain or not _shared(config.model_dir, output_dir):
             return []
         root = models_root(config.model_dir, output_dir)
-        if root.expanduser().resolve().is_relative_to(output_dir.expanduser().resolve()):
-            return []
         rec = root / RECORD
         try:
             old = json.loads(rec.read_text(encoding="utf-8")) if rec.is_file() else {}
@@ -252,10 +250,11 @@ class TrainAndTestEvaluator(Evaluator):
         for seed in config.seeds:
             out = root / f"model-seed{seed}"
             made = _stamp(out) or old_models.get(seed)
-            was = (made or {}).get("settings") or old.get("settings") or {}
+            if not made or not (out / "config.json").is_file():
+                continue
             # the model continued shows in the fingerprint alone, checked once the corpus exists
-            was = {k: v for k, v in was.items() if k != "init_models"}
-            if made and (out / "config.json").is_file() and was != settings:
+            was = {k: v for k, v in _made_with(made, old).items() if k != "init_models"}
+            if was != settings:
                 return [("model_dir", _shared_refusal(root, out, was, settings))]
         return []
 
@@ -506,8 +505,7 @@ class TrainAndTestEvaluator(Evaluator):
                          fingerprint_of(seed, init_fp)))
         trained: dict[int, dict[str, Any]] = {}
         to_train = []
-        # models in the run's own directory belong to that run alone
-        shared = c.model_dir is not None and not root.resolve().is_relative_to(run_dir.resolve())
+        shared = _shared(c.model_dir, run_dir)
         for seed, out, init, _, fingerprint in plan:
             # the stamp travels with the model, so it says what is on disk even when a run
             # trained over the model and stopped before rewriting the record; the record
@@ -521,9 +519,8 @@ class TrainAndTestEvaluator(Evaluator):
                 if shared and made and not c.retrain and (out / "config.json").is_file():
                     # a model_dir outside the run is shared by runs whose records name its
                     # models: training over one would change another run's figures unseen
-                    was = made.get("settings") or old.get("settings") or {}
-                    raise InputError(f"{self.name} model_dir: "
-                                     + _shared_refusal(root, out, was, settings))
+                    raise InputError(f"{self.name} model_dir: " + _shared_refusal(
+                        root, out, _made_with(made, old), settings))
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
                      f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
                      + (f", continuing {init}" if init else ""))
@@ -798,6 +795,18 @@ def _unlike(was: dict[str, Any], now: dict[str, Any]) -> str:
               if was.get(k) != now.get(k)]
     return ("with other settings: " + ", ".join(differ) if differ
             else "on another corpus or from another model continued")
+
+
+def _shared(model_dir: str | None, run_dir: Path) -> bool:
+    """Whether a run into ``run_dir`` keeps its models in a ``model_dir`` outside it, which runs
+    share (models in the run's own directory belong to that run alone)."""
+    return model_dir is not None and not models_root(model_dir, run_dir).resolve().is_relative_to(
+        Path(run_dir).resolve())
+
+
+def _made_with(made: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The settings a model was trained with: its stamp's, else its run record's."""
+    return made.get("settings") or record.get("settings") or {}
 
 
 def _shared_refusal(root: Path, out: Path, was: dict[str, Any], now: dict[str, Any]) -> str:
