@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import sys
 from pathlib import Path
 
 import sacrebleu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fail, shared_data  # noqa: E402
+from _common import fail, multi30k_pairs  # noqa: E402
 
 #: the first training pairs form the bitext; the English of the rest is the monolingual text
 BITEXT = 5000
@@ -32,12 +31,8 @@ BITEXT = 5000
 def real_german() -> dict[str, str]:
     """English sentence -> the real German of the first training pair past the bitext that has
     it (Multi30k repeats a few captions)."""
-    def lines(name):
-        with gzip.open(shared_data("multi30k", name), "rt", encoding="utf-8") as fh:
-            return fh.read().splitlines()
-
     real: dict[str, str] = {}
-    for en, de in zip(lines("train.en.gz")[BITEXT:], lines("train.de.gz")[BITEXT:]):
+    for de, en in multi30k_pairs()[BITEXT:]:
         real.setdefault(en, de)
     return real
 
