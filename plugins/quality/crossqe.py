@@ -37,13 +37,15 @@ from bitextforge.hardware import Precision
 
 from ._common import column_texts, pick_columns
 from .multilingual import MultilingualEmbeddingFilter, encoder_file, load_encoder
-from .regressor import CrossFitted
+from .regressor import CrossFitted, SentenceRegressorTrainer
 
 NAME = "embedding_qe.v1"
 MODEL_FORMAT = "bitextforge-embedding-qe"
 #: the encoder options are declared once, on multilingual_embedding.v1, and reused here so that
 #: the two components take the same values with the same meaning
 _ENCODER_FIELDS = MultilingualEmbeddingFilter.Config.model_fields
+#: the labelled data's options likewise, from the other cross-fitted trainer
+_LABELLED_FIELDS = SentenceRegressorTrainer.Config.model_fields
 
 
 def encoder_id(model: str | None, prefix: str | None, precision: str, backend: str) -> str:
@@ -240,13 +242,9 @@ class EmbeddingQeTrainer(Trainer):
                           "machine translation and the human score.")
         source: str = Field(description="Column of data with the source sentence.")
         target: str = Field(description="Column of data with its machine translation.")
-        label: str = Field(description="Column of data with the numeric human score.")
-        where: dict[str, list[str]] = Field(default_factory=dict, description="Only rows whose "
-                                            "column has one of these values, e.g. {split: "
-                                            "[train]}.")
-        folds: int = Field(5, ge=1, description="Cross-fitting: model k is fitted on the rows "
-                           "whose data line index i has i % folds != k; 1: one model on every "
-                           "row (nothing to stack on the training rows).")
+        label: str = _LABELLED_FIELDS["label"]
+        where: dict[str, list[str]] = _LABELLED_FIELDS["where"]
+        folds: int = _LABELLED_FIELDS["folds"]
         features: list[Literal[FEATURES]] = Field(
             list(CHOSEN), min_length=1, description="Pair features: src (u), mt (v), absdiff "
             "(|u-v|), product (u*v), cosine; the default is what 5-fold CV on MLQE-PE en-de "
@@ -284,23 +282,12 @@ class EmbeddingQeTrainer(Trainer):
     def train(self):
         """Read, embed (through the cache), fit one regressor per fold, write the model."""
         import numpy as np
-        from scipy.stats import pearsonr
 
-        from bitextforge.plugins.combine import iter_tsv_records, quality_score
-
-        from .regressor import text_key
+        from .regressor import cross_fit, read_labelled_rows, text_key
 
         c = self.config
-        index, src, mt, y = [], [], [], []
-        for i, lineno, (s, t, value) in iter_tsv_records(c.data, [c.source, c.target, c.label],
-                                                         c.where):
-            index.append(i)
-            src.append(s)
-            mt.append(t)
-            y.append(quality_score(value, c.data, lineno, c.label))
-        if len(y) < max(10, 2 * c.folds):
-            raise InputError(f"{self.name}: {len(y)} rows of {c.data} match where {c.where}; "
-                             f"fitting {c.folds} fold(s) needs at least {max(10, 2 * c.folds)}")
+        index, rows, y = read_labelled_rows(self, [c.source, c.target])
+        src, mt = [r[0] for r in rows], [r[1] for r in rows]
         fold = np.array(index) % c.folds
         smallest = min(int((fold != k).sum()) if c.folds > 1 else len(y) for k in range(c.folds))
         if c.regressor == "mlp" and smallest < 20:
@@ -308,21 +295,20 @@ class EmbeddingQeTrainer(Trainer):
                              f"for early stopping and needs at least 20 rows in each fold's fit; "
                              f"{c.data} gives {smallest} (use fewer folds, or ridge)")
         u, v = self.embed(src, mt)
-        X, y = pair_features(u, v, c.features), np.array(y)
-        arrays, oof, alphas = {}, np.full(len(y), np.nan), []
-        for k in range(c.folds):
-            fit = fold != k if c.folds > 1 else np.ones(len(y), dtype=bool)
-            m = make_regressor(c.regressor, c.seed, c.hidden, c.alpha).fit(X[fit], y[fit])
+        X = pair_features(u, v, c.features)
+        # out-of-fold predictions through the exported layers: the CV figure is that of the
+        # model file as the filter will read it
+        fits, r = cross_fit(X, y, index, c.folds, lambda X, y: make_regressor(
+            c.regressor, c.seed, c.hidden, c.alpha).fit(X, y),
+            lambda m, X: predict_layers(X, *export_layers(m)))
+        arrays, alphas = {}, []
+        for k, (m, _) in enumerate(fits):
             if c.regressor == "ridge":
                 alphas.append(round(float(m[-1].alpha_), 1))
             scaler, layers = export_layers(m)
             arrays[f"{k}.mean"], arrays[f"{k}.scale"] = scaler
             for j, (w, b) in enumerate(layers):
                 arrays[f"{k}.w{j}"], arrays[f"{k}.b{j}"] = w, b
-            if c.folds > 1 and (fold == k).any():  # a split aligned with the folds empties one
-                oof[fold == k] = predict_layers(X[fold == k], scaler, layers)
-        r = (float(pearsonr(oof, y)[0]) if c.folds > 1 and np.ptp(oof) > 0 and np.ptp(y) > 0
-             else float("nan"))
         meta = {"format": MODEL_FORMAT, "version": 1, "encoder": self.encoder_id,
                 "encoder_options": {"model": c.model, "prefix": c.prefix,
                                     "precision": c.precision, "backend": c.backend},

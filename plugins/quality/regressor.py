@@ -96,35 +96,17 @@ class SentenceRegressorTrainer(Trainer):
 
     def train(self):
         """Read, embed, fit one ridge per fold, write the JSON model."""
-        import numpy as np
-        from scipy.stats import pearsonr
-
-        from bitextforge.plugins.combine import iter_tsv_records, quality_score, ridge_regression
+        from bitextforge.plugins.combine import ridge_regression
 
         c = self.config
-        index, texts, y = [], [], []
-        for i, lineno, (text, value) in iter_tsv_records(c.data, [c.text, c.label], c.where):
-            index.append(i)
-            texts.append(text)
-            y.append(quality_score(value, c.data, lineno, c.label))
-        if len(y) < max(10, 2 * c.folds):
-            raise InputError(f"{self.name}: {len(y)} rows of {c.data} match where {c.where}; "
-                             f"fitting {c.folds} fold(s) needs at least {max(10, 2 * c.folds)}")
+        index, rows, y = read_labelled_rows(self, [c.text])
+        texts = [r[0] for r in rows]
         X, device = embed(texts, c.encoder, c.precision, c.batch_size, c.threads, self, c.device)
-        y = np.array(y)
-        fold = np.array(index) % c.folds
-        models, oof = [], np.full(len(y), np.nan)
-        for k in range(c.folds):
-            fit = fold != k if c.folds > 1 else np.ones(len(y), dtype=bool)
-            m = ridge_regression(alphas=_alphas()).fit(X[fit], y[fit])
-            scaler, ridge = m[0], m[1]
-            models.append({"mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
-                           "coef": ridge.coef_.tolist(), "intercept": float(ridge.intercept_),
-                           "alpha": float(ridge.alpha_), "rows": int(fit.sum())})
-            if c.folds > 1 and (fold == k).any():  # a split aligned with the folds empties one
-                oof[fold == k] = m.predict(X[fold == k])
-        r = (float(pearsonr(oof, y)[0]) if c.folds > 1 and np.ptp(oof) > 0 and np.ptp(y) > 0
-             else float("nan"))
+        fits, r = cross_fit(X, y, index, c.folds, lambda X, y: ridge_regression(
+            alphas=_alphas()).fit(X, y), lambda m, X: m.predict(X))
+        models = [{"mean": m[0].mean_.tolist(), "scale": m[0].scale_.tolist(),
+                   "coef": m[1].coef_.tolist(), "intercept": float(m[1].intercept_),
+                   "alpha": float(m[1].alpha_), "rows": rows_k} for m, rows_k in fits]
         data = {"format": MODEL_FORMAT, "version": 1, "encoder": c.encoder,
                 "dim": int(X.shape[1]), "folds": c.folds, "models": models,
                 "cv_pearson": r, "rows": len(y),
@@ -140,6 +122,47 @@ class SentenceRegressorTrainer(Trainer):
         return {"rows": len(y), "folds": c.folds, "dim": int(X.shape[1]), "device": device,
                 "cross_fitted_pearson": round(r, 4),
                 "alpha": [round(m["alpha"], 1) for m in models]}
+
+
+def read_labelled_rows(trainer, columns: list[str]):
+    """The rows of ``trainer.config.data`` that match its ``where``: their line indices (the
+    cross-fitting folds go by them), the values of ``columns``, and the numeric label as an
+    array; an error naming the file when too few rows are left for ``folds``."""
+    import numpy as np
+
+    from bitextforge.plugins.combine import iter_tsv_records, quality_score
+
+    c = trainer.config
+    index, rows, y = [], [], []
+    for i, lineno, values in iter_tsv_records(c.data, [*columns, c.label], c.where):
+        index.append(i)
+        rows.append(values[:-1])
+        y.append(quality_score(values[-1], c.data, lineno, c.label))
+    if len(y) < max(10, 2 * c.folds):
+        raise InputError(f"{trainer.name}: {len(y)} rows of {c.data} match where {c.where}; "
+                         f"fitting {c.folds} fold(s) needs at least {max(10, 2 * c.folds)}")
+    return index, rows, np.array(y)
+
+
+def cross_fit(X, y, index, folds: int, fit, predict):
+    """Cross-fitting (module docstring): for k in 0..folds-1, ``fit(X, y)`` on the rows whose
+    line index i has ``i % folds != k`` (every row when folds is 1). Returns each fold's
+    ``(model, rows it was fitted on)`` and the Pearson's r of the out-of-fold predictions
+    ``predict(model, X)`` with ``y`` (NaN with one fold, or where either is constant)."""
+    import numpy as np
+    from scipy.stats import pearsonr
+
+    fold = np.array(index) % folds
+    fits, oof = [], np.full(len(y), np.nan)
+    for k in range(folds):
+        rows = fold != k if folds > 1 else np.ones(len(y), dtype=bool)
+        m = fit(X[rows], y[rows])
+        fits.append((m, int(rows.sum())))
+        if folds > 1 and (fold == k).any():  # a split aligned with the folds empties one
+            oof[fold == k] = predict(m, X[fold == k])
+    r = (float(pearsonr(oof, y)[0]) if folds > 1 and np.ptp(oof) > 0 and np.ptp(y) > 0
+         else float("nan"))
+    return fits, r
 
 
 def text_key(text: str) -> str:
