@@ -33,6 +33,7 @@ COMPONENTS: dict[str, dict[str, tuple[str, ...]]] = {
                    "too_short.v1", "unicode_noise.v1", "urls.v1")},
     "bitextforge.plugins.lexical": {
         "filter": ("lexical_coverage.v1", "lexical_translation.v1", "pair_classifier.v1"),
+        "generator": ("lexicon_translate.v1",),
         "trainer": ("lexical_translation_model.v1", "pair_classifier_model.v1")},
     "bitextforge.plugins.nmt": {
         "paraphraser": ("backtranslate.v1", "roundtrip.v1"), "generator": ("translate.v1",),

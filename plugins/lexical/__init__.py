@@ -31,3 +31,11 @@ def register_trainers(register):
 
     register(LexicalTranslationTrainer)
     register(PairClassifierTrainer)
+
+
+@bitextforge.hookimpl
+def register_generators(register):
+    """Register lexicon_translate.v1 (word-for-word translation from a dictionary)."""
+    from .wordforword import LexiconTranslateGenerator
+
+    register(LexiconTranslateGenerator)

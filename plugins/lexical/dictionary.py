@@ -99,16 +99,18 @@ def read_dictd(index: str | Path) -> list[tuple[str, str]]:
     return out
 
 
-def read_entries(path: str | Path, columns: tuple[int, int] = (1, 2)) -> list[tuple[str, str]]:
-    """The (first-language, second-language) synonym pairs of a TSV dictionary: every synonym of
-    one side with every synonym of the other, per line. ``columns`` are the 0-based fields of the
-    two languages (Ding's file has a line number first). A path ending in ``.index`` is a dictd
-    database, read by :func:`read_dictd` (``columns`` does not apply)."""
+def read_entry_lines(path: str | Path,
+                     columns: tuple[int, int] = (1, 2)) -> list[tuple[list[str], list[str]]]:
+    """Per line of a TSV dictionary, the synonyms of its two languages in their order (``;``
+    between synonyms). ``columns`` are the 0-based fields of the two languages (Ding's file has
+    a line number first). A path ending in ``.index`` is a dictd database, read by
+    :func:`read_dictd` with one (headword, translation) line per pair (``columns`` does not
+    apply)."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"dictionary {path} does not exist")
     if p.suffix == ".index":
-        return read_dictd(p)
+        return [([a], [b]) for a, b in read_dictd(p)]
     out = []
     need = max(columns) + 1
     for n, line in enumerate(read_lines(p), 1):
@@ -118,11 +120,17 @@ def read_entries(path: str | Path, columns: tuple[int, int] = (1, 2)) -> list[tu
                 continue
             raise InputError(f"{path}, line {n}: expected at least {need} tab-separated fields, "
                              f"found {len(fields)}")
-        a_side, b_side = fields[columns[0]], fields[columns[1]]
-        a_syn = [s.strip() for s in a_side.split(";") if s.strip()]
-        b_syn = [s.strip() for s in b_side.split(";") if s.strip()]
-        out.extend((a, b) for a in a_syn for b in b_syn)
+        out.append(([s.strip() for s in fields[columns[0]].split(";") if s.strip()],
+                    [s.strip() for s in fields[columns[1]].split(";") if s.strip()]))
     return out
+
+
+def read_entries(path: str | Path, columns: tuple[int, int] = (1, 2)) -> list[tuple[str, str]]:
+    """The (first-language, second-language) synonym pairs of a dictionary
+    (:func:`read_entry_lines`): every synonym of one side with every synonym of the other, per
+    line."""
+    return [(a, b) for a_syn, b_syn in read_entry_lines(path, columns)
+            for a in a_syn for b in b_syn]
 
 
 class Lexicon:
