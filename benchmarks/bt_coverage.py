@@ -81,6 +81,9 @@ def main() -> None:
     ap.add_argument("--upper", nargs="+", type=Path,
                     help="the 29,000-real-pairs upper bound's hypothesis files")
     ap.add_argument("--corpus", type=Path, help="a run's corpus.tsv, for its synthetic German")
+    ap.add_argument("--labels", nargs=3, default=["bitext only", "arm", "upper bound"],
+                    metavar=("BASELINE", "ARM", "UPPER"),
+                    help="the table's names for the three systems (e.g. to compare two arms)")
     ap.add_argument("--bitext-origin", default="bitext",
                     help="origin of the real pairs' rows in --corpus (the bitext input's name)")
     args = ap.parse_args()
@@ -111,26 +114,28 @@ def main() -> None:
     parts["a word the bitext lacks"] = [i for i, t in enumerate(test)
                                         if any(w not in bitext for w in t)]
     parts["all"] = list(range(len(src)))
-    systems = {"bitext only": args.baseline, "arm": args.arm, "upper bound": args.upper or []}
+    systems = dict(zip(args.labels, [args.baseline, args.arm] + ([args.upper] if args.upper else [])))
     hyps = {name: [hypotheses(f, len(src)) for f in files] for name, files in systems.items()}
 
-    def bleu(name: str, idx: list[int]) -> float | None:
+    def bleu(name: str, idx: list[int]) -> float:
         """Mean BLEU of the system's files on the sentences ``idx``."""
-        if not hyps[name]:
-            return None
         return statistics.mean(sacrebleu.corpus_bleu([h[i] for i in idx],
                                                      [[ref[i] for i in idx]]).score
                                for h in hyps[name])
 
-    print(f"\n| part of test2016 | sentences | bitext only ({len(args.baseline)}) | arm "
-          f"({len(args.arm)}) | upper bound ({len(args.upper or [])}) | arm gain | gap closed |")
-    print("|---|---|---|---|---|---|---|")
+    heads = " | ".join(f"{name} ({len(files)})" for name, files in systems.items())
+    gap = " gap closed |" if args.upper else ""
+    print(f"\n| part of test2016 | sentences | {heads} | {args.labels[1]} gain |{gap}")
+    print("|---" * (3 + len(systems) + bool(args.upper)) + "|")
     for part, idx in parts.items():
-        b, a, u = (bleu(name, idx) for name in systems)
-        closed = f"{(a - b) / (u - b):.0%}" if u is not None and u != b else ""
-        upper = f"{u:.2f}" if u is not None else ""
-        print(f"| {part} | {len(idx):,} | {b:.2f} | {a:.2f} | {upper} | {a - b:+.2f} | {closed} |")
-
+        b, a, *u = (bleu(name, idx) for name in systems)
+        row = f"| {part} | {len(idx):,} | {b:.2f} | {a:.2f} |"
+        if u:
+            row += f" {u[0]:.2f} |"
+        row += f" {a - b:+.2f} |"
+        if u:
+            row += f" {(a - b) / (u[0] - b):.0%} |" if u[0] != b else " |"
+        print(row)
 
 if __name__ == "__main__":
     main()
