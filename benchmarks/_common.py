@@ -112,6 +112,22 @@ def multi30k_pairs() -> list[tuple[str, str]]:
     return list(zip(read_lines(m / "train.de.gz"), read_lines(m / "train.en.gz")))
 
 
+def generated_rows(corpus: Path, bitext_origin: str = "bitext") -> Iterable[dict[str, str]]:
+    """The rows of a run's ``corpus.tsv`` that a generate step made (every row whose ``origin``
+    is not ``bitext_origin``), as dicts by column; one line and exit when the file is missing or
+    has no origin column."""
+    import csv
+
+    if not corpus.is_file():
+        raise fail(f"{corpus}: no such file (a run's corpus.tsv, written with formats: [tsv])")
+    with corpus.open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if row.get("origin") in (None, ""):
+                raise fail(f"{corpus}: no origin column; is it a run's corpus.tsv?")
+            if row["origin"] != bitext_origin:
+                yield row
+
+
 def multi30k_corpus(lines: int, work: Path) -> tuple[Path, Path]:
     """``work``/train{lines}.de/.en: Multi30k de-en train repeated to ``lines`` lines (written
     once; the core and OpusFilter benchmarks' input)."""

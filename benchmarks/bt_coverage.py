@@ -25,7 +25,6 @@ Run from the repository root (hypothesis files are what train_and_test.v1 writes
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 from pathlib import Path
@@ -34,7 +33,7 @@ import sacrebleu
 from sacremoses import MosesTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fail, multi30k_pairs, shared_data  # noqa: E402
+from _common import fail, generated_rows, multi30k_pairs, shared_data  # noqa: E402
 
 from bitextforge.io.corpus import read_lines  # noqa: E402
 
@@ -59,16 +58,7 @@ def hypotheses(path: Path, n: int) -> list[str]:
 
 def synthetic_vocabulary(corpus: Path, bitext_origin: str) -> set[str]:
     """The German words of a run's generated rows (every row whose origin is not the bitext)."""
-    if not corpus.is_file():
-        raise fail(f"{corpus}: no such file (a run's corpus.tsv, written with formats: [tsv])")
-    vocab: set[str] = set()
-    with corpus.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
-            if row.get("origin") in (None, ""):
-                raise fail(f"{corpus}: no origin column; is it a run's corpus.tsv?")
-            if row["origin"] != bitext_origin:
-                vocab.update(words(row["src"]))
-    return vocab
+    return {w for row in generated_rows(corpus, bitext_origin) for w in words(row["src"])}
 
 
 def main() -> None:
@@ -136,6 +126,7 @@ def main() -> None:
         if u:
             row += f" {(a - b) / (u[0] - b):.0%} |" if u[0] != b else " |"
         print(row)
+
 
 if __name__ == "__main__":
     main()

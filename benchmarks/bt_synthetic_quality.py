@@ -15,14 +15,13 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
 import sacrebleu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fail, multi30k_pairs  # noqa: E402
+from _common import fail, generated_rows, multi30k_pairs  # noqa: E402
 
 #: the first training pairs form the bitext; the English of the rest is the monolingual text
 BITEXT = 5000
@@ -39,20 +38,13 @@ def real_german() -> dict[str, str]:
 
 def score(corpus: Path, real: dict[str, str], bitext_origin: str) -> str:
     """One line: the run's generated rows, their BLEU and chrF against the real German."""
-    if not corpus.is_file():
-        raise fail(f"{corpus}: no such file (a run's corpus.tsv, written with formats: [tsv])")
     hyp, ref, unmatched = [], [], 0
-    with corpus.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
-            if row.get("origin") in (None, ""):
-                raise fail(f"{corpus}: no origin column; is it a run's corpus.tsv?")
-            if row["origin"] == bitext_origin:
-                continue
-            if row["tgt"] not in real:
-                unmatched += 1
-                continue
-            hyp.append(row["src"])
-            ref.append(real[row["tgt"]])
+    for row in generated_rows(corpus, bitext_origin):
+        if row["tgt"] not in real:
+            unmatched += 1
+            continue
+        hyp.append(row["src"])
+        ref.append(real[row["tgt"]])
     if not hyp:
         raise fail(f"{corpus}: no generated row whose English is one of Multi30k's training "
                    f"pairs {BITEXT:,} on")
