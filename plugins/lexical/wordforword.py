@@ -149,7 +149,7 @@ class LexiconTranslateGenerator(Generator):
             self.words += total
             self.translated += done
             share = done / total if total else 0.0
-            ok = total and text.strip() and share >= self.config.min_translated
+            ok = total and share >= self.config.min_translated
             out.append([(text, share)] if ok else [])
         return out
 
