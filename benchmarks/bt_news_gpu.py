@@ -21,7 +21,8 @@ reports, hypotheses and the commands' logs (not the model weights) to ``news.tar
 phase, so a call cut off by its limit still returns what finished.
 
 ``--smoke`` runs the same commands with tiny settings on the CPU (a check of this script, a few
-minutes). How it was run: docs/experiments.md, "The news setting".
+minutes); ``--check`` only validates every command's recipe and options (``bitextforge validate``,
+seconds), so a misspelt ``--set`` key fails here and not after minutes of a lent GPU. How it was run: docs/experiments.md, "The news setting".
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="the commands' logs (also packed into news.tar.gz)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--smoke", action="store_true", help="tiny settings on the CPU")
+    p.add_argument("--check", action="store_true", help="validate every phase's command "
+                   "(bitextforge validate with the same options), train nothing, and stop")
     p.add_argument("--probe", default="", help="batch sizes in tokens, comma-separated (e.g. "
                    "8000,16000,32000): before phase A, train the bitext model for "
                    "--probe-updates at each, side by side, and take the batch that sees the most "
@@ -137,7 +140,10 @@ class Phases:
                              "commands": []}
 
     def run(self, name: str, cmds: dict[str, list[str]]) -> bool:
-        """Start ``cmds`` (label -> argv) together, wait for all; True when every one exits 0."""
+        """Start ``cmds`` (label -> argv) together, wait for all; True when every one exits 0.
+        With ``--check``, each command is validated instead (``check_command``)."""
+        if self.args.check:
+            cmds = {label: check_command(argv, self.logs) for label, argv in cmds.items()}
         t = time.perf_counter()
         procs = {}
         for label, argv in cmds.items():
@@ -175,6 +181,30 @@ class Phases:
             tar.add(self.logs, arcname="logs")
 
 
+def check_command(argv: list[str], scratch: Path) -> list[str]:
+    """``bitextforge validate`` with the recipe and ``--set`` options of a ``run`` or ``prepare``
+    command (``--force`` dropped); what an earlier phase writes (the reverse model, phase B's
+    corpus, phase A's baseline models) is replaced by an empty placeholder in ``scratch``, since
+    nothing was trained."""
+    i = next(k for k, a in enumerate(argv) if a in ("run", "prepare"))
+    written = {f"{BT_RUN}/corpus": scratch / "corpus", REVERSE: scratch / "reverse-model",
+               f"{BITEXT_RUN}-models": scratch / "bitext-models"}
+    scratch.mkdir(parents=True, exist_ok=True)
+    for side in ("src", "tgt"):
+        (scratch / f"corpus.{side}").touch()
+    (scratch / "reverse-model").mkdir(parents=True, exist_ok=True)
+    rest = []
+    for a in argv[i + 1:]:
+        if a == "--force":
+            continue
+        for path, stand_in in written.items():
+            a = a.replace(path, stand_in.as_posix())
+        if ".with.baseline=" in a:
+            Path(a.split("=", 2)[2]).mkdir(parents=True, exist_ok=True)
+        rest.append(a)
+    return [*argv[:i], "validate", *rest]
+
+
 def _no_weights(info: tarfile.TarInfo):
     """Leave model weights, vocabularies and the copies of the training data out of the
     tarball."""
@@ -198,7 +228,9 @@ def main(argv=None) -> int:
     d = args.data.as_posix().rstrip("/")
     ph = Phases(args)
     sizing = ROOT / "runs" / "bt-news-gpu-sizing.json"
-    if args.from_phase != "A" and not args.steps and sizing.is_file():
+    if args.check:  # nothing trains, so no probe and no sizing file
+        steps, why = args.steps or 1000, "--check"
+    elif args.from_phase != "A" and not args.steps and sizing.is_file():
         # a later call on the same machine trains phase C as phase A was trained
         chosen = json.loads(sizing.read_text())
         args.batch_tokens = chosen["batch_tokens"]
@@ -210,9 +242,10 @@ def main(argv=None) -> int:
         ph.result["probe"] = speeds
     else:
         steps, why = size_steps(args)
-    sizing.parent.mkdir(parents=True, exist_ok=True)
-    sizing.write_text(json.dumps({"steps": steps, "steps_from": why,
-                                  "batch_tokens": args.batch_tokens}) + "\n")
+    if not args.check:
+        sizing.parent.mkdir(parents=True, exist_ok=True)
+        sizing.write_text(json.dumps({"steps": steps, "steps_from": why,
+                                      "batch_tokens": args.batch_tokens}) + "\n")
     ph.result.update(steps=steps, steps_from=why, batch_tokens=args.batch_tokens,
                      mono_ratio=args.mono_ratio, seeds=seeds, smoke=args.smoke)
     print(f"news: {steps} updates per model ({why}), batches of {args.batch_tokens} tokens",
@@ -261,7 +294,7 @@ def main(argv=None) -> int:
             f"--set=prepare[0].with.valid_every_steps={max(steps // 4, 1)}",
             f"--set=prepare[0].with.batch_tokens={args.batch_tokens}",
             "--set=prepare[0].with.threads=2", "--set=prepare[0].with.device=auto",
-            "--set=prepare[0].with.force=true"]  # a reverse model of an earlier run is stale
+            "--set=prepare[0].force=true"]  # a reverse model of an earlier run is stale
     if args.smoke:
         prep += ["--set=prepare[0].with.train_limit=600", "--set=prepare[0].with.vocab_size=300",
                  "--set=prepare[0].with.d_model=32", "--set=prepare[0].with.ffn_dim=64",

@@ -33,6 +33,10 @@ if ! python3 -c "import bitextforge, ctranslate2, pydantic, sacremoses" 2>/dev/n
         --target /tmp/site .whl/*.whl
 fi
 export PYTHONPATH=/tmp/site
+# every phase's command validated first (seconds): a wrong option fails here, not after phase A
+python3 benchmarks/bt_news_gpu.py --check --data .gpu-data --out /tmp/news-check \
+    --logs /tmp/news-check-logs > /tmp/news-check.log 2>&1 \
+    || { echo "news: --check failed:"; grep -a "exit [^0]" /tmp/news-check.log | cut -c1-420; exit 1; }
 # news alone: the probe sizes the batch and the budget so that the probe and the three phases
 # (about 40 + 200 + 70 + 200 s) fit one call; FROM=B or C continues on a still-warm machine
 STEPS=(); [ "$MODE" = news ] && STEPS=(--probe 8000,16000,32000 --phase-seconds 150 --mono-ratio 0.8)

@@ -18,6 +18,17 @@ pytest.importorskip("ctranslate2")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _news_script():
+    """benchmarks/bt_news_gpu.py as a module (benchmarks/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bt_news_gpu",
+                                                  ROOT / "benchmarks" / "bt_news_gpu.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_smoke_run_writes_every_figure(tmp_path):
     data = shared("deen-train-pool").parent
     out = tmp_path / "figures.json"
@@ -51,16 +62,34 @@ def test_news_run_takes_the_batch_that_sees_most_tokens_with_enough_updates():
     """benchmarks/bt_news_gpu.py --probe: among the batch sizes whose budget in the phase's time
     (with a margin for phase A's fourth training) reaches --min-updates, the one that sees the
     most tokens; where none does, the fastest."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bt_news_gpu",
-                                                  ROOT / "benchmarks" / "bt_news_gpu.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    choose_batch = mod.choose_batch
+    choose_batch = _news_script().choose_batch
     # budgets 2000, 1750, 1000 updates: 32,000 tokens x 1000 is the most
     assert choose_batch({8000: 16.7, 16000: 15.0, 32000: 8.5}, 150, 1000) == (32000, 1000)
     # 32,000 falls below the minimum: 16,000 x 1750 beats 8,000 x 2000
     assert choose_batch({8000: 16.7, 16000: 15.0, 32000: 8.5}, 150, 1500) == (16000, 1750)
     # nothing reaches the minimum: the fastest batch, with what fits
     assert choose_batch({8000: 3.0, 16000: 2.0}, 180, 1000) == (8000, 250)
+
+
+def test_news_run_commands_validate_before_a_gpu_is_spent(tmp_path):
+    """benchmarks/bt_news_gpu.py --check validates every phase's command (recipe, inputs and each
+    --set key) with ``bitextforge validate``: on 2026-11-29 a lent GPU's phase A lost its reverse
+    model to a --set key that no longer existed (prepare[0].with.force), found only there."""
+    data = shared("deen-train-pool").parent
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bt_news_gpu.py"), "--check", "--data",
+         str(data), "--out", str(tmp_path / "out"), "--logs", str(tmp_path / "logs")],
+        capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    phases = json.loads((tmp_path / "out" / "news.json").read_text())["phases"]
+    assert {p: sorted(v["exit"]) for p, v in phases.items()} == {
+        "A": ["A-bitext-s1", "A-bitext-s2", "A-bitext-s3", "A-reverse"],
+        "B": ["B-back-translate"], "C": ["C-bt-s1", "C-bt-s2", "C-bt-s3"]}
+    assert all(rc == 0 for v in phases.values() for rc in v["exit"].values())
+    # a misspelt key fails the check, with the key named
+    bad = [sys.executable, "-m", "bitextforge.cli", "run", "recipes/bt-news-bitext.yaml",
+           "--set=evaluate[0].with.no_such_key=1", "--force"]
+    argv = _news_script().check_command(bad, tmp_path / "scratch")
+    assert argv[3] == "validate" and "--force" not in argv
+    res = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert res.returncode != 0 and "no_such_key" in res.stderr
