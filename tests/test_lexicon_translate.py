@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 
 from bitextforge.errors import BitextforgeError
-from bitextforge.plugins.lexical.wordforword import translate_words, word_translations
+import random
+
+from bitextforge.plugins.lexical.wordforword import (
+    LexiconTranslateGenerator, ranked_translations, translate_words, word_translations)
 from bitextforge.pipeline.run import run_recipe
 from bitextforge.recipe.load import parse_recipe
 
@@ -32,7 +35,7 @@ DICT = """line\tde\ten
 def ding(tmp_path):
     path = tmp_path / "ding.tsv"
     path.write_text(DICT, encoding="utf-8")
-    word_translations.cache_clear()
+    ranked_translations.cache_clear()
     return path
 
 
@@ -59,6 +62,37 @@ def test_words_are_replaced_and_the_rest_kept_or_copied():
     assert translate_words("  ", table) == ("  ", 0, 0)
     assert translate_words("dog-sled 42", table) == ("dog-sled 42", 0, 2)  # whole tokens only
 
+
+
+def test_every_translation_is_ranked_and_the_best_comes_first(ding):
+    r = ranked_translations(str(ding), (2, 1), "en", "de")
+    # lines 1 and 2 tie on the word's position, so commonness; then the translation's position
+    assert r["dog"] == ("Hund", "Gerüstklammer", "Rüstklammer")
+    assert r["bicycle"] == ("Fahrrad", "Rad")  # "Fahrrad" in two entries, ranked by its best
+    assert r["bike"] == ("Rad", "Fahrrad")
+    assert {w: t[0] for w, t in r.items()} == word_translations(str(ding), (2, 1), "en", "de")
+
+
+def test_a_sequence_of_translations_gives_its_first_or_a_seeded_draw():
+    table = {"dog": ("Hund", "Köter"), "the": "der"}
+    assert translate_words("the dog", table) == ("der Hund", 2, 2)
+    draws = {translate_words("the dog", table, random.Random(k))[0] for k in range(20)}
+    assert draws == {"der Hund", "der Köter"}
+
+
+def test_sample_top_draws_per_sentence_the_same_in_any_order(ding):
+    gen = LexiconTranslateGenerator(LexiconTranslateGenerator.Config(dictionary=str(ding), sample_top=2, seed=3))
+    sents = [f"the bike {i}" for i in range(40)]
+    out = [c[0][0] for c in gen.generate(sents)]
+    assert {o.split()[1] for o in out} == {"Rad", "Fahrrad"}  # both of "bike"'s best two
+    again = [c[0][0] for c in gen.generate(sents[::-1])][::-1]
+    assert again == out  # seeded by the sentence, not by its position
+    other = LexiconTranslateGenerator(LexiconTranslateGenerator.Config(dictionary=str(ding), sample_top=2, seed=4))
+    assert [c[0][0] for c in other.generate(sents)] != out
+    assert "sample_top=2 seed=3" in gen.describe()
+    best = LexiconTranslateGenerator(LexiconTranslateGenerator.Config(dictionary=str(ding)))
+    assert {c[0][0] for c in best.generate(sents)} == {f"der Rad {i}" for i in range(40)}
+    assert best.describe() == "lexicon_translate.v1 dictionary=ding.tsv columns=2,1"
 
 def recipe(tmp_path, ding, extra_with: str = ""):
     (tmp_path / "b.de").write_text("eins\nzwei\n", encoding="utf-8")

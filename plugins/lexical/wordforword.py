@@ -19,13 +19,17 @@ translation (common words recur in many entries and phrases); file order. The ru
 dictionary alone. It was chosen on the 5,000-pair Multi30k bitext (training data only): of the
 English words the Ding dictionary translates, 40.4 % get a German word that the pair's own German
 holds; 39.6 % without the first key, and without it, 39.3 % without the translation's position and
-21.3 % without the commonness count.
+21.3 % without the commonness count. ``sample_top: k`` draws among a word's k best instead, as
+sampling does for model back-translation (Edunov et al. 2018): more of the dictionary reaches the
+corpus, with less precision (``benchmarks/lexicon_sample.py``).
 """
 
 from __future__ import annotations
 
 import functools
+import random
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -37,10 +41,11 @@ from .words import WORD
 
 
 @functools.lru_cache(maxsize=2)
-def word_translations(path: str, columns: tuple[int, int], from_lang: str,
-                      to_lang: str) -> dict[str, str]:
-    """Lowercased one-word entry of column ``columns[0]`` -> its best one-word translation in
-    column ``columns[1]`` (the ranking of the module docstring), read once per process."""
+def ranked_translations(path: str, columns: tuple[int, int], from_lang: str,
+                        to_lang: str) -> dict[str, tuple[str, ...]]:
+    """Lowercased one-word entry of column ``columns[0]`` -> every one-word translation in column
+    ``columns[1]``, best first (the ranking of the module docstring; a translation found in
+    several entries ranks by its best one), read once per process."""
     def side(synonyms, lang):
         # an English "to" before a verb goes (dictionary._clean), but "to the" is no verb: a
         # synonym that lost a word ranks after every synonym that did not
@@ -55,25 +60,34 @@ def word_translations(path: str, columns: tuple[int, int], from_lang: str,
     common: Counter[str] = Counter()
     for _, b in lines:
         common.update({w for s in b for w in s.split()})
-    best: dict[str, tuple] = {}
+    best: dict[str, dict[str, tuple]] = {}
     for n, (a, b) in enumerate(lines):
         targets = [(j, t) for j, t in enumerate(b) if len(t.split()) == 1]
         for i, (s, shortened) in enumerate(a):
             if len(s.split()) != 1:
                 continue
-            key = s.lower()
+            ranks = best.setdefault(s.lower(), {})
             for j, t in targets:
-                cand = (shortened, i, j, -common[t], n, t)
-                if key not in best or cand < best[key]:
-                    best[key] = cand
-    return {k: v[-1] for k, v in best.items()}
+                cand = (shortened, i, j, -common[t], n)
+                if t not in ranks or cand < ranks[t]:
+                    ranks[t] = cand
+    return {k: tuple(sorted(v, key=lambda t: (v[t], t))) for k, v in best.items() if v}
 
 
-def translate_words(text: str, table: dict[str, str]) -> tuple[str, int, int]:
+def word_translations(path: str, columns: tuple[int, int], from_lang: str,
+                      to_lang: str) -> dict[str, str]:
+    """Lowercased one-word entry of column ``columns[0]`` -> its best one-word translation in
+    column ``columns[1]`` (the first of :func:`ranked_translations`)."""
+    return {k: v[0] for k, v in ranked_translations(path, columns, from_lang, to_lang).items()}
+
+
+def translate_words(text: str, table: Mapping[str, str | Sequence[str]],
+                    rng: random.Random | None = None) -> tuple[str, int, int]:
     """``text`` with every word the table holds replaced by its translation, everything between
     words kept, and the words the table lacks copied (Hu et al. 2019); a translation of the
-    sentence's first word starts upper-case when that word did. Returns the text, the words
-    translated and the words in all."""
+    sentence's first word starts upper-case when that word did. A table value that is a sequence
+    of translations gives its first, or with ``rng`` a uniform draw among them for each
+    occurrence. Returns the text, the words translated and the words in all."""
     out, last, done, total = [], 0, 0, 0
     for m in WORD.finditer(text):
         word = m.group()
@@ -82,6 +96,8 @@ def translate_words(text: str, table: dict[str, str]) -> tuple[str, int, int]:
         if new is None:
             new = word
         else:
+            if not isinstance(new, str):
+                new = rng.choice(new) if rng is not None else new[0]
             done += 1
             if m.start() == 0 and word[:1].isupper():
                 new = new[:1].upper() + new[1:]
@@ -121,6 +137,13 @@ class LexiconTranslateGenerator(Generator):
                                       "translated words is below this gets no candidate (and is "
                                       "rejected with the step's name); 0: every sentence with a "
                                       "word.")
+        sample_top: int = Field(1, ge=1, description="1: every word gets its best translation. "
+                                "k > 1: each occurrence draws uniformly among the word's k best "
+                                "one-word translations (more of the language written reaches "
+                                "the corpus, as sampling does for back-translation: Edunov et "
+                                "al. 2018), the draw seeded by seed and the sentence, so a "
+                                "sentence translates the same in any run, order or shard.")
+        seed: int = Field(1, description="Seed of the draws with sample_top > 1.")
 
     @classmethod
     def input_paths(cls, config):
@@ -131,21 +154,28 @@ class LexiconTranslateGenerator(Generator):
         """Read the dictionary's word table once for the run."""
         super().__init__(config)
         c = self.config
-        self.table = word_translations(c.dictionary, tuple(c.columns), c.from_lang, c.to_lang)
+        if c.sample_top == 1:
+            self.table = word_translations(c.dictionary, tuple(c.columns), c.from_lang, c.to_lang)
+        else:
+            self.table = {w: t[:c.sample_top] for w, t in ranked_translations(
+                c.dictionary, tuple(c.columns), c.from_lang, c.to_lang).items()}
         self.words = self.translated = 0
 
     def describe(self) -> str:
         """``lexicon_translate.v1 dictionary=<file name> columns=<from>,<to>``."""
         c = self.config
+        top = f" sample_top={c.sample_top} seed={c.seed}" if c.sample_top > 1 else ""
         return (f"{self.name} dictionary={Path(c.dictionary).name} "
-                f"columns={c.columns[0]},{c.columns[1]}")
+                f"columns={c.columns[0]},{c.columns[1]}{top}")
 
     def generate(self, sentences):
         """One word-for-word translation per sentence, scored by the share of words
         translated."""
         out = []
+        top = self.config.sample_top
         for sent in sentences:
-            text, done, total = translate_words(sent, self.table)
+            rng = random.Random(f"{self.config.seed}\0{sent}") if top > 1 else None
+            text, done, total = translate_words(sent, self.table, rng)
             self.words += total
             self.translated += done
             share = done / total if total else 0.0
