@@ -1,4 +1,4 @@
-"""How precise, and how far-reaching, is word-for-word back-translation with each ``sample_top``? (issue #31)
+"""How precise and how far-reaching is word-for-word back-translation with ``sample_top``? (#31)
 
 ``lexicon_translate.v1`` writes each English word's best one-word Ding translation, or with
 ``sample_top: k`` a draw among its k best. More draws put more of the dictionary's German into the
@@ -46,7 +46,8 @@ def main(argv=None) -> int:
     pairs = multi30k_pairs()
     bitext, mono = pairs[:BITEXT], [en for _, en in pairs[BITEXT:]]
     seen = set().union(*(words(de) for de, _ in bitext))
-    val_new = set().union(*(words(s) for s in read_lines(shared_data("multi30k", "val.de.gz")))) - seen
+    val = read_lines(shared_data("multi30k", "val.de.gz"))
+    val_new = set().union(*(words(s) for s in val)) - seen
     ranked = ranked_translations(str(ding_lexicon()), (2, 1), "en", "de")
     print(f"{len(bitext):,} bitext pairs, {len(mono):,} English sentences, {len(val_new)} val "
           f"German word types the bitext lacks")

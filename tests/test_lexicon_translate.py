@@ -81,16 +81,20 @@ def test_a_sequence_of_translations_gives_its_first_or_a_seeded_draw():
 
 
 def test_sample_top_draws_per_sentence_the_same_in_any_order(ding):
-    gen = LexiconTranslateGenerator(LexiconTranslateGenerator.Config(dictionary=str(ding), sample_top=2, seed=3))
+    def make(**kw):
+        config = LexiconTranslateGenerator.Config(dictionary=str(ding), **kw)
+        return LexiconTranslateGenerator(config)
+
+    gen = make(sample_top=2, seed=3)
     sents = [f"the bike {i}" for i in range(40)]
     out = [c[0][0] for c in gen.generate(sents)]
     assert {o.split()[1] for o in out} == {"Rad", "Fahrrad"}  # both of "bike"'s best two
     again = [c[0][0] for c in gen.generate(sents[::-1])][::-1]
     assert again == out  # seeded by the sentence, not by its position
-    other = LexiconTranslateGenerator(LexiconTranslateGenerator.Config(dictionary=str(ding), sample_top=2, seed=4))
+    other = make(sample_top=2, seed=4)
     assert [c[0][0] for c in other.generate(sents)] != out
     assert "sample_top=2 seed=3" in gen.describe()
-    best = LexiconTranslateGenerator(LexiconTranslateGenerator.Config(dictionary=str(ding)))
+    best = make()
     assert {c[0][0] for c in best.generate(sents)} == {f"der Rad {i}" for i in range(40)}
     assert best.describe() == "lexicon_translate.v1 dictionary=ding.tsv columns=2,1"
 
