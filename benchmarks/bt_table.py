@@ -287,6 +287,9 @@ REGULARIZED = {
                                             (0.1, 16000, "bt-sr16-arm"),
                                             (0.1, 20000, "bt-sr20-arm"),
                                             (0.1, 24000, "bt-sr24-arm")],
+    # the same arm with the Ding dictionary's word-for-word rows beside it (Hu et al. 2019;
+    # recipes/bt-multi30k-lex-arm.yaml): a resource the bitext-only baseline does not read
+    "the arm + the dictionary's word-for-word rows": [(0.1, 24000, "bt-lex-arm")],
     "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
 }
 #: the figures of the runs, for machines that lack them (docs/experiments.md, the back-translation
@@ -312,6 +315,7 @@ DOCUMENTED = {
     "bt-sr24-arm": {"val": 31.10, "test": [30.93, 31.09, 30.42], "chrf": 50.09},
     "bt-sr12-d3": {"val": 29.39, "test": [29.42, 29.05, 29.20], "chrf": 48.36},
     "bt-real29k-12k-d3": {"val": 34.64, "test": [34.32, 34.83, 34.21], "chrf": 54.20},
+    "bt-lex-arm": {"val": 32.11, "test": [31.91, 32.05, 32.24], "chrf": 51.14},
 }
 
 
@@ -358,21 +362,24 @@ def regularized() -> None:
     names = list(REGULARIZED)
     if not all(n in chosen for n in names):
         return
-    (_, bd, bs, b_run, b_test), (_, ad, as_, a_run, a_test), (_, ud, us, _, u_test) = (
-        chosen[n] for n in names)
-    base, arm, top = med(b_test), med(a_test), med(u_test)
-    ms = [{"seed": s} for s in (1, 2, 3)]
-    if b_run and a_run:
-        by_seed = _seed_by_seed(b_run, a_run, ms, _test_refs())
-    else:
-        by_seed = (", ".join(f"{a - b:+.2f}" for a, b in zip(a_test, b_test))
-                   + " (test BLEU only: a side's models are not on this machine, no paired test)")
+    (_, bd, bs, b_run, b_test), (_, ud, us, _, u_test) = chosen[names[0]], chosen[names[-1]]
+    base, top = med(b_test), med(u_test)
     print(f"\nChosen on val: bitext only dropout {bd} at {bs:,} updates (median {base:.2f}, seed "
-          f"spread {max(b_test) - min(b_test):.2f}); the arm dropout {ad} at {as_:,} (median "
-          f"{arm:.2f}); the upper bound dropout {ud} at {us:,} (median {top:.2f}). The arm "
-          f"against bitext only, seed by seed: {by_seed}; "
-          f"median difference {arm - base:+.2f} BLEU; gap closed "
-          f"{(arm - base) / (top - base):.0%}.")
+          f"spread {max(b_test) - min(b_test):.2f}); the upper bound dropout {ud} at {us:,} "
+          f"(median {top:.2f}).")
+    ms = [{"seed": s} for s in (1, 2, 3)]
+    for name in names[1:-1]:
+        _, ad, as_, a_run, a_test = chosen[name]
+        arm = med(a_test)
+        if b_run and a_run:
+            by_seed = _seed_by_seed(b_run, a_run, ms, _test_refs())
+        else:
+            by_seed = (", ".join(f"{a - b:+.2f}" for a, b in zip(a_test, b_test))
+                       + " (test BLEU only: a side's models are not on this machine, no paired "
+                         "test)")
+        print(f"{name[:1].upper()}{name[1:]}: dropout {ad} at {as_:,} (median {arm:.2f}); "
+              f"against bitext only, seed by seed: {by_seed}; median difference "
+              f"{arm - base:+.2f} BLEU; gap closed {(arm - base) / (top - base):.0%}.")
 
 
 def pair(base_run: str, run: str, seeds: list[int]) -> None:
