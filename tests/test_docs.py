@@ -7,7 +7,7 @@ from bitextforge.components import hookspecs
 from bitextforge.cli.docgen import render_reference
 from bitextforge.components.registry import Registry
 
-from conftest import ROOT
+from conftest import ROOT, benchmark
 
 HOOKS = [n for n in dir(hookspecs) if n.startswith("register_")]
 
@@ -147,11 +147,7 @@ def test_benchmark_index_and_named_scripts_exist():
     """benchmarks/README.md lists every script of benchmarks/ (the index `make bench` reads),
     each listed script exists, and every benchmarks/ path the docs, recipes and tests name
     exists."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "benchmarks" / "_common.py")
-    common = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(common)
+    common = benchmark("_common")
     listed = {script for script, *_ in common.index().values()}
     scripts = {p.name for p in (ROOT / "benchmarks").iterdir()
                if p.suffix in (".py", ".sh") and not p.name.startswith("_")}

@@ -12,21 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared
+from conftest import benchmark, shared
 
 pytest.importorskip("ctranslate2")
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _news_script():
-    """benchmarks/bt_news_gpu.py as a module (benchmarks/ is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bt_news_gpu",
-                                                  ROOT / "benchmarks" / "bt_news_gpu.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_smoke_run_writes_every_figure(tmp_path):
@@ -62,7 +51,7 @@ def test_news_run_takes_the_batch_that_sees_most_tokens_with_enough_updates():
     """benchmarks/bt_news_gpu.py --probe: among the batch sizes whose budget in the phase's time
     (with a margin for phase A's fourth training) reaches --min-updates, the one that sees the
     most tokens; where none does, the fastest."""
-    choose_batch = _news_script().choose_batch
+    choose_batch = benchmark("bt_news_gpu").choose_batch
     # budgets 2000, 1750, 1000 updates: 32,000 tokens x 1000 is the most
     assert choose_batch({8000: 16.7, 16000: 15.0, 32000: 8.5}, 150, 1000) == (32000, 1000)
     # 32,000 falls below the minimum: 16,000 x 1750 beats 8,000 x 2000
@@ -89,7 +78,7 @@ def test_news_run_commands_validate_before_a_gpu_is_spent(tmp_path):
     # a misspelt key fails the check, with the key named
     bad = [sys.executable, "-m", "bitextforge.cli", "run", "recipes/bt-news-bitext.yaml",
            "--set=evaluate[0].with.no_such_key=1", "--force"]
-    argv = _news_script().check_command(bad, tmp_path / "scratch")
+    argv = benchmark("bt_news_gpu").check_command(bad, tmp_path / "scratch")
     assert argv[3] == "validate" and "--force" not in argv
     res = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert res.returncode != 0 and "no_such_key" in res.stderr

@@ -3,22 +3,13 @@ train rows alone, and dev is read for the chosen design and the recipe's referen
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("bench_mlqe_stack",
-                                                  ROOT / "benchmarks" / "bench_mlqe_stack.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from conftest import benchmark
 
 
 def _write(tmp_path: Path, mod, informative: str, n: int = 400, shuffle_ids: bool = False):
@@ -47,7 +38,7 @@ def _write(tmp_path: Path, mod, informative: str, n: int = 400, shuffle_ids: boo
 
 
 def test_the_choice_follows_train_cv_and_reads_dev_for_two_designs(tmp_path, capsys):
-    mod = _load()
+    mod = benchmark("bench_mlqe_stack")
     a, b = _write(tmp_path, mod, "embedding_qe")
     assert mod.main([str(a), str(b)]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -62,7 +53,7 @@ def test_the_choice_follows_train_cv_and_reads_dev_for_two_designs(tmp_path, cap
 
 
 def test_files_with_other_rows_are_refused(tmp_path):
-    mod = _load()
+    mod = benchmark("bench_mlqe_stack")
     a, b = _write(tmp_path, mod, "nmt_back", shuffle_ids=True)
     with pytest.raises(SystemExit, match="row ids differ"):
         mod.main([str(a), str(b)])

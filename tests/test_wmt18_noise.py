@@ -4,21 +4,14 @@ and oracle variants validate."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from pathlib import Path
 
 from bitextforge.recipe.load import load_recipe
 
+from conftest import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _builder():
-    spec = importlib.util.spec_from_file_location(
-        "make_noisy_multi30k", ROOT / "benchmarks" / "make_noisy_multi30k.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 CLEAN = [(f"Ein Hund Nummer {i} läuft über die Wiese .",
@@ -31,7 +24,7 @@ WEB = [("Hallo Welt", "Hallo Welt"), ("Guten Morgen .", "Good morning ."),
 
 
 def test_builder_labels_each_row_with_its_noise_kind():
-    rows = _builder().build(CLEAN, BASE, FOREIGN, WEB, seed=3)
+    rows = benchmark("make_noisy_multi30k").build(CLEAN, BASE, FOREIGN, WEB, seed=3)
     kinds = Counter(r[3] for r in rows)
     assert kinds == {"clean": 4, "misaligned": 2, "misordered": 2, "wrong_language": 2,
                      "untranslated": 2, "short": 2, "opus100_copy": 1, "opus100_misaligned": 3}
@@ -62,14 +55,14 @@ def test_builder_labels_each_row_with_its_noise_kind():
             assert src in web_pair and tgt != web_pair[src] and tgt in web_pair.values()
     # shuffled: the clean rows are not simply first
     assert [r[3] for r in rows[:4]] != ["clean"] * 4
-    assert rows == _builder().build(CLEAN, BASE, FOREIGN, WEB, seed=3)
+    assert rows == benchmark("make_noisy_multi30k").build(CLEAN, BASE, FOREIGN, WEB, seed=3)
 
 
 def test_builder_rejects_unaligned_foreign_lines():
     import pytest
 
     with pytest.raises(ValueError, match="10 base pairs but 9 foreign"):
-        _builder().build(CLEAN, BASE, FOREIGN[:9], WEB)
+        benchmark("make_noisy_multi30k").build(CLEAN, BASE, FOREIGN[:9], WEB)
 
 
 def test_wmt18_random_and_oracle_variants_validate():
@@ -89,7 +82,7 @@ def test_news_split_keeps_the_scorers_data_apart_from_the_corpus():
     most its cap, empty pairs go, and the split is the same for the same seed."""
     sets = {"nc": [(f"nc de {i}", f"nc en {i}") for i in range(11)],
             "tatoeba": [(f"ta de {i}", f"ta en {i}") for i in range(40)] + [("", "leer")]}
-    b = _builder()
+    b = benchmark("make_noisy_multi30k")
     corpus, scorers = b.news_split(sets, seed=5, tatoeba=6)
     assert len(corpus) == 5 + 6
     assert len(scorers["nc"]) == 6 and len(scorers["tatoeba"]) == 34
