@@ -135,6 +135,27 @@ def test_later_steps_score_generated_text_without_its_tag(files, reg):
         (r["src"], r["rejected_by"].split(" ")[0]) for r in rejected]
 
 
+def test_an_input_tag_marks_that_input_s_rows_on_its_side(files, reg):
+    """`tag: {tgt: <LEX>}` on one input puts the token in front of that input's English in the
+    written corpus (both files and the tgt_tag column), not in front of the other input's rows,
+    and not in what the steps score (a 3-word filter on tgt keeps a 3-word tagged sentence); the
+    side the generate step fills gets no tag. A tag with a space is refused with its key."""
+    inputs = (f"  - {{name: bitext, src: {files}/b.de, tgt: {files}/b.en}}\n"
+              f"  - {{name: mono, tgt: {files}/m.en, tag: {{tgt: <LEX>}}}}")
+    steps = BT + "  - filter: length.v1\n    with: {side: tgt}\n    keep: {max: 3}\n"
+    run_recipe(recipe(files, inputs, steps, reg=reg))
+    rows = read_tsv(files / "out" / "corpus.tsv")
+    mono = [(r["src"], r["tgt"], r["tgt_tag"]) for r in rows if r["origin"] == "mono"]
+    assert ("A DOG RUNS", "<LEX> a dog runs", "<LEX>") in mono
+    assert all(t == "<LEX>" and not s.startswith("<") for s, _, t in mono)
+    assert {(r["tgt_tag"], r["tgt"].startswith("<")) for r in rows
+            if r["origin"] == "bitext"} == {("", False)}
+    tgt_lines = (files / "out" / "corpus.tgt").read_text(encoding="utf-8").splitlines()
+    assert "<LEX> a dog runs" in tgt_lines and "one" in tgt_lines
+    with pytest.raises(RecipeError, match=r"input\[1\]\.tag"):
+        recipe(files, inputs.replace("<LEX>", "'<L X>'"), steps, reg=reg)
+
+
 def test_monolingual_tsv_and_random_sample(files, reg):
     r = recipe(files, f"""  - {{name: web, path: {files}/m.tsv, side: tgt, header: true}}
   - {{name: mono, tgt: {files}/m.en, limit: 2, sample: random}}""", BT, reg=reg)

@@ -285,7 +285,11 @@ class Reader:
         self.chosen: set[int] | None = None
 
     def extra_columns(self) -> list[str]:
-        """Columns beyond src/tgt that the input carries (TSV/JSONL extra fields)."""
+        """Columns beyond src/tgt that the input carries (TSV/JSONL extra fields, then the tag
+        columns of its ``tag``)."""
+        return [*self._file_columns(), *(tag_column(s) for s in (self.spec.tag or {}))]
+
+    def _file_columns(self) -> list[str]:
         spec = self.spec
         if spec.format == "tsv":
             cols = self._tsv_columns()
@@ -460,8 +464,9 @@ class Reader:
     def batches(self) -> Iterator[Batch]:
         """Yield batches with the base columns plus the input's extra columns, ``repeat`` times
         over (each copy with fresh ids)."""
-        extra = self.extra_columns()
+        extra = self._file_columns()
         origin, weight = self.spec.label, self.spec.weight
+        tags = {tag_column(side): t for side, t in (self.spec.tag or {}).items()}
         start = self.start
         for _ in range(self.spec.repeat):
             for block in _resize(self._blocks(), self.batch_size, columns=True):
@@ -471,6 +476,8 @@ class Reader:
                                 "weight": [weight] * n}
                 for j, name in enumerate(extra):
                     batch[name] = block[2 + j]
+                for name, t in tags.items():
+                    batch[name] = [t] * n
                 start += n
                 yield batch
         self.stats.rows = start - self.start

@@ -12,10 +12,11 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, ValidationError,
+                      model_validator)
 
 from ..components.base import ComponentConfig
 from ..errors import RecipeError, RegistryError
@@ -71,12 +72,17 @@ class InputSpec(BaseModel):
                         "bitext against synthetic rows); each copy gets fresh ids.")
     weight: float = Field(1.0, ge=0, description="Initial sentence weight of the input's rows "
                           "(the `weight` column, Marian's --data-weighting).")
+    tag: dict[Literal["src", "tgt"], Annotated[str, StringConstraints(pattern=r"^\S+$")]] | None = Field(
+        None, description="Tokens written in front of this input's text, by side, when the corpus "
+        "is written (Caswell et al. 2019's tagging of a whole input), e.g. `{tgt: <LEX>}`; steps "
+        "score the text without it, and a generate step's own `tag` replaces it on the side the "
+        "step fills.")
 
     #: fields a one-input recipe leaves out of its filled copy while they hold their default, so
     #: recipes written before several inputs existed keep their signature
     NEW_FIELDS: ClassVar[dict[str, Any]] = {"name": None, "side": None, "skip": 0,
                                             "max_ratio": None, "sample": "first", "repeat": 1,
-                                            "weight": 1.0}
+                                            "weight": 1.0, "tag": None}
 
     @model_validator(mode="after")
     def _check(self):
@@ -241,12 +247,32 @@ class Recipe(BaseModel):
 
 
 # ---------------------------------------------------------------------------------------------
+def _is_branch(part) -> bool:
+    """A pydantic location part that names a union branch or a validator, not a recipe key."""
+    return isinstance(part, str) and part.startswith(("function-", "union[", "list["))
+
+
+def _other_branch(err: dict, errs: list[dict]) -> bool:
+    """True for the complaint of the branch a value did not take: ``input:`` is one mapping or a
+    list of them, and a list with a bad entry also fails the mapping branch ("should be a valid
+    dictionary"), a mapping with a bad key the list branch; an error deeper inside the same
+    value says what is wrong."""
+    if err["type"] not in ("model_type", "dict_type", "model_attributes_type", "list_type"):
+        return False
+    head = tuple(p for p in err["loc"] if not _is_branch(p))
+    for e in errs:
+        keys = tuple(p for p in e["loc"] if not _is_branch(p))
+        if len(keys) > len(head) and keys[:len(head)] == head:
+            return True
+    return False
+
+
 def _loc_path(prefix: str, loc: tuple) -> str:
     out = prefix
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("function-after[_check()]",) or str(part).startswith(("function-", "union[")):
+        elif _is_branch(part):
             continue
         else:
             out += ("." if out else "") + str(part)
@@ -287,7 +313,10 @@ def format_validation_error(source: str, prefix: str, exc: ValidationError,
                             model: type[BaseModel]) -> str:
     """Turn pydantic errors into ``file: key.path: message`` lines with nearest-name hints."""
     lines = []
-    for err in exc.errors(include_url=False):
+    errs = exc.errors(include_url=False)
+    for err in errs:
+        if _other_branch(err, errs):
+            continue
         loc = tuple(err["loc"])
         path = _loc_path(prefix, loc)
         if err["type"] == "extra_forbidden":
