@@ -11,16 +11,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$1; STEPS=${2:-1500}; BATCH=${3:-32000}
-export PYTHONUNBUFFERED=1
+. benchmarks/_gpu_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-if ! python3 -c "import bitextforge, ctranslate2, pydantic, sacremoses" 2>/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl
-fi
-export PYTHONPATH=/tmp/site
 P=.gpu-data/deen-train-pool; T=.gpu-data/wmt-newstest-deen
 run() {  # name seed lr precision
-    python3 -m bitextforge.cli train-nmt \
+    "$PY" -m bitextforge.cli train-nmt \
         --train-tsv $P/news-commentary-v11-deen-20k/train.de-en.tsv.gz \
                     $P/europarl-v7-deen-first20k/train.de-en.tsv.gz \
         --tsv-langs de-en --src-lang de --tgt-lang en -o "/tmp/lr-$1" \
@@ -38,7 +33,7 @@ wait
 echo "all done in $(( $(date +%s) - S )) s"
 for d in /tmp/lr-*; do
     cp "$d/train_log.json" "$OUT/$(basename "$d").train_log.json" 2>/dev/null
-    python3 - "$d/train_log.json" <<'PY'
+    "$PY" - "$d/train_log.json" <<'PY'
 import json, sys
 try:
     log = json.load(open(sys.argv[1]))

@@ -15,9 +15,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$1; MODE=${2:-news}; LIMIT=${3:-570}; S=$(date +%s)
-export PYTHONUNBUFFERED=1
+. benchmarks/_gpu_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+"$PY" -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
 if [ "$MODE" != news ]; then
     CHECK=$(( LIMIT - 10 )); [ "$MODE" = both ] && CHECK=230
     timeout $CHECK bash benchmarks/gpu_check.sh --data .gpu-data \
@@ -26,20 +26,14 @@ if [ "$MODE" != news ]; then
     grep -a 'gpu_check:' "$OUT/gpu_check.log" | cut -c1-420
 fi
 [ "$MODE" = check ] && exit 0
-# the wheels gpu_check.sh installs (it is a no-op check of the environment otherwise)
-if ! python3 -c "import bitextforge, ctranslate2, pydantic, sacremoses" 2>/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl
-fi
-export PYTHONPATH=/tmp/site
 # every phase's command validated first (seconds): a wrong option fails here, not after phase A
-python3 benchmarks/bt_news_gpu.py --check --data .gpu-data --out /tmp/news-check \
+"$PY" benchmarks/bt_news_gpu.py --check --data .gpu-data --out /tmp/news-check \
     --logs /tmp/news-check-logs > /tmp/news-check.log 2>&1 \
     || { echo "news: --check failed:"; grep -a "exit [^0]" /tmp/news-check.log | cut -c1-420; exit 1; }
 # news alone: the three phases (about 230 + 70 + 200 s) fit one call; FROM=B or C continues on
 # a still-warm machine
 STEPS=(); [ "$MODE" = news ] && STEPS=(--steps 1500 --batch-tokens 32000 --mono-ratio 0.8)
-timeout $(( LIMIT - ($(date +%s) - S) )) python3 benchmarks/bt_news_gpu.py --data .gpu-data \
+timeout $(( LIMIT - ($(date +%s) - S) )) "$PY" benchmarks/bt_news_gpu.py --data .gpu-data \
     --out "$OUT" --gpu-check "$OUT/gpu_check.json" "${STEPS[@]}" ${FROM:+--from-phase $FROM} > "$OUT/news.log" 2>&1
 echo "news exit $? at $(( $(date +%s) - S )) s"
 cut -c1-420 "$OUT/news.log" | tail -25
