@@ -77,6 +77,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "updates per model a batch size must allow to be chosen")
     p.add_argument("--from-phase", choices=["A", "B", "C"], default="A", help="start at this "
                    "phase, reusing what the earlier ones left (on a still-warm machine)")
+    p.add_argument("--until-phase", choices=["A", "B", "C"], default="C", help="stop after "
+                   "this phase: with more updates than one call holds, A and B in a first call "
+                   "and --from-phase C in a second on the still-warm machine")
     return p.parse_args(argv)
 
 
@@ -310,6 +313,8 @@ def main(argv=None) -> int:
                                   f"--set=output.dir={BITEXT_RUN}-s{s}"]
     if args.from_phase == "A" and not ph.run("A", cmds):
         return 1
+    if args.until_phase == "A":
+        return 0
 
     # -- B: back-translate the capped English once
     ratio = args.mono_ratio
@@ -340,6 +345,8 @@ def main(argv=None) -> int:
             "--set=evaluate=[]", "--set=output.formats=[plain, tsv]", "--force",
             f"--set=output.dir={BT_RUN}"]}):
         return 1
+    if args.until_phase == "B":
+        return 0
 
     # -- C: the back-translation seeds on the corpus phase B wrote
     corpus = [f"--set=input=[{{name: bt-news, src: {BT_RUN}/corpus.src, "

@@ -9,7 +9,11 @@
 # check: the GPU check of issue #36 (gpu_check.sh) with its 800-update training;
 # both: the check, then the news setting in the time left (too little for it at the speed above).
 # FROM=B (or C) in the environment starts the news setting at that phase, on a still-warm machine
-# that holds the earlier phases' models.
+# that holds the earlier phases' models; UNTIL=A (or B) stops after that phase; NEWS_STEPS sets
+# the updates per model (default 1,500). More updates than one call holds, in two calls (the
+# machine is given back after 30 s idle, so the second follows at once):
+#   NEWS_STEPS=3500 UNTIL=B bash benchmarks/gpu_session.sh $OUT news 580
+#   NEWS_STEPS=3500 FROM=C bash benchmarks/gpu_session.sh $OUT news 560
 # Needs .gpu-data and .whl carried: `bash benchmarks/gpu_prepare.sh` builds both here, the
 # project's wheel from the working tree (docs/benchmarks.md, "GPU check").
 set -uo pipefail
@@ -32,8 +36,9 @@ fi
     || { echo "news: --check failed:"; grep -a "exit [^0]" /tmp/news-check.log | cut -c1-420; exit 1; }
 # news alone: the three phases (about 230 + 70 + 200 s) fit one call; FROM=B or C continues on
 # a still-warm machine
-STEPS=(); [ "$MODE" = news ] && STEPS=(--steps 1500 --batch-tokens 32000 --mono-ratio 0.8)
+STEPS=(); [ "$MODE" = news ] && STEPS=(--steps "${NEWS_STEPS:-1500}" --batch-tokens 32000 --mono-ratio 0.8)
 timeout $(( LIMIT - ($(date +%s) - S) )) "$PY" benchmarks/bt_news_gpu.py --data .gpu-data \
-    --out "$OUT" --gpu-check "$OUT/gpu_check.json" "${STEPS[@]}" ${FROM:+--from-phase $FROM} > "$OUT/news.log" 2>&1
+    --out "$OUT" --gpu-check "$OUT/gpu_check.json" "${STEPS[@]}" ${FROM:+--from-phase $FROM} \
+    ${UNTIL:+--until-phase $UNTIL} > "$OUT/news.log" 2>&1
 echo "news exit $? at $(( $(date +%s) - S )) s"
 cut -c1-420 "$OUT/news.log" | tail -25

@@ -75,6 +75,13 @@ def test_news_run_commands_validate_before_a_gpu_is_spent(tmp_path):
         "A": ["A-bitext-s1", "A-bitext-s2", "A-bitext-s3", "A-reverse"],
         "B": ["B-back-translate"], "C": ["C-bt-s1", "C-bt-s2", "C-bt-s3"]}
     assert all(rc == 0 for v in phases.values() for rc in v["exit"].values())
+    # --until-phase B (the first of two calls) runs A and B, not C
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bt_news_gpu.py"), "--check", "--data",
+         str(data), "--out", str(tmp_path / "out2"), "--logs", str(tmp_path / "logs2"),
+         "--until-phase", "B"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert sorted(json.loads((tmp_path / "out2" / "news.json").read_text())["phases"]) == ["A", "B"]
     # a misspelt key fails the check, with the key named
     bad = [sys.executable, "-m", "bitextforge.cli", "run", "recipes/bt-news-bitext.yaml",
            "--set=evaluate[0].with.no_such_key=1", "--force"]
