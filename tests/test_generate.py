@@ -152,8 +152,10 @@ def test_an_input_tag_marks_that_input_s_rows_on_its_side(files, reg):
             if r["origin"] == "bitext"} == {("", False)}
     tgt_lines = (files / "out" / "corpus.tgt").read_text(encoding="utf-8").splitlines()
     assert "<LEX> a dog runs" in tgt_lines and "one" in tgt_lines
-    with pytest.raises(RecipeError, match=r"input\[1\]\.tag"):
+    with pytest.raises(RecipeError, match=r"input\[1\]\.tag\.tgt: String should match") as exc:
         recipe(files, inputs.replace("<LEX>", "'<L X>'"), steps, reg=reg)
+    # only the entry's error: not the one-mapping branch's "should be a valid dictionary"
+    assert len(str(exc.value).splitlines()) == 1
 
 
 def test_monolingual_tsv_and_random_sample(files, reg):

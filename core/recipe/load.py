@@ -28,6 +28,10 @@ from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep,  #
 _Strict = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+#: a tag token: no spaces, so it stays one word in front of the text
+_Token = Annotated[str, StringConstraints(pattern=r"^\S+$")]
+
+
 class InputSpec(BaseModel):
     """One input of the corpus: paired plain files, a TSV file or JSONL, or a monolingual file that
     holds one side only (``src:`` or ``tgt:`` alone, or ``path:`` with ``side:``), whose other
@@ -72,7 +76,7 @@ class InputSpec(BaseModel):
                         "bitext against synthetic rows); each copy gets fresh ids.")
     weight: float = Field(1.0, ge=0, description="Initial sentence weight of the input's rows "
                           "(the `weight` column, Marian's --data-weighting).")
-    tag: dict[Literal["src", "tgt"], Annotated[str, StringConstraints(pattern=r"^\S+$")]] | None = Field(
+    tag: dict[Literal["src", "tgt"], _Token] | None = Field(
         None, description="Tokens written in front of this input's text, by side, when the corpus "
         "is written (Caswell et al. 2019's tagging of a whole input), e.g. `{tgt: <LEX>}`; steps "
         "score the text without it, and a generate step's own `tag` replaces it on the side the "
