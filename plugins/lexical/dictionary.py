@@ -31,12 +31,19 @@ _PLACEHOLDERS = {"etw", "jdn", "jdm", "jds", "jd", "sth", "sb", "sb's", "one's",
                  "sich", "etw.", "jdn.", "jdm.", "jds.", "sth.", "sb."}
 
 
-def _clean(phrase: str, lang: str) -> str:
+def _clean_words(phrase: str, lang: str) -> tuple[str, bool]:
+    """The entry phrase without notes, placeholders and the English infinitive "to", and whether
+    a word of it went (a placeholder or "to"; notes are not words of the phrase)."""
     text = _NOTES.sub(" ", phrase).replace("/", " ")
-    words = [w for w in text.split() if w.lower().strip(".,") not in _PLACEHOLDERS]
+    raw = text.split()
+    words = [w for w in raw if w.lower().strip(".,") not in _PLACEHOLDERS]
     if lang == "en" and words and words[0].lower() == "to" and len(words) > 1:
         words = words[1:]
-    return " ".join(words)
+    return " ".join(words), len(words) < len(raw)
+
+
+def _clean(phrase: str, lang: str) -> str:
+    return _clean_words(phrase, lang)[0]
 
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

@@ -36,7 +36,7 @@ from pydantic import Field
 
 from bitextforge import Generator
 
-from .dictionary import _NOTES, _clean, read_entry_lines
+from .dictionary import _clean_words, read_entry_lines
 from .words import WORD
 
 
@@ -49,11 +49,7 @@ def ranked_translations(path: str, columns: tuple[int, int], from_lang: str,
     def side(synonyms, lang):
         # an English "to" before a verb goes (dictionary._clean), but "to the" is no verb: a
         # synonym that lost a word ranks after every synonym that did not
-        out = []
-        for s in synonyms:
-            c = _clean(s, lang)
-            out.append((c, len(c.split()) < len(_NOTES.sub(" ", s).split())))
-        return out
+        return [_clean_words(s, lang) for s in synonyms]
 
     lines = [(side(a, from_lang), [t for t, _ in side(b, to_lang)])
              for a, b in read_entry_lines(path, columns)]
