@@ -60,13 +60,13 @@ def shared(*parts: str) -> Path:
     return p
 
 
-
 def benchmark(name: str):
     """``benchmarks/<name>.py`` loaded as a module (benchmarks/ is not a package)."""
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
 
 def read_lines(path: Path, n: int | None = None) -> list[str]:
     """First n lines of a (gzipped) text file, without line ends."""

@@ -5,13 +5,10 @@ and oracle variants validate."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from bitextforge.recipe.load import load_recipe
 
-from conftest import benchmark
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, benchmark
 
 
 CLEAN = [(f"Ein Hund Nummer {i} läuft über die Wiese .",

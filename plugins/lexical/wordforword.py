@@ -47,7 +47,7 @@ def ranked_translations(path: str, columns: tuple[int, int], from_lang: str,
     ``columns[1]``, best first (the ranking of the module docstring; a translation found in
     several entries ranks by its best one), read once per process."""
     def side(synonyms, lang):
-        # an English "to" before a verb goes (dictionary._clean), but "to the" is no verb: a
+        # an English "to" before a verb goes (dictionary._clean_words), but "to the" is no verb: a
         # synonym that lost a word ranks after every synonym that did not
         return [_clean_words(s, lang) for s in synonyms]
 
