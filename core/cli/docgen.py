@@ -4,8 +4,10 @@ models and the recipe schema, so the documentation cannot drift from the code (a
 from __future__ import annotations
 
 import inspect
+import operator
+from functools import reduce
 from types import UnionType
-from typing import Literal, Union, get_args, get_origin
+from typing import Annotated, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -28,8 +30,24 @@ def summary_line(cls) -> str:
     return doc.split("\n\n")[0].replace("\n", " ").strip() if doc else "(no docstring)"
 
 
+def _plain(annotation):
+    """``annotation`` without ``Annotated`` metadata (its constraints are not a type: a pattern
+    would print as a repr of every StringConstraints attribute), with unions as ``X | None``
+    (``typing.Optional[X]``'s name is just "Optional")."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _plain(args[0])
+    if not args or origin is Literal:
+        return annotation
+    plain = tuple(_plain(a) for a in args)
+    if origin in (Union, UnionType):
+        return reduce(operator.or_, plain)
+    return annotation if plain == args else origin[plain]
+
+
 def type_label(annotation) -> str:
     """A readable type: ``'src' | 'tgt'`` for a Literal (its allowed values), else its name."""
+    annotation = _plain(annotation)
     if get_origin(annotation) is Literal:
         return " | ".join(repr(v) for v in get_args(annotation))
     args = [a for a in get_args(annotation) if a is not type(None)]

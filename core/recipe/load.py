@@ -12,10 +12,10 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, ValidationError,
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
 from ..components.base import ComponentConfig
@@ -23,13 +23,10 @@ from ..errors import RecipeError, RegistryError
 from ..pipeline.kinds import STEP_KINDS
 from ..components.registry import Registry, get_registry, suggest
 from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep,  # noqa: F401
-                          Resources, SplitStep, StepModel, WeightStep)
+                          Resources, SplitStep, StepModel, TagToken, WeightStep)
 
 _Strict = ConfigDict(extra="forbid", populate_by_name=True)
 
-
-#: a tag token: no spaces, so it stays one word in front of the text
-_Token = Annotated[str, StringConstraints(pattern=r"^\S+$")]
 
 
 class InputSpec(BaseModel):
@@ -76,7 +73,7 @@ class InputSpec(BaseModel):
                         "bitext against synthetic rows); each copy gets fresh ids.")
     weight: float = Field(1.0, ge=0, description="Initial sentence weight of the input's rows "
                           "(the `weight` column, Marian's --data-weighting).")
-    tag: dict[Literal["src", "tgt"], _Token] | None = Field(
+    tag: dict[Literal["src", "tgt"], TagToken] | None = Field(
         None, description="Tokens written in front of this input's text, by side, when the corpus "
         "is written (Caswell et al. 2019's tagging of a whole input), e.g. `{tgt: <LEX>}`; steps "
         "score the text without it, and a generate step's own `tag` replaces it on the side the "

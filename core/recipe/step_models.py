@@ -7,11 +7,16 @@ The table that ties each model to its component base and executor is :mod:`bitex
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Strict = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+#: a tag token (a generate step's or an input's): no spaces, so it stays one word in front of
+#: the text
+TagToken = Annotated[str, StringConstraints(pattern=r"^\S+$")]
 
 
 class KeepSpec(BaseModel):
@@ -137,7 +142,7 @@ class GenerateStep(StepModel):
     generate: str = Field(description="Registered Generator name, e.g. translate.v1.")
     side: Literal["src", "tgt"] = Field(description="The side to fill; the other side is read. "
                                         "Back-translation of target monolingual text: src.")
-    tag: str | None = Field(None, pattern=r"^\S+$", description="A token prepended to every "
+    tag: TagToken | None = Field(None, description="A token prepended to every "
                             "generated text in the written corpus (tagged back-translation, "
                             "Caswell et al. 2019), e.g. <BT>; later steps score the text without "
                             "it, and test sets are never tagged.")
