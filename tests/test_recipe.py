@@ -127,6 +127,18 @@ def test_input_needs_files():
         parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "{}"), "r.yaml")
 
 
+def test_an_input_error_is_one_line_of_the_branch_the_value_took():
+    """`input:` is one mapping or a list of them: a mapping that fails its own check gets that
+    check's line alone (not the list branch's "should be a valid list"), and a value of neither
+    type one line that names both."""
+    with pytest.raises(RecipeError) as exc:
+        parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "{path: a.tsv}"), "r.yaml")
+    assert str(exc.value) == ("r.yaml: input: a TSV input needs columns: [...] or header: true")
+    with pytest.raises(RecipeError) as exc:
+        parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "a.tsv"), "r.yaml")
+    assert str(exc.value) == "r.yaml: input: should be a mapping or a list (got 'a.tsv')"
+
+
 def test_yaml_1_2_booleans_keep_on_a_string():
     """YAML 1.1 reads the key `on` as True; recipes use YAML 1.2 booleans (true/false only)."""
     r = parse_recipe(BASE + "  - filter: dedupe.v1\n    with: {on: src}\n", "r.yaml")

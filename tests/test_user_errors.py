@@ -447,7 +447,7 @@ def test_machine_translated_negatives_name_their_model_in_one_line(tmp_path):
     res = cli("validate", r, cwd=tmp_path)
     assert res.returncode == 2
     assert res.stderr.splitlines() == [
-        f"bitextforge: error: {r}: prepare[0].with: Value error, mt_model: the "
+        f"bitextforge: error: {r}: prepare[0].with: mt_model: the "
         f"machine_translated negatives need it"]
     r.write_text(head + ", mt_model: models/nope" + steps)
     res = cli("validate", r, cwd=tmp_path)

@@ -253,19 +253,55 @@ def _is_branch(part) -> bool:
     return isinstance(part, str) and part.startswith(("function-", "union[", "list["))
 
 
+#: pydantic's complaints that a value is not of a union branch's type
+_BRANCH_TYPE_ERRORS = ("model_type", "dict_type", "model_attributes_type", "list_type")
+
+
+def _keys(err: dict) -> tuple:
+    return tuple(p for p in err["loc"] if not _is_branch(p))
+
+
 def _other_branch(err: dict, errs: list[dict]) -> bool:
     """True for the complaint of the branch a value did not take: ``input:`` is one mapping or a
     list of them, and a list with a bad entry also fails the mapping branch ("should be a valid
-    dictionary"), a mapping with a bad key the list branch; an error deeper inside the same
-    value says what is wrong."""
-    if err["type"] not in ("model_type", "dict_type", "model_attributes_type", "list_type"):
+    dictionary"), a mapping with a bad key or a failed check the list branch ("should be a valid
+    list"); an error deeper inside the same value, or one of the taken branch's own checks at the
+    same key, says what is wrong."""
+    if err["type"] not in _BRANCH_TYPE_ERRORS:
         return False
-    head = tuple(p for p in err["loc"] if not _is_branch(p))
+    head = _keys(err)
     for e in errs:
-        keys = tuple(p for p in e["loc"] if not _is_branch(p))
-        if len(keys) > len(head) and keys[:len(head)] == head:
+        keys = _keys(e)
+        if keys[:len(head)] != head or e is err:
+            continue
+        if len(keys) > len(head) or e["type"] not in _BRANCH_TYPE_ERRORS:
             return True
     return False
+
+
+_BRANCH_NAMES = {"list_type": "a list"}
+
+
+def _merge_branches(errs: list[dict]) -> list[dict]:
+    """One error per key where every branch of a union refused the value by its type (``input:
+    bad.tsv`` is neither a mapping nor a list): "should be a mapping or a list", not two lines."""
+    out, seen = [], {}
+    for err in errs:
+        if err["type"] in _BRANCH_TYPE_ERRORS:
+            key = _keys(err)
+            if key in seen:
+                first = seen[key]
+                kind = _BRANCH_NAMES.get(err["type"], "a mapping")
+                if kind not in first["kinds"]:
+                    first["kinds"].append(kind)
+                continue
+            err = dict(err, kinds=[_BRANCH_NAMES.get(err["type"], "a mapping")])
+            seen[key] = err
+        out.append(err)
+    for err in seen.values():
+        if len(err["kinds"]) > 1:
+            err["msg"] = "should be " + " or ".join(err["kinds"])
+    return out
 
 
 def _loc_path(prefix: str, loc: tuple) -> str:
@@ -315,9 +351,7 @@ def format_validation_error(source: str, prefix: str, exc: ValidationError,
     """Turn pydantic errors into ``file: key.path: message`` lines with nearest-name hints."""
     lines = []
     errs = exc.errors(include_url=False)
-    for err in errs:
-        if _other_branch(err, errs):
-            continue
+    for err in _merge_branches([e for e in errs if not _other_branch(e, errs)]):
         loc = tuple(err["loc"])
         path = _loc_path(prefix, loc)
         if err["type"] == "extra_forbidden":
@@ -327,7 +361,7 @@ def format_validation_error(source: str, prefix: str, exc: ValidationError,
         elif err["type"] == "missing":
             msg = "required field missing"
         else:
-            msg = err["msg"]
+            msg = err["msg"].removeprefix("Value error, ")  # pydantic's wrapper of our own checks
             if "input" in err and err["type"] not in ("value_error",):
                 msg += f" (got {err['input']!r})"
         lines.append(f"{source}: {path}: {msg}")
