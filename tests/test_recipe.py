@@ -137,6 +137,12 @@ def test_an_input_error_is_one_line_of_the_branch_the_value_took():
     with pytest.raises(RecipeError) as exc:
         parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "a.tsv"), "r.yaml")
     assert str(exc.value) == "r.yaml: input: should be a mapping or a list (got 'a.tsv')"
+    with pytest.raises(RecipeError) as exc:
+        parse_recipe(BASE.replace("{src: a.de, tgt: a.en}", "{tsv: a.tsv}"), "r.yaml")
+    assert str(exc.value) == ("r.yaml: input.tsv: unknown field; give the file as path: (its "
+                              "format is inferred from the name)")
+    with pytest.raises(RecipeError, match=r"input\.srcc: unknown field; did you mean src\?"):
+        parse_recipe(BASE.replace("{src: a.de", "{srcc: a.de"), "r.yaml")
 
 
 def test_yaml_1_2_booleans_keep_on_a_string():

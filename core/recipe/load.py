@@ -38,6 +38,13 @@ class InputSpec(BaseModel):
     read one after the other."""
 
     model_config = _Strict
+    #: what to write instead of a key users reach for that is no field (too far from any for
+    #: a nearest-name hint)
+    unknown_hints: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("tsv", "jsonl", "file", "files", "filename"),
+                        "give the file as path: (its format is inferred from the name)"),
+        **dict.fromkeys(("mono", "monolingual", "lang", "language"),
+                        "a monolingual input is src: or tgt: alone, or path: with side:")}
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$", description="The input's name, "
                              "written to each row's `origin` (default `input`); required and "
                              "unique when `input:` is a list.")
@@ -329,7 +336,7 @@ def _resolve_model(model: type[BaseModel], loc: tuple) -> type[BaseModel] | None
     """The pydantic model that owns the field at ``loc`` (for nearest-name suggestions)."""
     cur: Any = model
     for part in loc[:-1]:
-        if isinstance(part, int) or cur is None:
+        if isinstance(part, int) or _is_branch(part) or cur is None:
             continue
         field = None
         for fname, f in getattr(cur, "model_fields", {}).items():
@@ -357,6 +364,8 @@ def format_validation_error(source: str, prefix: str, exc: ValidationError,
         if err["type"] == "extra_forbidden":
             owner = _resolve_model(model, loc)
             hint = suggest(str(loc[-1]), _model_fields(owner)) if owner else ""
+            if owner and str(loc[-1]) in getattr(owner, "unknown_hints", {}):
+                hint = "; " + owner.unknown_hints[str(loc[-1])]
             msg = f"unknown field{hint}"
         elif err["type"] == "missing":
             msg = "required field missing"
