@@ -32,3 +32,9 @@ class ComponentError(BitextforgeError):
 class StepError(ComponentError):
     """A component raised an exception while processing rows; the message names the step and the
     rows, and the original exception (with its traceback) is the ``__cause__``."""
+
+
+def check_message(err: dict) -> str:
+    """The message of one pydantic error as a user reads it: pydantic wraps the ValueError of our
+    own validators as "Value error, ...", which says nothing to someone fixing a recipe."""
+    return err["msg"].removeprefix("Value error, ")

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import BitextforgeError, InputError, RecipeError, RegistryError
+from ..errors import (BitextforgeError, InputError, RecipeError, RegistryError,
+                      check_message)
 
 Setup = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
 
@@ -166,7 +167,7 @@ def config_from_args(config: type[BaseModel], args: argparse.Namespace, fields: 
         for err in exc.errors(include_url=False):
             loc = err["loc"]
             flag = f" {flag_name(str(loc[0]))}" if loc else ""
-            msg = err["msg"].removeprefix("Value error, ")
+            msg = check_message(err)
             if err["type"] == "missing":
                 msg = "required"
             lines.append(f"{where}{flag}: {msg}")

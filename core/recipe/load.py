@@ -19,7 +19,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
 from ..components.base import ComponentConfig
-from ..errors import RecipeError, RegistryError
+from ..errors import RecipeError, RegistryError, check_message
 from ..pipeline.kinds import STEP_KINDS
 from ..components.registry import Registry, get_registry, suggest
 from .step_models import (FilterStep, GenerateStep, KeepSpec, ParaphraseStep,  # noqa: F401
@@ -295,15 +295,12 @@ def _merge_branches(errs: list[dict]) -> list[dict]:
     out, seen = [], {}
     for err in errs:
         if err["type"] in _BRANCH_TYPE_ERRORS:
-            key = _keys(err)
+            key, kind = _keys(err), _BRANCH_NAMES.get(err["type"], "a mapping")
             if key in seen:
-                first = seen[key]
-                kind = _BRANCH_NAMES.get(err["type"], "a mapping")
-                if kind not in first["kinds"]:
-                    first["kinds"].append(kind)
+                if kind not in seen[key]["kinds"]:
+                    seen[key]["kinds"].append(kind)
                 continue
-            err = dict(err, kinds=[_BRANCH_NAMES.get(err["type"], "a mapping")])
-            seen[key] = err
+            err = seen[key] = dict(err, kinds=[kind])
         out.append(err)
     for err in seen.values():
         if len(err["kinds"]) > 1:
@@ -370,7 +367,7 @@ def format_validation_error(source: str, prefix: str, exc: ValidationError,
         elif err["type"] == "missing":
             msg = "required field missing"
         else:
-            msg = err["msg"].removeprefix("Value error, ")  # pydantic's wrapper of our own checks
+            msg = check_message(err)
             if "input" in err and err["type"] not in ("value_error",):
                 msg += f" (got {err['input']!r})"
         lines.append(f"{source}: {path}: {msg}")
