@@ -170,6 +170,109 @@ def test_ema_saves_the_average_and_leaves_the_training_alone(tiny, tmp_path):
     assert any(not torch.equal(v, weights["avg"][k]) for k, v in weights["plain"].items())
 
 
+class _Killed(Exception):
+    """Stands for a kill in the middle of a training (the state on disk is what a SIGKILL
+    leaves: resume.pt is written whole or not at all)."""
+
+
+def test_a_killed_training_resumes_to_the_same_model(tiny, tmp_path):
+    """A training stopped after its latest resumable state and started again on the same
+    output continues from that state (weights, optimizer, schedule, average, data order, dropout's
+    random state), across an epoch's end, to the same model byte for byte and the same
+    validation history as an uninterrupted run; the state is removed when the training ends."""
+    from bitextforge.plugins.nmt.train import RESUME_FILE, TrainOptions, train
+
+    # 12 batches an epoch: the kill falls in the second, the run ends in the third
+    base = _short_run(tiny["data"], max_steps=30, valid_every_steps=8, resume_every_steps=5,
+                      ema=0.9, dropout=0.2)
+    whole = train(TrainOptions(**base, output=str(tmp_path / "whole")), log=lambda m: None)
+    assert whole["epochs"] >= 3 and not (tmp_path / "whole" / RESUME_FILE).exists()
+
+    def kill_at_second_validation(msg: str) -> None:
+        if msg.startswith("train-nmt: validation") and '"step": 16' in msg:
+            raise _Killed
+
+    opts = TrainOptions(**base, output=str(tmp_path / "part"))
+    with pytest.raises(_Killed):
+        train(opts, log=kill_at_second_validation)
+    assert (tmp_path / "part" / RESUME_FILE).is_file()
+    said: list[str] = []
+    resumed = train(opts, log=said.append)
+    assert any(f"resuming from {tmp_path / 'part' / RESUME_FILE} at update 15 (epoch 2" in m
+               for m in said), said
+    assert resumed["steps"] == 30 and resumed["epochs"] == whole["epochs"]
+    assert resumed["history"] == [{**h, "minutes": r["minutes"]} for h, r in
+                                  zip(whole["history"], resumed["history"])]
+    assert (tmp_path / "part" / "model.safetensors").read_bytes() == \
+        (tmp_path / "whole" / "model.safetensors").read_bytes()
+    assert not (tmp_path / "part" / RESUME_FILE).exists()
+
+
+def test_a_state_of_another_training_is_not_resumed(tiny, tmp_path):
+    """A resumable state left by a training with other options (here the learning rate) is
+    said and discarded: the run starts over and ends as a fresh one."""
+    from bitextforge.plugins.nmt.train import RESUME_FILE, TrainOptions, train
+
+    base = _short_run(tiny["data"], max_steps=6, valid_every_steps=3, resume_every_steps=2)
+
+    def kill(msg: str) -> None:
+        if msg.startswith("train-nmt: validation"):
+            raise _Killed
+
+    with pytest.raises(_Killed):
+        train(TrainOptions(**base, output=str(tmp_path / "m"), lr=1e-3), log=kill)
+    said: list[str] = []
+    train(TrainOptions(**base, output=str(tmp_path / "m")), log=said.append)
+    fresh = train(TrainOptions(**base, output=str(tmp_path / "fresh")), log=lambda m: None)
+    path = tmp_path / "m" / RESUME_FILE
+    assert f"train-nmt: {path} is the state of another training (other options or data); " \
+           f"starting over" in said
+    assert not any("resuming" in m for m in said) and not path.exists()
+    assert (tmp_path / "m" / "model.safetensors").read_bytes() == \
+        (tmp_path / "fresh" / "model.safetensors").read_bytes()
+
+
+def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_path):
+    """`bitextforge train-nmt` killed with SIGKILL leaves its temporary output; the same command
+    again moves it into its own temporary name, resumes the state in it, and writes the model an
+    uninterrupted command writes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    d = tiny["data"]
+
+    def command(out):
+        return [sys.executable, "-m", "bitextforge.cli", "train-nmt", "--src-train", d / "t.de",
+                "--tgt-train", d / "t.en", "--src-lang", "de", "--tgt-lang", "en", "--output",
+                out, "--vocab-size", "400", "--d-model", "32", "--layers", "1", "--heads", "2",
+                "--ffn-dim", "64", "--batch-tokens", "600", "--threads", "1", "--max-len", "24",
+                "--precision", "fp32", "--max-steps", "400", "--resume-every-steps", "10",
+                "--valid-src", d / "test.de", "--valid-tgt", d / "test.en",
+                "--valid-every-steps", "100"]
+
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    done = subprocess.run(list(map(str, command(whole))), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    proc = subprocess.Popen(list(map(str, command(part))), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    state = tmp_path / f".part.partial-{proc.pid}" / "resume.pt"
+    t0 = time.monotonic()
+    while not state.exists() and proc.poll() is None and time.monotonic() - t0 < 300:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the training ended before its first resumable state"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not part.exists()
+    again = subprocess.run(list(map(str, command(part))), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert f"moved {state.parent}, left by a training that was killed" in again.stderr
+    assert "train-nmt: resuming from" in again.stderr
+    assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()
+    assert not list(tmp_path.glob(".part.partial-*")) and not (part / "resume.pt").exists()
+
+
 def test_subword_regularization_samples_each_epoch_and_is_reproducible(tiny, tmp_path):
     """subword_alpha (Kudo 2018) segments the training pairs anew every epoch: the training
     differs from the plain one, the same seed gives the same model byte for byte within one

@@ -230,6 +230,44 @@ def test_a_seed_finished_before_the_run_stopped_is_reused(tmp_path, capsys, monk
     assert whole.numbers == report.numbers
 
 
+def test_a_seed_interrupted_mid_training_resumes_from_its_state(tmp_path, capsys, monkeypatch):
+    # the run stops (Ctrl-C, a lost session) after a few resumable states of its model; the next
+    # run continues the latest state and reports what a run that was never stopped reports
+    import bitextforge.plugins.nmt.train as nmt_train
+
+    real_train, real_save = nmt_train.train, nmt_train.save_resume
+    saves = []
+
+    def often(opts, log=print, where="train-nmt"):
+        return real_train(opts.model_copy(update={"resume_every_steps": 2}), log, where)
+
+    def save_then_stop(path, state):
+        real_save(path, state)
+        saves.append(state["step"])
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(nmt_train, "train", often)
+    monkeypatch.setattr(nmt_train, "save_resume", save_then_stop)
+    view = _corpus(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        _evaluator(tmp_path, max_steps=7).evaluate(view)
+    root = tmp_path / "run" / "train_and_test"
+    assert saves == [2, 4] and (root / ".model-seed1.tmp" / nmt_train.RESUME_FILE).is_file()
+    monkeypatch.setattr(nmt_train, "save_resume", real_save)
+    capsys.readouterr()
+    report = _evaluator(tmp_path, max_steps=7).evaluate(view)
+    err = capsys.readouterr().err
+    assert ".model-seed1.tmp holds the state of a killed training" in err
+    assert "resuming from" in err and "at update 4" in err
+    whole = _evaluator(tmp_path, max_steps=7).evaluate(_corpus(tmp_path / "whole"))
+    assert whole.numbers == report.numbers
+    weights = "model-seed1/model.safetensors"
+    assert (root / weights).read_bytes() == \
+        (tmp_path / "whole" / "train_and_test" / weights).read_bytes()
+    assert not list(root.glob(".model-seed*"))
+
+
 def test_the_stamp_not_a_stale_record_says_which_model_is_on_disk(tmp_path, monkeypatch):
     # a run at 2 updates writes its record; a run at 3 trains over the model and stops before
     # rewriting the record; a run at 2 again must train, not reuse the 3-update model the stale

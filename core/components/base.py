@@ -332,6 +332,9 @@ class Trainer(Component):
     """
 
     kind: ClassVar[str] = "trainer"
+    #: the trainer continues a state that an interrupted training left in its ``output`` (a
+    #: killed run's temporary output is then handed to the next run instead of removed)
+    resumable: ClassVar[bool] = False
 
     class Config(ComponentConfig):
         """Every trainer writes to ``output``."""

@@ -73,11 +73,11 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     if not will_train(cls, cfg, force):
         say(f"{where}: {final_out} exists, not retrained (force: true retrains)")
         return {**entry, "status": "exists"}
-    _remove_stale_partials(final_out, say)
     tmp_out = _partial(final_out, str(os.getpid()))
     tmp_cfg = cfg.model_copy(update={"output": str(tmp_out)})
     for p in _declared_outputs(cls, tmp_cfg):
         _remove(p)
+    _remove_stale_partials(final_out, say, adopt=tmp_out if cls.resumable else None)
     final_out.parent.mkdir(parents=True, exist_ok=True)
     if announce:
         say(f"{where}: training {final_out}")
@@ -94,9 +94,13 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
             if final.exists() or final.is_symlink():
                 _remove(final)
             os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
+        # an interrupted resumable training keeps its state for the next run to continue (an
+        # error removes it: the same inputs would fail again)
+        keep = {tmp_out} if cls.resumable and not isinstance(exc, Exception) else set()
         for p in trainer.outputs():
-            _remove(p)
+            if p not in keep:
+                _remove(p)
         raise
     finally:
         trainer.close()
@@ -106,21 +110,32 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     return {**entry, "status": "trained", "seconds": seconds, "info": info}
 
 
-def _remove_stale_partials(final_out: Path, say) -> None:
+def _remove_stale_partials(final_out: Path, say, adopt: Path | None = None) -> None:
     """Remove the temporary outputs of earlier trainings of ``final_out`` whose process is gone
     (killed with SIGKILL or by the out-of-memory killer, which no handler can catch); those of a
-    training still running elsewhere are left alone."""
+    training still running elsewhere are left alone. With ``adopt`` (a resumable trainer's
+    temporary output), the latest such output is moved there instead, for the trainer to
+    continue the state it holds."""
     prefix = _partial(final_out, "").name
     if not final_out.parent.is_dir():
         return
+    stale = []
     for p in final_out.parent.iterdir():
         if not p.name.startswith(prefix):
             continue
         pid = p.name[len(prefix):].split(".", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        _remove(p)
-        say(f"removed {p}, left by a training that was killed")
+        if pid.isdigit() and not _alive(int(pid)):
+            stale.append((p, pid))
+    outs = [p for p, pid in stale if p == _partial(final_out, pid) and p.is_dir()]
+    kept = max(outs, key=lambda p: p.stat().st_mtime) if adopt is not None and outs else None
+    for p, _ in stale:
+        if p == kept:
+            os.replace(p, adopt)
+            say(f"moved {p}, left by a training that was killed, to {adopt}: the trainer "
+                f"continues the state it holds")
+        else:
+            _remove(p)
+            say(f"removed {p}, left by a training that was killed")
 
 
 def _alive(pid: int) -> bool:

@@ -33,7 +33,7 @@ from bitextforge import Evaluator, InputError, Report
 from bitextforge.io.corpus import read_parallel, write_atomic
 from bitextforge.hardware import Precision, device_field
 
-from .train import TrainOptions
+from .train import RESUME_FILE, TrainOptions
 
 #: the train-nmt options a train_and_test.v1 step passes on unchanged (defaults included)
 TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",
@@ -393,8 +393,11 @@ class TrainAndTestEvaluator(Evaluator):
             minutes=1e9, valid_every=1e9, beam=c.beam, device=c.device, precision=c.precision,
             ema=c.ema, **{k: getattr(c, k) for k in TRAIN_SETTINGS})
         tmp = _unfinished(out)
-        if tmp.exists():
+        if tmp.exists() and not (tmp / RESUME_FILE).is_file():
             shutil.rmtree(tmp)
+        elif tmp.exists():
+            _log(f"{tmp} holds the state of a killed training: train-nmt continues it if it "
+                 f"is this one's")
         info = train(opts.model_copy(update={"output": str(tmp)}), log=_log, where=self.name)
         facts = {"steps": info["steps"], "train_minutes": info["train_minutes"],
                  "pairs": info["pairs"], "parameters": info["parameters"],
@@ -431,10 +434,13 @@ class TrainAndTestEvaluator(Evaluator):
             if failed is not None:
                 raise failed.exception()
             return {futures[f]: f.result() for f in futures}
-        except BaseException:
+        except BaseException as exc:
             stop_workers(pool)
             for _, out, _, _ in jobs:  # what the stopped workers had half written
-                shutil.rmtree(_unfinished(out), ignore_errors=True)
+                tmp = _unfinished(out)
+                # but an interrupt keeps the states a rerun resumes (an error would recur)
+                if isinstance(exc, Exception) or not (tmp / RESUME_FILE).is_file():
+                    shutil.rmtree(tmp, ignore_errors=True)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -15,8 +15,10 @@ evaluated with sacrebleu.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
+import os
 import random
 import shutil
 import time
@@ -121,6 +123,16 @@ class TrainOptions(BaseModel):
     valid_every_steps: int | None = Field(
         None, ge=1, description="Updates between validations, instead of valid_every's minutes: "
         "which checkpoint is kept then does not depend on the machine's speed or load.")
+    resume_every: float = Field(
+        10.0, ge=0, description="Minutes between resumable states (the weights, optimizer, "
+        "schedule, averaged weights, data order and random state) written to resume.pt in the "
+        "output directory: started again on the same data with the same options after a kill, "
+        "the training continues from the latest one, to the same model as an uninterrupted run "
+        "(with subword_alpha, to a model as good: encode's docstring says why). The file is "
+        "removed when the training ends. 0: none.")
+    resume_every_steps: int | None = Field(
+        None, ge=1, description="Updates between resumable states, instead of resume_every's "
+        "minutes.")
     snapshots: bool = Field(False, description="Also save the model at every validation to "
                             "snapshots/step-N in the output directory, to measure BLEU against "
                             "training time afterwards.")
@@ -229,6 +241,12 @@ def budget_lr_factor(frac: float, warmup_fraction: float, step: int = 0,
 
 #: the training log has a line at least this often (seconds), besides one every 100 updates
 LOG_SECONDS = 30.0
+#: the resumable state of an unfinished training, in its output directory
+RESUME_FILE = "resume.pt"
+#: options that change neither the updates nor the checkpoints kept, so a run resumed with other
+#: values of them continues the same training (threads: only the last bits of the sums)
+_RESUME_FREE = ("output", "resume_every", "resume_every_steps", "threads", "tests", "beam",
+                "test_backend")
 #: a final loss above this share of uniform guessing's (ln of the vocabulary size) is "near uniform"
 NEAR_UNIFORM = 0.9
 
@@ -276,6 +294,55 @@ def budget_warning(opts: TrainOptions, updates_per_second: float | None = None) 
                     f"{reach:,} updates, fewer than the {warm}-update warm-up (raise minutes or "
                     f"lower min_warmup_steps / warmup)")
     return None
+
+
+def resume_key(opts: TrainOptions, src: list[str], tgt: list[str],
+               weights: list[float] | None) -> str:
+    """What a resumable state must match to be continued: the options that shape the training
+    and the pairs it reads (after the empty, held-out and weight-0 ones are left out)."""
+    h = hashlib.sha256(json.dumps(opts.model_dump(exclude=set(_RESUME_FREE)), sort_keys=True,
+                                  default=str).encode())
+    for side in (src, tgt):
+        for line in side:
+            h.update(line.encode("utf-8", "surrogatepass") + b"\n")
+        h.update(b"\0")
+    if weights is not None:
+        h.update(json.dumps(weights).encode())
+    return h.hexdigest()
+
+
+def load_resume(path: Path, key: str, log: Callable[[str], None]) -> dict | None:
+    """The resumable state in ``path`` when it belongs to the training of ``key`` (and its
+    vocabulary is beside it), else None; a state of another training is said and removed."""
+    if not path.is_file():
+        return None
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unreadable state means starting over
+        log(f"train-nmt: {path} cannot be read ({type(e).__name__}: {e}); starting over")
+        path.unlink()
+        return None
+    if not isinstance(state, dict) or state.get("key") != key:
+        log(f"train-nmt: {path} is the state of another training (other options or data); "
+            f"starting over")
+        path.unlink()
+        return None
+    if not (path.parent / "joint.model").is_file():
+        log(f"train-nmt: {path} has no joint.model beside it; starting over")
+        path.unlink()
+        return None
+    return state
+
+
+def save_resume(path: Path, state: dict) -> None:
+    """Write a resumable state whole or not at all (a kill while saving keeps the previous)."""
+    import torch
+
+    tmp = path.with_name(path.name + ".part")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
 
 
 def train_spm(texts: list[str], prefix: Path, vocab_size: int, seed: int) -> None:
@@ -635,8 +702,13 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     # read and check every input before the output directory exists
     out.mkdir(parents=True, exist_ok=True)
     spm_prefix = out / "joint"
+    resume_path = out / RESUME_FILE
+    key = resume_key(opts, src_txt, tgt_txt, weights)
+    state = load_resume(resume_path, key, log)
     reuse = opts.spm or (init / "joint.model" if init else None)
-    if reuse:
+    if state is not None:
+        pass  # the vocabulary the state was trained with is already in out
+    elif reuse:
         # Reuse a joint vocabulary (the reverse direction's, or the model being continued): same
         # pieces, no retraining.
         if Path(reuse).resolve() != spm_prefix.with_suffix(".model").resolve():
@@ -700,6 +772,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         return budget_lr_factor(progress(s), opts.warmup_fraction, s, opts.min_warmup_steps)
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
+    ema = WeightAverage(torch, model, opts.ema) if opts.ema else None
 
     t_train = time.perf_counter()
     next_valid = opts.valid_every * 60.0
@@ -708,6 +781,43 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
     run_loss, run_n = 0.0, 0
     done = False
     last_log = 0.0
+    skip = 0  # batches of the first epoch already trained before the resumed state
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["schedule"])
+        if ema is not None:
+            with torch.no_grad():
+                for a, v in zip(ema.avg, state["ema"]):
+                    a.copy_(v)
+        step, epoch, best = state["step"], state["epoch"] - 1, state["best"]
+        history, run_loss, run_n = state["history"], state["run_loss"], state["run_n"]
+        next_valid, last_log, skip = state["next_valid"], state["last_log"], state["batch"]
+        t_train -= state["elapsed"]
+        rng.setstate(state["epoch_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        if device.startswith("cuda") and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"])
+        log(f"train-nmt: resuming from {resume_path} at update {step} (epoch {epoch + 1}, "
+            f"{state['elapsed'] / 60:.1f} min trained)")
+    last_resume = time.perf_counter() - t_train
+
+    def resume_due(elapsed: float) -> bool:
+        if opts.resume_every_steps:
+            return step % opts.resume_every_steps == 0
+        return opts.resume_every > 0 and elapsed - last_resume >= opts.resume_every * 60.0
+
+    def save_state(batch: int, epoch_rng) -> None:
+        """The training as it stands after ``batch`` batches of the current epoch."""
+        save_resume(resume_path, {
+            "key": key, "model": model.state_dict(), "optimizer": opt.state_dict(),
+            "schedule": sched.state_dict(),
+            "ema": [a.detach().cpu() for a in ema.avg] if ema is not None else None,
+            "step": step, "epoch": epoch, "best": best, "history": history,
+            "run_loss": run_loss, "run_n": run_n, "next_valid": next_valid,
+            "last_log": last_log, "batch": batch, "elapsed": time.perf_counter() - t_train,
+            "epoch_rng": epoch_rng, "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state() if device.startswith("cuda") else None})
 
     def checkpoint(reason: str) -> None:
         with ema.swapped_in() if ema is not None else contextlib.nullcontext():
@@ -736,10 +846,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         history.append(entry)
         log(f"train-nmt: {reason} {json.dumps(entry)}")
 
-    ema = WeightAverage(torch, model, opts.ema) if opts.ema else None
     model.train()
     while not done:
         epoch += 1
+        epoch_rng = rng.getstate()  # what makes this epoch's batches, for a resumed run
         if opts.subword_alpha > 0:
             # a fresh segmentation every epoch, from the epoch's seed (repeatable within a
             # process only: encode's docstring says why)
@@ -748,7 +858,9 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
                         for side, txt in enumerate((src_txt, tgt_txt)))
         batches = make_batches(src, tgt, opts.batch_tokens, rng)
         rng.shuffle(batches)
-        for idx in batches:
+        for pos, idx in enumerate(batches):
+            if pos < skip:
+                continue
             x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
             with autocast(torch, device, precision):
                 logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
@@ -790,6 +902,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
                 checkpoint("validation")
                 run_loss, run_n = 0.0, 0
                 next_valid += opts.valid_every * 60.0
+            if resume_due(elapsed):
+                save_state(pos + 1, epoch_rng)
+                last_resume = time.perf_counter() - t_train
+        skip = 0
     checkpoint("final")
     train_minutes = (time.perf_counter() - t_train) / 60
     warnings = training_warnings(opts, step, history[-1]["train_loss"] if run_n else None, vocab)
@@ -837,5 +953,6 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
             log(f"train-nmt: BLEU {r['bleu']} beam {beam} on {ts} ({r['seconds']} s)")
             results.append(r)
             write_log()
+    resume_path.unlink(missing_ok=True)  # the training is whole: nothing is left to resume
     # the record rounds to 0.01 min (0.6 s): updates per second of a short run need the clock's own
     return {**write_log(), "train_seconds": train_minutes * 60}

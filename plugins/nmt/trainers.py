@@ -18,6 +18,7 @@ class NmtModelTrainer(Trainer):
 
     name = "nmt_model.v1"
     extra = "nmt"
+    resumable = True  # train() continues the resume.pt a killed training left
 
     class Config(Trainer.Config, TrainOptions):
         """Options of nmt_model.v1: exactly those of ``bitextforge train-nmt``."""
