@@ -208,6 +208,18 @@ def test_a_killed_training_resumes_to_the_same_model(tiny, tmp_path):
     assert not (tmp_path / "part" / RESUME_FILE).exists()
 
 
+def test_the_step_log_says_the_time_to_go_at_this_process_rate():
+    """The update budget left at the rate of the updates this process made (a resumed run's
+    earlier minutes do not count), or the time budget left when that ends the run first; nothing
+    until 50 updates give a rate."""
+    from bitextforge.plugins.nmt.train import time_to_go
+
+    assert time_to_go(49, 30.0, 1000, 1e9) == ""
+    assert time_to_go(1000, 600.0, 23000, 1e12) == ", about 230 min to go"
+    assert time_to_go(100, 60.0, 23000, 300.0) == ", about 5 min to go"
+    assert time_to_go(100, 60.0, None, 45.0) == ", about 45 s to go"
+
+
 def test_a_state_of_another_training_is_not_resumed(tiny, tmp_path):
     """A resumable state left by a training with other options (here the learning rate) is
     said and discarded: the run starts over and ends as a fresh one."""
@@ -269,6 +281,7 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     assert again.returncode == 0, again.stderr
     assert f"moved {state.parent}, left by a training that was killed" in again.stderr
     assert "train-nmt: resuming from" in again.stderr
+    assert "step 400/400 epoch" in again.stderr
     assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()
     assert not list(tmp_path.glob(".part.partial-*")) and not (part / "resume.pt").exists()
 

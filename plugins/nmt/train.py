@@ -296,6 +296,19 @@ def budget_warning(opts: TrainOptions, updates_per_second: float | None = None) 
     return None
 
 
+def time_to_go(steps: int, seconds: float, steps_left: int | None, budget_left: float) -> str:
+    """", about N min to go" for the step log: the update budget left at the rate of this
+    process's ``steps`` in ``seconds`` (an ETA for runs of hours), or the time budget left if that
+    ends the run first; empty before 50 updates, when the rate is not yet known."""
+    if steps < 50 or seconds <= 0:
+        return ""
+    left = budget_left
+    if steps_left is not None:
+        left = min(left, steps_left * seconds / steps)
+    left = max(left, 0.0)
+    return f", about {left / 60:.0f} min to go" if left >= 60 else f", about {left:.0f} s to go"
+
+
 def resume_key(opts: TrainOptions, src: list[str], tgt: list[str],
                weights: list[float] | None) -> str:
     """What a resumable state must match to be continued: the options that shape the training
@@ -801,6 +814,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         log(f"train-nmt: resuming from {resume_path} at update {step} (epoch {epoch + 1}, "
             f"{state['elapsed'] / 60:.1f} min trained)")
     last_resume = time.perf_counter() - t_train
+    step0, elapsed0 = step, last_resume  # where this process began, for the time to go
 
     def resume_due(elapsed: float) -> bool:
         if opts.resume_every_steps:
@@ -889,8 +903,11 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
             # minutes over the first hundred
             if step % 100 == 0 or elapsed - last_log >= LOG_SECONDS:
                 last_log = elapsed
-                log(f"train-nmt: step {step} epoch {epoch} {elapsed / 60:.1f} min "
-                    f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}")
+                of = f"/{opts.max_steps}" if opts.max_steps else ""
+                log(f"train-nmt: step {step}{of} epoch {epoch} {elapsed / 60:.1f} min "
+                    f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}"
+                    + time_to_go(step - step0, elapsed - elapsed0, opts.max_steps - step
+                                 if opts.max_steps else None, budget - elapsed))
             if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
                 done = True
                 break
