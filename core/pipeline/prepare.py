@@ -132,7 +132,7 @@ def _remove_stale_partials(final_out: Path, say, adopt: Path | None = None) -> N
         if p == kept:
             os.replace(p, adopt)
             say(f"moved {p}, left by a training that was killed, to {adopt}: the trainer "
-                f"continues the state it holds")
+                f"resumes from it if it holds a state of this training")
         else:
             _remove(p)
             say(f"removed {p}, left by a training that was killed")
