@@ -152,7 +152,7 @@ def epochs_section(args, device: str, out: Path, spm: str | None = None) -> dict
     marks: list[tuple[int, int, float]] = []  # (step, epoch, seconds) of each progress line
 
     def log(message: str) -> None:
-        m = re.search(r"step (\d+) epoch (\d+) ", message)
+        m = re.search(r"step (\d+)(?:/\d+)? epoch (\d+) ", message)
         if "forward pass on" in message:  # logged just before the first update
             marks.append((0, 1, time.perf_counter()))
         elif m:

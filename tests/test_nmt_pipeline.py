@@ -387,7 +387,7 @@ def test_training_logs_progress_by_time(tiny, tmp_path, monkeypatch):
     lines: list[str] = []
     train_mod.train(opts, log=lines.append)
     steps = [ln for ln in lines if ln.startswith("train-nmt: step ")]
-    assert [ln.split()[2] for ln in steps] == ["1", "2", "3"]
+    assert [ln.split()[2] for ln in steps] == ["1/3", "2/3", "3/3"]
 
 
 def test_validation_every_n_updates_does_not_depend_on_the_clock(tiny, tmp_path):
