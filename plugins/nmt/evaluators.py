@@ -33,7 +33,7 @@ from bitextforge import Evaluator, InputError, Report
 from bitextforge.io.corpus import read_parallel, write_atomic
 from bitextforge.hardware import Precision, device_field
 
-from .train import RESUME_FILE, TrainOptions
+from .train import TrainOptions, has_resume_state
 
 #: the train-nmt options a train_and_test.v1 step passes on unchanged (defaults included)
 TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",
@@ -393,7 +393,7 @@ class TrainAndTestEvaluator(Evaluator):
             minutes=1e9, valid_every=1e9, beam=c.beam, device=c.device, precision=c.precision,
             ema=c.ema, **{k: getattr(c, k) for k in TRAIN_SETTINGS})
         tmp = _unfinished(out)
-        if tmp.exists() and not (tmp / RESUME_FILE).is_file():
+        if tmp.exists() and not has_resume_state(tmp):
             shutil.rmtree(tmp)
         elif tmp.exists():
             _log(f"{tmp} holds the state of a killed training: train-nmt continues it if it "
@@ -439,7 +439,7 @@ class TrainAndTestEvaluator(Evaluator):
             for _, out, _, _ in jobs:  # what the stopped workers had half written
                 tmp = _unfinished(out)
                 # but an interrupt keeps the states a rerun resumes (an error would recur)
-                if isinstance(exc, Exception) or not (tmp / RESUME_FILE).is_file():
+                if isinstance(exc, Exception) or not has_resume_state(tmp):
                     shutil.rmtree(tmp, ignore_errors=True)
             raise
         finally:

@@ -324,6 +324,12 @@ def resume_key(opts: TrainOptions, src: list[str], tgt: list[str],
     return h.hexdigest()
 
 
+def has_resume_state(directory: Path) -> bool:
+    """Whether ``directory`` (a training's output) holds the resumable state of an unfinished
+    training, which whoever cleans up after a kill must keep for the rerun."""
+    return (directory / RESUME_FILE).is_file()
+
+
 def load_resume(path: Path, key: str, log: Callable[[str], None]) -> dict | None:
     """The resumable state in ``path`` when it belongs to the training of ``key`` (and its
     vocabulary is beside it), else None; a state of another training is said and removed."""
