@@ -261,3 +261,73 @@ def test_model_replaced_before_resume_is_refused_and_restart_scores_all_with_it(
     run_recipe(recipe(again))
     assert ExplodingAfterFirstShard.scored == 4  # the second shard's rows only
     assert (again / "corpus.tsv").read_bytes() == (tmp_path / "new" / "corpus.tsv").read_bytes()
+
+
+def test_input_copied_again_resumes_and_input_changed_in_place_is_refused(
+        bitextforge_plugin, pair_files, tmp_path):
+    """Input files count by content: the same bytes written again (data synced anew between a
+    kill and the rerun, every file with a new modification time) continue the run after its
+    finished shard; other bytes at the same size with the old modification time put back (what
+    a size-and-time check cannot see) are refused, naming the input."""
+    bitextforge_plugin(ExplodingAfterFirstShard, name="exploding-after-first-shard")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+
+    def recipe(out):
+        return parse_recipe(
+            f"name: resume-input\ninput: {{src: '{s}', tgt: '{t}'}}\n"
+            f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
+            f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n", "r.yaml")
+
+    def stopped_after_first_shard(out):
+        ExplodingAfterFirstShard.armed = True
+        with pytest.raises(StepError, match="stopped on purpose"):
+            run_recipe(recipe(out))
+        assert (out / ".shards" / "00000" / "DONE").exists()
+        ExplodingAfterFirstShard.armed = False
+        ExplodingAfterFirstShard.scored = 0
+
+    first = tmp_path / "first"
+    stopped_after_first_shard(first)
+    for f in (s, t):  # copied again: the same bytes, a new file with a new modification time
+        data, st = f.read_bytes(), f.stat()
+        f.unlink()
+        f.write_bytes(data)
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    run_recipe(recipe(first))
+    assert ExplodingAfterFirstShard.scored == len(SMALL_DE) - 4  # the finished shard kept
+    assert read_lines(first / "corpus.tgt") == SMALL_EN
+
+    second = tmp_path / "second"
+    stopped_after_first_shard(second)
+    st = s.stat()
+    changed = s.read_text(encoding="utf-8").replace("Hund", "Hahn")  # same length in bytes
+    s.write_text(changed, encoding="utf-8")
+    os.utime(s, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (s.stat().st_size, s.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    with pytest.raises(BitextforgeError) as err:
+        run_recipe(recipe(second))
+    assert str(err.value).startswith(f"{second}: holds an unfinished run of a different recipe, "
+                                     f"input or model (changed: input.src; 1 shard finished)")
+    assert ExplodingAfterFirstShard.scored == 0
+
+
+def test_a_large_input_is_said_when_it_is_read_for_its_identity_and_not_again(
+        pair_files, tmp_path, monkeypatch, capsys):
+    """The first fingerprint of a large input reads it whole, which is said with the file's
+    name; its hash is then remembered, so a second run neither reads it nor says so."""
+    from bitextforge.cache import identity
+    from bitextforge.io import shards
+
+    monkeypatch.setenv("BITEXTFORGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(shards, "LARGE_INPUT", 10)
+    # files just written are hashed every time (their change time is too recent to trust)
+    monkeypatch.setattr(identity, "RACY_SECONDS", -1.0)
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    recipe = parse_recipe(f"name: big\ninput: {{src: '{s}', tgt: '{t}'}}\n"
+                          f"output: {{dir: '{tmp_path / 'out'}'}}\n", "r.yaml")
+    first = shards.input_fingerprint(recipe)
+    err = capsys.readouterr().err
+    assert f"bitextforge: {s}: reading its 0.0 GB once to identify it by content" in err
+    assert str(t) in err
+    assert shards.input_fingerprint(recipe) == first
+    assert capsys.readouterr().err == ""

@@ -278,8 +278,8 @@ def test_error_after_a_finished_shard_keeps_it_and_says_how_to_continue(tmp_path
     assert res.stderr.strip() == (
         f"bitextforge: error: {tmp_path}/out: holds an unfinished run of a different recipe, "
         f"input or model (changed: the recipe; 1 shard finished); to continue it, rerun with the "
-        f"recipe, input files and model files it started with (input files are compared by size "
-        f"and modification time, the files its steps read by content); to start again, rerun "
+        f"recipe, input files and model files it started with (input files and the files its "
+        f"steps read are compared by content); to start again, rerun "
         f"with --restart (discards it) or choose another output directory")
 
 

@@ -65,9 +65,12 @@ def component_identity(component) -> dict[str, str]:
         return {key: _identity(Path(path).expanduser(), sidecar) for key, path in paths}
 
 
-def path_identity(path: str | os.PathLike) -> str:
-    """The identity of one file or directory (``absent`` when there is nothing at ``path``)."""
+def path_identity(path: str | os.PathLike, announce=None) -> str:
+    """The identity of one file or directory (``absent`` when there is nothing at ``path``);
+    ``announce(file, size)``, if given, is called before each file that is read to be hashed
+    (one whose hash is not remembered), so that a caller can say why a large file takes time."""
     with _Sidecar() as sidecar:
+        sidecar.announce = announce
         return _identity(Path(path).expanduser(), sidecar)
 
 
@@ -119,6 +122,8 @@ def _file_hash(path: Path, st: os.stat_result, sidecar: "_Sidecar") -> str:
     known = sidecar.get(key, sig)
     if known is not None:
         return known
+    if sidecar.announce is not None:
+        sidecar.announce(path, st.st_size)
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -143,6 +148,7 @@ class _Sidecar:
 
         self.sqlite3 = sqlite3
         self.db: sqlite3.Connection | None = None
+        self.announce = None
 
     def __enter__(self) -> "_Sidecar":
         try:

@@ -33,6 +33,8 @@ SHARD_DIR = ".shards"
 #: the shard folder once its shards are merged into the final files (their names in ``MERGED``)
 MERGED_DIR = ".shards-merged"
 MERGED = "MERGED"
+#: input files at least this large (bytes) are announced while their content is hashed
+LARGE_INPUT = 1 << 30
 
 
 class Fingerprint(str):
@@ -45,12 +47,20 @@ class Fingerprint(str):
 
 def input_fingerprint(recipe, components: Sequence = ()) -> Fingerprint:
     """What a resumed run must share with the run it continues: the filled recipe, each input
-    file's path, size and modification time, and the content identity of every file and directory
-    each step's built component (``components``, in step order) declares with ``input_paths``
+    file's path and content, and the content identity of every file and directory each step's
+    built component (``components``, in step order) declares with ``input_paths``
     (:func:`bitextforge.cache.identity.component_identity`, the same identity the score cache is keyed
     on), so a model retrained between the kill and the rerun is seen even at the same path, size
-    and time."""
+    and time.
+
+    Input files count by content (:func:`~bitextforge.cache.identity.path_identity`, a SHA-256
+    remembered beside the score caches while the file's size and times stand), not by their
+    modification time: data copied again or synced between the kill and the rerun, with the same
+    bytes and new times, is the same input, and a long run continues rather than being refused.
+    The first run over a file pays one read of it (about 0.7 GB/s), said for files of a GB or
+    more."""
     from ..recipe.load import input_specs
+    from ..cache.identity import path_identity
 
     parts = {"recipe": json.dumps(recipe.filled(), sort_keys=True, default=str)}
     several = isinstance(recipe.input, list)
@@ -62,13 +72,21 @@ def input_fingerprint(recipe, components: Sequence = ()) -> Fingerprint:
             st = os.stat(f)
         except OSError as exc:
             raise InputError(f"{f}: {exc.strerror.lower() if exc.strerror else exc}") from None
-        parts[key] = f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}"
+        parts[key] = f"{os.path.abspath(f)}:{path_identity(f, _announce_large)}"
     for i, comp in enumerate(components):
         for key, ident in component_identity(comp).items():
             parts[f"steps[{i}].with.{key}"] = ident
     fp = Fingerprint(hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest())
     fp.parts = parts
     return fp
+
+
+def _announce_large(path, size: int) -> None:
+    if size >= LARGE_INPUT:
+        from ..log import say
+
+        say("", f"{path}: reading its {size / 1e9:.1f} GB once to identify it by content, so "
+                f"that a killed run can continue (remembered while the file stands)")
 
 
 def _changed(old: dict[str, str], new: dict[str, str]) -> list[str]:
@@ -99,8 +117,8 @@ class ShardStore:
                         f"{out_dir}: holds an unfinished run of a different recipe, input or "
                         f"model ({what}{done} shard{'' if done == 1 else 's'} finished); to "
                         f"continue it, rerun with the recipe, input files and model files it "
-                        f"started with (input files are compared by size and modification time, "
-                        f"the files its steps read by content); to start again, rerun with "
+                        f"started with (input files and the files its steps read are compared by "
+                        f"content); to start again, rerun with "
                         f"--restart (discards it) or choose another output directory")
                 shutil.rmtree(d)
         if sealed.exists():  # merged; killed before the manifest was written
