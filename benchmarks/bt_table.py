@@ -22,8 +22,14 @@ The fifth is the regularization check (issue #31's correction): each arm's dropo
 and budget chosen on val, the chosen arm against the chosen bitext-only models seed by seed, and
 the gap to the upper bound at its chosen dropout.
 
+The gap on one machine (``--one-machine``) takes each seed from a run of its own (one process a
+seed, ``runs/bt-bitext-i-s1`` ...): bitext only, an arm and the upper bound, all trained on one
+machine, since a fixed seed does not give the same model on another CPU (docs/experiments.md).
+
 Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
 Two runs made apart, seed by seed:  .venv/bin/python benchmarks/bt_table.py --pair BASE RUN --seeds 1
+The gap on one machine:  .venv/bin/python benchmarks/bt_table.py --one-machine \
+    bt-bitext-i-s{seed} bt-lex-rep4-i-s{seed} bt-real29k-12k-i-s{seed}
 """
 
 from __future__ import annotations
@@ -398,6 +404,42 @@ def pair(base_run: str, run: str, seeds: list[int]) -> None:
     print(_seed_by_seed(base_run, run, [{"seed": s} for s in seeds], _test_refs()))
 
 
+def one_machine(base: str, arm: str, upper: str, seeds: list[int]) -> None:
+    """Bitext only, an arm and the upper bound, each seed from its own run (``base``, ``arm``
+    and ``upper`` are run names with ``{seed}`` in them): their figures, the arm against bitext
+    only seed by seed, and the share of the gap the arm's median closes."""
+    rows, missing = {}, []
+    for label, pattern in (("bitext only", base), ("arm", arm), ("upper bound", upper)):
+        models = []
+        for seed in seeds:
+            d = load(pattern.format(seed=seed))
+            found = [m for m in d["models"] if m["seed"] == seed] if d else []
+            if not found:
+                missing.append(pattern.format(seed=seed))
+            models += found
+        rows[label] = (pattern, models)
+    if missing:
+        sys.exit(f"bt_table.py: no model of its seed in runs/{', runs/'.join(missing)}")
+    print("| row | runs | val BLEU mean | test BLEU by seed | median | chrF median | per seed vs bitext only |")
+    print("|---|---|---|---|---|---|---|")
+    med = {}
+    for label, (pattern, models) in rows.items():
+        f = _summary(models)
+        med[label] = statistics.median(f["test"])
+        vs = ""
+        if label == "arm":
+            refs = _test_refs()
+            vs = ", ".join(_seed_by_seed(base.format(seed=m["seed"]), pattern.format(seed=m["seed"]),
+                                         [m], refs) for m in f["models"])
+        val = f"{f['val']:.2f}" if f["val"] is not None else "-"
+        print(f"| {label} | `{pattern}` | {val} | {_test_row(f)} | {vs} |")
+    gap = med["upper bound"] - med["bitext only"]
+    closed = (med["arm"] - med["bitext only"]) / gap
+    half = med["bitext only"] + gap / 2
+    print(f"\nGap closed by the arm's median: {closed:.1%} ({med['arm']:.2f} - {med['bitext only']:.2f}) "
+          f"/ ({med['upper bound']:.2f} - {med['bitext only']:.2f}); half the gap is a median of {half:.2f}")
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -406,11 +448,16 @@ if __name__ == "__main__":
                                  "(paired bootstrap).")
     ap.add_argument("--pair", nargs=2, metavar=("BASE_RUN", "RUN"),
                     help="two run names under runs/ (train_and_test.v1 reports)")
+    ap.add_argument("--one-machine", nargs=3, metavar=("BASE", "ARM", "UPPER"),
+                    help="run names with {seed} in them, one run a seed, all of one machine: "
+                         "bitext only, the arm and the upper bound, and the gap the arm closes")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
-                    help="with --pair: the seeds to compare")
+                    help="with --pair or --one-machine: the seeds to compare")
     args = ap.parse_args()
     if args.pair:
         pair(*args.pair, args.seeds)
+    elif args.one_machine:
+        one_machine(*args.one_machine, args.seeds)
     else:
         main()
         budgets()
