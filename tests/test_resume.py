@@ -331,3 +331,44 @@ def test_a_large_input_is_said_when_it_is_read_for_its_identity_and_not_again(
     assert str(t) in err
     assert shards.input_fingerprint(recipe) == first
     assert capsys.readouterr().err == ""
+
+
+def test_a_run_started_under_the_size_and_time_test_still_continues(
+        bitextforge_plugin, pair_files, tmp_path):
+    """A run killed before inputs counted by content recorded them as ``path:size:mtime``; its
+    rerun continues while the files have that size and time (the test it started under), and is
+    refused, naming the input, when they do not."""
+    import hashlib
+    import json
+
+    bitextforge_plugin(ExplodingAfterFirstShard, name="exploding-after-first-shard")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+
+    def stopped_with_legacy_record(out):
+        r = parse_recipe(
+            f"name: legacy\ninput: {{src: '{s}', tgt: '{t}'}}\n"
+            f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
+            f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n", "r.yaml")
+        ExplodingAfterFirstShard.armed = True
+        with pytest.raises(StepError):
+            run_recipe(r)
+        meta = out / ".shards" / "run.json"
+        parts = json.loads(meta.read_text())["parts"]
+        for key, f in (("input.src", s), ("input.tgt", t)):  # what the former code wrote
+            st = os.stat(f)
+            parts[key] = f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}"
+        digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        meta.write_text(json.dumps({"fingerprint": digest, "parts": parts}) + "\n")
+        ExplodingAfterFirstShard.armed = False
+        ExplodingAfterFirstShard.scored = 0
+        return r
+
+    r = stopped_with_legacy_record(tmp_path / "a")
+    run_recipe(r)
+    assert ExplodingAfterFirstShard.scored == len(SMALL_DE) - 4
+
+    r = stopped_with_legacy_record(tmp_path / "b")
+    st = t.stat()
+    os.utime(t, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(BitextforgeError, match=r"\(changed: input\.tgt; 1 shard finished\)"):
+        run_recipe(r)

@@ -92,7 +92,25 @@ def _announce_large(path, size: int) -> None:
 def _changed(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """The parts that differ (``the recipe`` for the recipe), in the order of ``new``."""
     keys = list(new) + [k for k in old if k not in new]
-    return ["the recipe" if k == "recipe" else k for k in keys if old.get(k) != new.get(k)]
+    return ["the recipe" if k == "recipe" else k for k in keys
+            if old.get(k) != new.get(k) and not _same_legacy_input(old.get(k), new.get(k))]
+
+
+def _same_legacy_input(old: str | None, new: str | None) -> bool:
+    """True when ``old`` is an input part of a run started before inputs counted by content
+    (``path:size:mtime_ns``), of the same path, and the file still has that size and time: the
+    test such a run was started under, so that a run killed before an upgrade still continues."""
+    if not old or not new:
+        return False
+    path, _, rest = old.rpartition(":")
+    path, _, size = path.rpartition(":")
+    if not (size.isdigit() and rest.isdigit()) or not new.startswith(path + ":sha256:"):
+        return False
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_size, st.st_mtime_ns) == (int(size), int(rest))
 
 
 class ShardStore:
@@ -107,30 +125,32 @@ class ShardStore:
             if not d.exists():
                 continue
             old, old_parts = _saved_fingerprint(d)
-            if old != fingerprint:
-                if not restart:
-                    done = _done(d)
-                    changed = (_changed(old_parts, parts)
-                               if isinstance(old_parts, dict) and parts else [])
-                    what = f"changed: {', '.join(changed)}; " if changed else ""
-                    raise BitextforgeError(
-                        f"{out_dir}: holds an unfinished run of a different recipe, input or "
-                        f"model ({what}{done} shard{'' if done == 1 else 's'} finished); to "
-                        f"continue it, rerun with the recipe, input files and model files it "
-                        f"started with (input files and the files its steps read are compared by "
-                        f"content); to start again, rerun with "
-                        f"--restart (discards it) or choose another output directory")
-                shutil.rmtree(d)
+            if old == fingerprint:
+                continue
+            comparable = isinstance(old_parts, dict) and bool(parts)
+            changed = _changed(old_parts, parts) if comparable else []
+            if comparable and not changed:
+                # started when inputs counted by size and time, and its inputs are as they were
+                _save_fingerprint(d / "run.json", fingerprint)
+                continue
+            if not restart:
+                done = _done(d)
+                what = f"changed: {', '.join(changed)}; " if changed else ""
+                raise BitextforgeError(
+                    f"{out_dir}: holds an unfinished run of a different recipe, input or "
+                    f"model ({what}{done} shard{'' if done == 1 else 's'} finished); to "
+                    f"continue it, rerun with the recipe, input files and model files it "
+                    f"started with (input files and the files its steps read are compared by "
+                    f"content); to start again, rerun with "
+                    f"--restart (discards it) or choose another output directory")
+            shutil.rmtree(d)
         if sealed.exists():  # merged; killed before the manifest was written
             self.dir = sealed
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         meta = self.dir / "run.json"
         if not meta.exists():
-            record = {"fingerprint": str(fingerprint)}
-            if parts:
-                record["parts"] = parts
-            write_atomic(meta, json.dumps(record) + "\n")
+            _save_fingerprint(meta, fingerprint)
 
     def shard_dir(self, k: int) -> Path:
         """Folder of shard ``k``."""
@@ -218,6 +238,14 @@ class ShardStore:
     def remove(self) -> None:
         """Remove the shard folder (the run's manifest is written, or nothing is worth resuming)."""
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _save_fingerprint(meta: Path, fingerprint: str) -> None:
+    record = {"fingerprint": str(fingerprint)}
+    parts = getattr(fingerprint, "parts", None)
+    if parts:
+        record["parts"] = parts
+    write_atomic(meta, json.dumps(record) + "\n")
 
 
 def _saved_fingerprint(d: Path) -> tuple[str | None, dict | None]:
