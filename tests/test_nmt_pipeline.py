@@ -287,6 +287,54 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     assert not list(tmp_path.glob(".part.partial-*")) and not (part / "resume.pt").exists()
 
 
+def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_path):
+    """SIGTERM (a scheduler's time limit, ``kill``) stops `bitextforge train-nmt` after the update
+    in progress with a resumable state of that update, though no periodic state was due, and exit
+    143; the same command then continues from that update to the model an uninterrupted one
+    writes."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    d = tiny["data"]
+
+    def command(out):
+        return [sys.executable, "-m", "bitextforge.cli", "train-nmt", "--src-train", d / "t.de",
+                "--tgt-train", d / "t.en", "--src-lang", "de", "--tgt-lang", "en", "--output",
+                out, "--vocab-size", "400", "--d-model", "32", "--layers", "1", "--heads", "2",
+                "--ffn-dim", "64", "--batch-tokens", "600", "--threads", "1", "--max-len", "24",
+                "--precision", "fp32", "--max-steps", "160", "--resume-every-steps", "1000",
+                "--valid-src", d / "test.de", "--valid-tgt", d / "test.en",
+                "--valid-every-steps", "40"]
+
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    res = subprocess.run(list(map(str, command(whole))), capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    proc = subprocess.Popen(list(map(str, command(part))), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:  # the first validation: the training is under way
+        seen.append(line)
+        if "train-nmt: validation" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    seen += proc.stderr.readlines()
+    proc.wait()
+    log = "".join(seen)
+    assert proc.returncode == 143, log
+    saved = re.search(r"train-nmt: SIGTERM after update (\d+): saved (\S+); the same command", log)
+    assert saved, log
+    update = int(saved.group(1))
+    assert 40 <= update < 160
+    assert not part.exists() and (tmp_path / f".part.partial-{proc.pid}" / "resume.pt").exists()
+    again = subprocess.run(list(map(str, command(part))), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert f"train-nmt: resuming from" in again.stderr
+    assert f"at update {update} (epoch" in again.stderr
+    assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()
+
+
 def test_subword_regularization_samples_each_epoch_and_is_reproducible(tiny, tmp_path):
     """subword_alpha (Kudo 2018) segments the training pairs anew every epoch: the training
     differs from the plain one, the same seed gives the same model byte for byte within one

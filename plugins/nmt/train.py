@@ -355,6 +355,50 @@ def load_resume(path: Path, key: str, log: Callable[[str], None]) -> dict | None
     return state
 
 
+class SaveOnSigterm:
+    """While a training loop runs in the main thread, SIGTERM (``kill``, a batch scheduler's
+    time limit or preemption, a worker pool stopped) only sets :attr:`asked`; the loop then
+    saves a resumable state after the update in progress and calls :meth:`deliver`, which hands
+    the signal to the handler it found (the command's clean-up and exit 143, or the default
+    death of a worker process). Marian's ``--sigterm save-and-exit`` does the same. Without a
+    resumable state to write (``resume_every: 0``), in another thread, or where SIGTERM is
+    ignored, nothing is installed."""
+
+    def __init__(self, enabled: bool):
+        import signal
+        import threading
+
+        self.asked = False
+        self._signal = signal
+        self._previous = None
+        self._on = (enabled and threading.current_thread() is threading.main_thread()
+                    and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN)
+
+    def __enter__(self) -> "SaveOnSigterm":
+        if self._on:
+            self._previous = self._signal.signal(self._signal.SIGTERM, self._ask)
+        return self
+
+    def _ask(self, signum, frame) -> None:
+        self.asked = True
+
+    def deliver(self) -> None:
+        """Restore the handler found and send it the signal that was held back."""
+        self.asked = False
+        self._restore()
+        os.kill(os.getpid(), self._signal.SIGTERM)
+
+    def _restore(self) -> None:
+        if self._previous is not None:
+            self._signal.signal(self._signal.SIGTERM, self._previous)
+            self._previous = None
+
+    def __exit__(self, *exc) -> None:
+        self._restore()
+        if self.asked:  # during the last update: the loop ended, and the signal goes on
+            self.deliver()
+
+
 def save_resume(path: Path, state: dict) -> None:
     """Write a resumable state whole or not at all (a kill while saving keeps the previous)."""
     import torch
@@ -820,6 +864,7 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         log(f"train-nmt: resuming from {resume_path} at update {step} (epoch {epoch + 1}, "
             f"{state['elapsed'] / 60:.1f} min trained)")
     last_resume = time.perf_counter() - t_train
+    resumable = opts.resume_every > 0 or bool(opts.resume_every_steps)
     step0, elapsed0 = step, last_resume  # where this process began, for the time to go
 
     def resume_due(elapsed: float) -> bool:
@@ -867,68 +912,74 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         log(f"train-nmt: {reason} {json.dumps(entry)}")
 
     model.train()
-    while not done:
-        epoch += 1
-        epoch_rng = rng.getstate()  # what makes this epoch's batches, for a resumed run
-        if opts.subword_alpha > 0:
-            # a fresh segmentation every epoch, from the epoch's seed (repeatable within a
-            # process only: encode's docstring says why)
-            src, tgt = (encode(sp, txt, opts.max_len, opts.subword_alpha, opts.subword_nbest,
-                               opts.seed * 100003 + 2 * epoch + side)
-                        for side, txt in enumerate((src_txt, tgt_txt)))
-        batches = make_batches(src, tgt, opts.batch_tokens, rng)
-        rng.shuffle(batches)
-        for pos, idx in enumerate(batches):
-            if pos < skip:
-                continue
-            x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
-            with autocast(torch, device, precision):
-                logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
-            logits = logits.float()  # the loss and its gradient in fp32 whatever the forward pass
-            # one loss for weighted and unweighted corpora: a weight-0 pair then trains exactly
-            # like a corpus without it
-            w = torch.ones(len(idx)) if weights is None else torch.tensor([weights[i] for i in idx])
-            w = w.to(device)
-            loss = weighted_loss(torch, logits, y, w, opts.label_smoothing)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            step += 1
-            if ema is not None:
-                ema.update(step)
-            run_loss += loss.item()
-            run_n += 1
-            elapsed = time.perf_counter() - t_train
-            if step == 50 and not early:  # the speed is known: can the time budget warm up?
-                late = budget_warning(opts, step / max(elapsed, 1e-9))
-                if late:
-                    log(f"train-nmt: warning: {late}")
-            # every 100 updates, and at least every half minute: a slow machine may take
-            # minutes over the first hundred
-            if step % 100 == 0 or elapsed - last_log >= LOG_SECONDS:
-                last_log = elapsed
-                of = f"/{opts.max_steps}" if opts.max_steps else ""
-                log(f"train-nmt: step {step}{of} epoch {epoch} {elapsed / 60:.1f} min "
-                    f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}"
-                    + time_to_go(step - step0, elapsed - elapsed0, opts.max_steps - step
-                                 if opts.max_steps else None, budget - elapsed))
-            if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
-                done = True
-                break
-            if opts.valid_every_steps:
-                due = step % opts.valid_every_steps == 0
-            else:
-                due = elapsed >= next_valid
-            if due:
-                checkpoint("validation")
-                run_loss, run_n = 0.0, 0
-                next_valid += opts.valid_every * 60.0
-            if resume_due(elapsed):
-                save_state(pos + 1, epoch_rng)
-                last_resume = time.perf_counter() - t_train
-        skip = 0
+    with SaveOnSigterm(resumable) as term:
+        while not done:
+            epoch += 1
+            epoch_rng = rng.getstate()  # what makes this epoch's batches, for a resumed run
+            if opts.subword_alpha > 0:
+                # a fresh segmentation every epoch, from the epoch's seed (repeatable within a
+                # process only: encode's docstring says why)
+                src, tgt = (encode(sp, txt, opts.max_len, opts.subword_alpha, opts.subword_nbest,
+                                   opts.seed * 100003 + 2 * epoch + side)
+                            for side, txt in enumerate((src_txt, tgt_txt)))
+            batches = make_batches(src, tgt, opts.batch_tokens, rng)
+            rng.shuffle(batches)
+            for pos, idx in enumerate(batches):
+                if pos < skip:
+                    continue
+                x, m, d, y = (t.to(device) for t in collate(torch, src, tgt, idx, pad))
+                with autocast(torch, device, precision):
+                    logits = model(input_ids=x, attention_mask=m, decoder_input_ids=d).logits
+                logits = logits.float()  # the loss and its gradient in fp32 whatever the forward pass
+                # one loss for weighted and unweighted corpora: a weight-0 pair then trains exactly
+                # like a corpus without it
+                w = torch.ones(len(idx)) if weights is None else torch.tensor([weights[i] for i in idx])
+                w = w.to(device)
+                loss = weighted_loss(torch, logits, y, w, opts.label_smoothing)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                sched.step()
+                step += 1
+                if ema is not None:
+                    ema.update(step)
+                run_loss += loss.item()
+                run_n += 1
+                elapsed = time.perf_counter() - t_train
+                if step == 50 and not early:  # the speed is known: can the time budget warm up?
+                    late = budget_warning(opts, step / max(elapsed, 1e-9))
+                    if late:
+                        log(f"train-nmt: warning: {late}")
+                # every 100 updates, and at least every half minute: a slow machine may take
+                # minutes over the first hundred
+                if step % 100 == 0 or elapsed - last_log >= LOG_SECONDS:
+                    last_log = elapsed
+                    of = f"/{opts.max_steps}" if opts.max_steps else ""
+                    log(f"train-nmt: step {step}{of} epoch {epoch} {elapsed / 60:.1f} min "
+                        f"loss {run_loss / run_n:.3f} lr {sched.get_last_lr()[0]:.2e}"
+                        + time_to_go(step - step0, elapsed - elapsed0, opts.max_steps - step
+                                     if opts.max_steps else None, budget - elapsed))
+                if elapsed >= budget or (opts.max_steps and step >= opts.max_steps):
+                    done = True
+                    break
+                if opts.valid_every_steps:
+                    due = step % opts.valid_every_steps == 0
+                else:
+                    due = elapsed >= next_valid
+                if due:
+                    checkpoint("validation")
+                    run_loss, run_n = 0.0, 0
+                    next_valid += opts.valid_every * 60.0
+                if resume_due(elapsed):
+                    save_state(pos + 1, epoch_rng)
+                    last_resume = time.perf_counter() - t_train
+                if term.asked:
+                    save_state(pos + 1, epoch_rng)
+                    log(f"train-nmt: SIGTERM after update {step}: saved {resume_path}; the same "
+                        f"command continues from it")
+                    term.deliver()
+            skip = 0
     checkpoint("final")
     train_minutes = (time.perf_counter() - t_train) / 60
     warnings = training_warnings(opts, step, history[-1]["train_loss"] if run_n else None, vocab)
