@@ -244,13 +244,25 @@ def test_a_state_of_another_training_is_not_resumed(tiny, tmp_path):
         (tmp_path / "fresh" / "model.safetensors").read_bytes()
 
 
+def _tiny_train_nmt(d, out, *extra) -> list[str]:
+    """A `bitextforge train-nmt` command line for a tiny model on the ``tiny`` data ``d``, fp32 on
+    one thread (a few seconds), with the validation set and ``extra`` options."""
+    import sys
+
+    return list(map(str, [
+        sys.executable, "-m", "bitextforge.cli", "train-nmt", "--src-train", d / "t.de",
+        "--tgt-train", d / "t.en", "--src-lang", "de", "--tgt-lang", "en", "--output", out,
+        "--vocab-size", "400", "--d-model", "32", "--layers", "1", "--heads", "2", "--ffn-dim",
+        "64", "--batch-tokens", "600", "--threads", "1", "--max-len", "24", "--precision", "fp32",
+        "--valid-src", d / "test.de", "--valid-tgt", d / "test.en", *extra]))
+
+
 def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_path):
     """`bitextforge train-nmt` killed with SIGKILL leaves its temporary output; the same command
     again moves it into its own temporary name, resumes the state in it, and writes the model an
     uninterrupted command writes."""
     import signal
     import subprocess
-    import sys
     import time
 
     from bitextforge.cli.main import main
@@ -258,17 +270,12 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     d = tiny["data"]
 
     def command(out):
-        return [sys.executable, "-m", "bitextforge.cli", "train-nmt", "--src-train", d / "t.de",
-                "--tgt-train", d / "t.en", "--src-lang", "de", "--tgt-lang", "en", "--output",
-                out, "--vocab-size", "400", "--d-model", "32", "--layers", "1", "--heads", "2",
-                "--ffn-dim", "64", "--batch-tokens", "600", "--threads", "1", "--max-len", "24",
-                "--precision", "fp32", "--max-steps", "120", "--resume-every-steps", "5",
-                "--valid-src", d / "test.de", "--valid-tgt", d / "test.en",
-                "--valid-every-steps", "50"]
+        return _tiny_train_nmt(d, out, "--max-steps", "120", "--resume-every-steps", "5",
+                               "--valid-every-steps", "50")
 
     whole, part = tmp_path / "whole", tmp_path / "part"
-    assert main(list(map(str, command(whole)[3:]))) == 0  # in this process: the same code path
-    proc = subprocess.Popen(list(map(str, command(part))), stdout=subprocess.DEVNULL,
+    assert main(command(whole)[3:]) == 0  # in this process: the same code path
+    proc = subprocess.Popen(command(part), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     state = tmp_path / f".part.partial-{proc.pid}" / "resume.pt"
     t0 = time.monotonic()
@@ -278,7 +285,7 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not part.exists()
-    again = subprocess.run(list(map(str, command(part))), capture_output=True, text=True)
+    again = subprocess.run(command(part), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert f"moved {state.parent}, left by a training that was killed" in again.stderr
     assert "train-nmt: resuming from" in again.stderr
@@ -295,23 +302,17 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     import re
     import signal
     import subprocess
-    import sys
 
     d = tiny["data"]
 
     def command(out):
-        return [sys.executable, "-m", "bitextforge.cli", "train-nmt", "--src-train", d / "t.de",
-                "--tgt-train", d / "t.en", "--src-lang", "de", "--tgt-lang", "en", "--output",
-                out, "--vocab-size", "400", "--d-model", "32", "--layers", "1", "--heads", "2",
-                "--ffn-dim", "64", "--batch-tokens", "600", "--threads", "1", "--max-len", "24",
-                "--precision", "fp32", "--max-steps", "160", "--resume-every-steps", "1000",
-                "--valid-src", d / "test.de", "--valid-tgt", d / "test.en",
-                "--valid-every-steps", "40"]
+        return _tiny_train_nmt(d, out, "--max-steps", "160", "--resume-every-steps", "1000",
+                               "--valid-every-steps", "40")
 
     whole, part = tmp_path / "whole", tmp_path / "part"
-    res = subprocess.run(list(map(str, command(whole))), capture_output=True, text=True)
+    res = subprocess.run(command(whole), capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    proc = subprocess.Popen(list(map(str, command(part))), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(command(part), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     seen = []
     for line in proc.stderr:  # the first validation: the training is under way
@@ -328,9 +329,9 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     update = int(saved.group(1))
     assert 40 <= update < 160
     assert not part.exists() and (tmp_path / f".part.partial-{proc.pid}" / "resume.pt").exists()
-    again = subprocess.run(list(map(str, command(part))), capture_output=True, text=True)
+    again = subprocess.run(command(part), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
-    assert f"train-nmt: resuming from" in again.stderr
+    assert "train-nmt: resuming from" in again.stderr
     assert f"at update {update} (epoch" in again.stderr
     assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()
 
