@@ -66,6 +66,24 @@ def test_missing_relative_input_names_the_key_and_the_directory(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_pipe_as_input_is_refused_at_once_instead_of_hanging(tmp_path):
+    """A named pipe (what ``<(zcat ...)`` gives) can be read once; a run reads an input more than
+    once (its lines counted before the run, then read), so it would wait forever on the second
+    read. It is refused before anything is read, naming the key, with what to do instead."""
+    os.mkfifo(tmp_path / "a.de")
+    (tmp_path / "a.en").write_text("x\n")
+    (tmp_path / "r.yaml").write_text("name: t\ninput: {src: a.de, tgt: a.en}\noutput: out\n"
+                                     "steps:\n  - filter: length.v1\n    keep: {max: 9}\n")
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", "r.yaml", "-q"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (
+        "bitextforge: error: r.yaml: input.src: a.de: is a pipe or device, not a regular file; a "
+        "run reads each input more than once, so write it to a file first (a .gz file is read "
+        "as it is)")
+    assert not (tmp_path / "out").exists()
+
+
 def test_validate_lists_every_missing_path_at_once(tmp_path):
     """Input, a model a step loads, a trainer's text; a model that prepare: will write is fine."""
     (tmp_path / "a.en").write_text("x\n")

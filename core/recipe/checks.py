@@ -70,6 +70,12 @@ def input_problems(recipe) -> list[str]:
                 found.append(_missing(source, f"{where}.{key}", path, "no such file"))
             elif p.is_dir():
                 found.append(f"{source}: {where}.{key}: {path}: is a directory, expected a file")
+            elif not p.is_file():
+                # a pipe (<(zcat ...), /dev/stdin) can be read once, and a run reads an input
+                # more than once: its lines are counted here, then read, and hashed to resume
+                found.append(f"{source}: {where}.{key}: {path}: is a pipe or device, not a "
+                             f"regular file; a run reads each input more than once, so write "
+                             f"it to a file first (a .gz file is read as it is)")
             elif p.suffix == ".gz" and (why := gzip_problem(p)):
                 found.append(f"{source}: {where}.{key}: {path}: {why}")
         problems += found
