@@ -336,6 +336,49 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()
 
 
+def test_sigterm_during_the_last_update_keeps_the_whole_training(tiny, tmp_path):
+    """SIGTERM during the last update: the loop has ended, so the state after that update is
+    saved before the signal goes on; the rerun has nothing left to train and writes the
+    uninterrupted model (no extra update)."""
+    import signal
+
+    from bitextforge.plugins.nmt.train import RESUME_FILE, TrainOptions, train
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped()
+
+    base = _short_run(tiny["data"], max_steps=100, resume_every_steps=1000, valid_every_steps=50)
+    whole = train(TrainOptions(**base, output=str(tmp_path / "whole")), log=lambda m: None)
+    lines = []
+
+    def log(message):  # the step log of the last update comes before the loop ends
+        lines.append(message)
+        if "step 100/100" in message:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stopped):
+            train(TrainOptions(**base, output=str(tmp_path / "part")), log=log)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert any("SIGTERM after update 100: saved" in m for m in lines)
+    assert (tmp_path / "part" / RESUME_FILE).is_file()
+    lines.clear()
+    again = train(TrainOptions(**base, output=str(tmp_path / "part")), log=lines.append)
+    assert any("resuming from" in m and "at update 100 " in m for m in lines)
+    def timeless(history):
+        return [{k: v for k, v in h.items() if k != "minutes"} for h in history]
+
+    assert again["steps"] == whole["steps"] == 100 and again["epochs"] == whole["epochs"]
+    assert timeless(again["history"]) == timeless(whole["history"])
+    assert (tmp_path / "part" / "model.safetensors").read_bytes() == \
+        (tmp_path / "whole" / "model.safetensors").read_bytes()
+
+
 def test_subword_regularization_samples_each_epoch_and_is_reproducible(tiny, tmp_path):
     """subword_alpha (Kudo 2018) segments the training pairs anew every epoch: the training
     differs from the plain one, the same seed gives the same model byte for byte within one

@@ -911,6 +911,16 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
         history.append(entry)
         log(f"train-nmt: {reason} {json.dumps(entry)}")
 
+    def stop_for_sigterm(batch: int, epoch_rng) -> None:
+        save_state(batch, epoch_rng)
+        log(f"train-nmt: SIGTERM after update {step}: saved {resume_path}; the same command "
+            f"continues from it")
+        term.deliver()
+
+    if opts.max_steps and step >= opts.max_steps:
+        # a state saved after the last update (SIGTERM): nothing is left to train, and the
+        # epoch is the one the loop would have counted on entering it
+        done, epoch = True, epoch + 1
     model.train()
     with SaveOnSigterm(resumable) as term:
         while not done:
@@ -975,11 +985,10 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
                     save_state(pos + 1, epoch_rng)
                     last_resume = time.perf_counter() - t_train
                 if term.asked:
-                    save_state(pos + 1, epoch_rng)
-                    log(f"train-nmt: SIGTERM after update {step}: saved {resume_path}; the same "
-                        f"command continues from it")
-                    term.deliver()
+                    stop_for_sigterm(pos + 1, epoch_rng)
             skip = 0
+        if term.asked and step > step0:  # during the last update: its state, then the signal
+            stop_for_sigterm(pos + 1, epoch_rng)
     checkpoint("final")
     train_minutes = (time.perf_counter() - t_train) / 60
     warnings = training_warnings(opts, step, history[-1]["train_loss"] if run_n else None, vocab)
