@@ -984,6 +984,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
                 if resume_due(elapsed):
                     save_state(pos + 1, epoch_rng)
                     last_resume = time.perf_counter() - t_train
+                    # so that whoever watches the log knows what a kill now would cost
+                    log(f"train-nmt: resumable state of update {step} saved ({resume_path})")
                 if term.asked:
                     stop_for_sigterm(pos + 1, epoch_rng)
             skip = 0
