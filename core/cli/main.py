@@ -223,6 +223,14 @@ def _size(n: int) -> str:
     raise AssertionError  # the loop returns at GB
 
 
+def _cmd_status(args) -> int:
+    from .status import status_lines
+
+    for line in status_lines(args.directories):
+        print(line)
+    return 0
+
+
 def _cmd_cache(args) -> int:
     import time
 
@@ -392,6 +400,13 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
     doc = sub.add_parser("doctor", help="check external tools and models components need")
     doc.set_defaults(func=_cmd_doctor)
 
+    st = sub.add_parser("status", help="what run and model directories hold: a finished run, "
+                        "the finished shards of an unfinished one, and the unfinished trainings "
+                        "the same command continues (from which update)")
+    st.add_argument("directories", nargs="+", metavar="DIR",
+                    help="a run's output directory, a model directory (models/), or any folder "
+                         "above them")
+    st.set_defaults(func=_cmd_status)
     ca = sub.add_parser("cache", help="see the score cache (info) or remove its files that no "
                         "run has used for a while (prune --older-than DAYS)")
     ca.add_argument("action", choices=("info", "prune"))

@@ -341,6 +341,13 @@ class Trainer(Component):
 
         output: str = Field(description="Model file or directory to write.")
 
+    @classmethod
+    def describe_unfinished(cls, directory: Path) -> str | None:
+        """For a :attr:`resumable` trainer: what an unfinished output ``directory`` holds, said
+        for ``bitextforge status`` (the update its saved state continues from); None when it
+        holds no state of this trainer."""
+        return None
+
     def outputs(self) -> list[Path]:
         """Every path :meth:`train` writes (``output`` by default; add sidecar files)."""
         return [Path(self.config.output)]

@@ -355,6 +355,27 @@ def load_resume(path: Path, key: str, log: Callable[[str], None]) -> dict | None
     return state
 
 
+def describe_state(directory: Path) -> str | None:
+    """One line on the resumable state in ``directory`` (for ``bitextforge status``): the
+    update it continues from, of how many, the epoch, the minutes trained and the state's age;
+    None when there is none."""
+    path = Path(directory) / RESUME_FILE
+    if not path.is_file():
+        return None
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        step, epoch, minutes = state["step"], state["epoch"], state["elapsed"] / 60
+    except Exception as e:  # noqa: BLE001 - what cannot be read is said, not raised
+        return f"{RESUME_FILE} cannot be read ({type(e).__name__}): a rerun starts over"
+    of = f"/{state['max_steps']}" if state.get("max_steps") else ""
+    age = (time.time() - path.stat().st_mtime) / 60
+    ago = f"{age:.0f} min" if age < 120 else f"{age / 60:.1f} h"
+    return (f"train-nmt state at update {step}{of} (epoch {epoch}, {minutes:.1f} min trained), "
+            f"saved {ago} ago; the same command continues from it")
+
+
 class SaveOnSigterm:
     """While a training loop runs in the main thread, SIGTERM (``kill``, a batch scheduler's
     time limit or preemption, a worker pool stopped) only sets :attr:`asked`; the loop then
@@ -878,7 +899,8 @@ def train(opts: TrainOptions, log: Callable[[str], None] = print,
             "key": key, "model": model.state_dict(), "optimizer": opt.state_dict(),
             "schedule": sched.state_dict(),
             "ema": [a.detach().cpu() for a in ema.avg] if ema is not None else None,
-            "step": step, "epoch": epoch, "best": best, "history": history,
+            "step": step, "max_steps": opts.max_steps, "epoch": epoch, "best": best,
+            "history": history,
             "run_loss": run_loss, "run_n": run_n, "next_valid": next_valid,
             "last_log": last_log, "batch": batch, "elapsed": time.perf_counter() - t_train,
             "epoch_rng": epoch_rng, "torch_rng": torch.get_rng_state(),

@@ -24,6 +24,13 @@ class NmtModelTrainer(Trainer):
         """Options of nmt_model.v1: exactly those of ``bitextforge train-nmt``."""
 
     @classmethod
+    def describe_unfinished(cls, directory):
+        """The update, epoch and minutes of the resumable state in ``directory``, if any."""
+        from .train import describe_state
+
+        return describe_state(directory)
+
+    @classmethod
     def input_paths(cls, config):
         """Every corpus, validation and test file, and a reused sentencepiece model."""
         return option_paths(config)
