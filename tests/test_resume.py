@@ -204,6 +204,15 @@ class ExplodingAfterFirstShard(Filter):
         return [float(len(t)) for t in batch["tgt"]]
 
 
+def exploding_recipe(src, tgt, out):
+    """A recipe of shards of 4 rows over ``src`` / ``tgt`` into ``out`` whose one step is
+    :class:`ExplodingAfterFirstShard` (registered by the test)."""
+    return parse_recipe(
+        f"name: resume-input\ninput: {{src: '{src}', tgt: '{tgt}'}}\n"
+        f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
+        f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n", "r.yaml")
+
+
 @pytest.mark.skipif(find_tool("lmplz") is None, reason="KenLM lmplz not built (run make env)")
 def test_model_replaced_before_resume_is_refused_and_restart_scores_all_with_it(
         bitextforge_plugin, pair_files, tmp_path):
@@ -273,10 +282,7 @@ def test_input_copied_again_resumes_and_input_changed_in_place_is_refused(
     s, t = pair_files(SMALL_DE, SMALL_EN)
 
     def recipe(out):
-        return parse_recipe(
-            f"name: resume-input\ninput: {{src: '{s}', tgt: '{t}'}}\n"
-            f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
-            f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n", "r.yaml")
+        return exploding_recipe(s, t, out)
 
     def stopped_after_first_shard(out):
         ExplodingAfterFirstShard.armed = True
@@ -345,10 +351,7 @@ def test_a_run_started_under_the_size_and_time_test_still_continues(
     s, t = pair_files(SMALL_DE, SMALL_EN)
 
     def stopped_with_legacy_record(out):
-        r = parse_recipe(
-            f"name: legacy\ninput: {{src: '{s}', tgt: '{t}'}}\n"
-            f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
-            f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n", "r.yaml")
+        r = exploding_recipe(s, t, out)
         ExplodingAfterFirstShard.armed = True
         with pytest.raises(StepError):
             run_recipe(r)

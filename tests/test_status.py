@@ -9,10 +9,9 @@ import pytest
 
 from bitextforge.errors import StepError
 from bitextforge.pipeline.run import run_recipe
-from bitextforge.recipe.load import parse_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_lines, run_cli, shared
-from test_resume import ExplodingAfterFirstShard
+from test_resume import ExplodingAfterFirstShard, exploding_recipe
 
 
 def _dead_pid() -> int:
@@ -32,17 +31,11 @@ def test_status_says_a_finished_run_and_the_shards_of_an_unfinished_one(
     bitextforge_plugin(ExplodingAfterFirstShard, name="exploding-after-first-shard")
     s, t = pair_files(SMALL_DE, SMALL_EN)
 
-    def recipe(out):
-        return parse_recipe(
-            f"name: st\ninput: {{src: '{s}', tgt: '{t}'}}\n"
-            f"output: {{dir: '{out}', shard_size: 4}}\nprogress: false\nbatch_size: 2\nsteps:\n"
-            f"  - filter: explode_after_first_shard_test.v1\n    keep: {{min: 0}}\n", "r.yaml")
-
     ExplodingAfterFirstShard.armed = False
-    run_recipe(recipe(tmp_path / "done"))
+    run_recipe(exploding_recipe(s, t, tmp_path / "done"))
     ExplodingAfterFirstShard.armed = True
     with pytest.raises(StepError):
-        run_recipe(recipe(tmp_path / "part"))
+        run_recipe(exploding_recipe(s, t, tmp_path / "part"))
     ExplodingAfterFirstShard.armed = False
     res = run_cli("status", tmp_path / "done", tmp_path / "part", tmp_path)
     assert res.returncode == 0, res.stderr
