@@ -112,6 +112,15 @@ def _tree(root: Path, sidecar: "_Sidecar", seen: set, prefix: str = "") -> Itera
             yield rel, _file_hash(Path(entry.path), est, sidecar)
 
 
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 hex digest of a file's bytes (read in 1 MiB blocks), remembered nowhere."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _signature(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
@@ -124,11 +133,7 @@ def _file_hash(path: Path, st: os.stat_result, sidecar: "_Sidecar") -> str:
         return known
     if sidecar.announce is not None:
         sidecar.announce(path, st.st_size)
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+    digest = file_sha256(path)
     after = os.stat(path)
     # remember only a hash of bytes that stood still while they were read, and not too recently
     # written to be told apart from a rewrite by their timestamps

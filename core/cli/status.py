@@ -93,10 +93,10 @@ def status_lines(directories: list[str]) -> list[str]:
     from ..components.registry import get_registry
     from ..errors import InputError
 
-    trainers = []
-    for kind, r in get_registry().registrations():
-        if kind == "trainer" and not r.missing_extra() and getattr(r.cls, "resumable", False):
-            trainers.append(r.cls)
+    reg = get_registry()
+    found = [reg.registration("trainer", name) for name in reg.names("trainer")]
+    trainers = [r.cls for r in found
+                if not r.missing_extra() and getattr(r.cls, "resumable", False)]
     out = []
     for name in directories:
         d = Path(name)

@@ -33,6 +33,8 @@ SHARD_DIR = ".shards"
 #: the shard folder once its shards are merged into the final files (their names in ``MERGED``)
 MERGED_DIR = ".shards-merged"
 MERGED = "MERGED"
+#: input files at least this large (bytes) have their hash remembered (beside the score caches)
+REMEMBER_FROM = 64 << 20
 #: input files at least this large (bytes) are announced while their content is hashed
 LARGE_INPUT = 1 << 30
 
@@ -53,14 +55,15 @@ def input_fingerprint(recipe, components: Sequence = ()) -> Fingerprint:
     on), so a model retrained between the kill and the rerun is seen even at the same path, size
     and time.
 
-    Input files count by content (:func:`~bitextforge.cache.identity.path_identity`, a SHA-256
-    remembered beside the score caches while the file's size and times stand), not by their
+    Input files count by content (a SHA-256; from :data:`REMEMBER_FROM` bytes on it is
+    remembered beside the score caches while the file's size and times stand,
+    :func:`~bitextforge.cache.identity.path_identity`), not by their
     modification time: data copied again or synced between the kill and the rerun, with the same
     bytes and new times, is the same input, and a long run continues rather than being refused.
-    The first run over a file pays one read of it (about 0.7 GB/s), said for files of a GB or
-    more."""
+    Hashing reads a file at about 0.7 GB/s: a file under 64 MB on every run (tens of
+    milliseconds), a larger one on the first run only, said for files of a GB or more."""
     from ..recipe.load import input_specs
-    from ..cache.identity import path_identity
+    from ..cache.identity import file_sha256, path_identity
 
     parts = {"recipe": json.dumps(recipe.filled(), sort_keys=True, default=str)}
     several = isinstance(recipe.input, list)
@@ -72,7 +75,11 @@ def input_fingerprint(recipe, components: Sequence = ()) -> Fingerprint:
             st = os.stat(f)
         except OSError as exc:
             raise InputError(f"{f}: {exc.strerror.lower() if exc.strerror else exc}") from None
-        parts[key] = f"{os.path.abspath(f)}:{path_identity(f, _announce_large)}"
+        # a small file is hashed on every run (milliseconds), which spares a short run the
+        # sidecar's sqlite3; a large one's hash is remembered there while the file stands
+        ident = ("sha256:" + file_sha256(f) if st.st_size < REMEMBER_FROM
+                 else path_identity(f, _announce_large))
+        parts[key] = f"{os.path.abspath(f)}:{ident}"
     for i, comp in enumerate(components):
         for key, ident in component_identity(comp).items():
             parts[f"steps[{i}].with.{key}"] = ident
