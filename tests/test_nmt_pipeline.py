@@ -287,7 +287,7 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     assert not part.exists()
     again = subprocess.run(command(part), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
-    assert f"moved {state.parent}, left by a training that was killed" in again.stderr
+    assert f"moved {state.parent}, left by a training that was stopped" in again.stderr
     assert "train-nmt: resuming from" in again.stderr
     assert "step 100/120 epoch" in again.stderr
     assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()

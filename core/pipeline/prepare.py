@@ -131,11 +131,11 @@ def _remove_stale_partials(final_out: Path, say, adopt: Path | None = None) -> N
     for p, _ in stale:
         if p == kept:
             os.replace(p, adopt)
-            say(f"moved {p}, left by a training that was killed, to {adopt}: the trainer "
+            say(f"moved {p}, left by a training that was stopped, to {adopt}: the trainer "
                 f"resumes from it if it holds a state of this training")
         else:
             _remove(p)
-            say(f"removed {p}, left by a training that was killed")
+            say(f"removed {p}, left by a training that was stopped")
 
 
 def _alive(pid: int) -> bool:
