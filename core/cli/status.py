@@ -8,7 +8,6 @@ trainers are described as the built-in ones are)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -18,24 +17,14 @@ DEPTH = 4
 _PARTIAL = re.compile(r"^\..+\.partial-(\d+)$")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def _run_lines(d: Path) -> list[str]:
     """The run in ``d``: finished (its manifest), or its shards so far."""
-    from ..io.shards import MERGED_DIR, SHARD_DIR
+    from ..io.shards import MERGED_DIR, SHARD_DIR, _done
 
     lines = []
     shards, merged = d / SHARD_DIR, d / MERGED_DIR
     if shards.is_dir():
-        done = sum(1 for k in sorted(shards.iterdir()) if (k / "DONE").exists())
+        done = _done(shards)  # the leading finished shards, those a rerun keeps
         lines.append(f"{d}: unfinished run, {done} shard{'' if done == 1 else 's'} finished; "
                      f"the same command continues after them")
     elif merged.is_dir():
@@ -63,6 +52,9 @@ def _run_lines(d: Path) -> list[str]:
 def _trainings(root: Path, trainers: list) -> list[str]:
     """Every directory under ``root`` (``DEPTH`` levels, hidden ones included) that a resumable
     trainer recognises as its unfinished output, with what it holds."""
+    from ..io.shards import MERGED_DIR, SHARD_DIR
+    from ..pipeline.prepare import pid_alive
+
     lines = []
     queue = [(root, 0)]
     while queue:
@@ -74,7 +66,7 @@ def _trainings(root: Path, trainers: list) -> list[str]:
                 who = ""
                 if m:
                     pid = int(m.group(1))
-                    who = (f" (pid {pid}, which wrote it, is running)" if _alive(pid) else
+                    who = (f" (pid {pid}, which wrote it, is running)" if pid_alive(pid) else
                            " (left by a training that stopped)")
                 lines.append(f"{d}: {said}{who}")
                 break
@@ -83,7 +75,7 @@ def _trainings(root: Path, trainers: list) -> list[str]:
                 subs = sorted(e for e in d.iterdir() if e.is_dir() and not e.is_symlink())
             except OSError:
                 continue
-            queue += [(s, depth + 1) for s in subs if s.name not in (".shards", ".shards-merged")]
+            queue += [(s, depth + 1) for s in subs if s.name not in (SHARD_DIR, MERGED_DIR)]
     return lines
 
 
@@ -94,8 +86,8 @@ def status_lines(directories: list[str]) -> list[str]:
     from ..errors import InputError
 
     reg = get_registry()
-    found = [reg.registration("trainer", name) for name in reg.names("trainer")]
-    trainers = [r.cls for r in found
+    registered = [reg.registration("trainer", name) for name in reg.names("trainer")]
+    trainers = [r.cls for r in registered
                 if not r.missing_extra() and getattr(r.cls, "resumable", False)]
     out = []
     for name in directories:

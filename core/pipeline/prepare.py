@@ -124,7 +124,7 @@ def _remove_stale_partials(final_out: Path, say, adopt: Path | None = None) -> N
         if not p.name.startswith(prefix):
             continue
         pid = p.name[len(prefix):].split(".", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             stale.append((p, pid))
     outs = [p for p, pid in stale if p == _partial(final_out, pid) and p.is_dir()]
     kept = max(outs, key=lambda p: p.stat().st_mtime) if adopt is not None and outs else None
@@ -138,7 +138,9 @@ def _remove_stale_partials(final_out: Path, say, adopt: Path | None = None) -> N
             say(f"removed {p}, left by a training that was stopped")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (one of another user's counts; a number that is no pid at
+    all is taken as running, so that what carries it is left alone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
