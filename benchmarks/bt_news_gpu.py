@@ -178,11 +178,29 @@ class Phases:
         self.result["seeds"] = seeds
         self.result["elapsed_seconds"] = round(time.perf_counter() - self.t0, 1)
         (self.args.out / "news.json").write_text(json.dumps(self.result, indent=2) + "\n")
-        with tarfile.open(self.args.out / "news.tar.gz", "w:gz") as tar:
-            for path in sorted(ROOT.glob("runs/bt-news-*gpu*")) + [ROOT / REVERSE]:
-                if path.exists():
-                    tar.add(path, arcname=path.relative_to(ROOT).as_posix(), filter=_no_weights)
-            tar.add(self.logs, arcname="logs")
+        pack([p for p in sorted(ROOT.glob("runs/bt-news-*gpu*")) + [ROOT / REVERSE] if p.exists()],
+             self.logs, self.args.out / "news.tar.gz")
+
+
+#: the device tool returns files of at most 16 MiB; a larger tarball did not come back at all
+#: (2026-11-30: phase B's 71,612-row corpus in three formats)
+TAR_LIMIT = 15 * 2**20
+
+
+def pack(paths: list[Path], logs: Path, dest: Path, root: Path = ROOT,
+         limit: int = TAR_LIMIT) -> None:
+    """Write ``dest`` (gzip tar) with ``paths`` (named relative to ``root``, filtered by
+    ``_no_weights``) and ``logs``; if it
+    comes out over ``limit`` bytes, again without any file over 1 MB, so that the reports, the
+    hypotheses and the logs still come back."""
+    for big in (12_000_000, 1_000_000):
+        with tarfile.open(dest, "w:gz") as tar:
+            for path in paths:
+                tar.add(path, arcname=path.relative_to(root).as_posix(),
+                        filter=lambda info, big=big: _no_weights(info, big))
+            tar.add(logs, arcname="logs")
+        if dest.stat().st_size <= limit:
+            return
 
 
 def check_command(argv: list[str], scratch: Path) -> list[str]:
@@ -209,8 +227,9 @@ def check_command(argv: list[str], scratch: Path) -> list[str]:
     return [*argv[:i], "validate", *rest]
 
 
-def _no_weights(info: tarfile.TarInfo):
-    """Leave model weights, vocabularies and the copies of the training data out of the
+def _no_weights(info: tarfile.TarInfo, big: int = 12_000_000):
+    """Leave model weights, vocabularies, the copies of the training data, the plain-text copies
+    of phase B's corpus (its corpus.tsv holds both sides) and files over ``big`` bytes out of the
     tarball."""
     name = info.name
     if name.endswith((".safetensors", ".bin", ".pt", ".model", ".vocab", "train.src",
@@ -218,7 +237,9 @@ def _no_weights(info: tarfile.TarInfo):
         return None
     if "-s" in name.split("/")[1] and name.rsplit("/", 1)[-1].startswith(("corpus.", "report.html")):
         return None  # the seeds' copies of the corpus; the back-translation run keeps its own
-    if info.isfile() and info.size > 12_000_000:
+    if name.endswith(("/corpus.src", "/corpus.tgt")):
+        return None
+    if info.isfile() and info.size > big:
         return None
     return info
 

@@ -11,9 +11,10 @@
 # FROM=B (or C) in the environment starts the news setting at that phase, on a still-warm machine
 # that holds the earlier phases' models; UNTIL=A (or B) stops after that phase; NEWS_STEPS sets
 # the updates per model (default 1,500). More updates than one call holds, in two calls (the
-# machine is given back after 30 s idle, so the second follows at once):
-#   NEWS_STEPS=3500 UNTIL=B bash benchmarks/gpu_session.sh $OUT news 580
-#   NEWS_STEPS=3500 FROM=C bash benchmarks/gpu_session.sh $OUT news 560
+# machine is given back after 30 s idle, so the second follows at once); what a session's 900 s
+# of device time held on 2026-11-30, the machine's start included (422 s + 426 s, 12 s left):
+#   NEWS_STEPS=2500 UNTIL=B bash benchmarks/gpu_session.sh $OUT news 530
+#   NEWS_STEPS=2500 FROM=C bash benchmarks/gpu_session.sh $OUT news 425
 # Needs .gpu-data and .whl carried: `bash benchmarks/gpu_prepare.sh` builds both here, the
 # project's wheel from the working tree (docs/benchmarks.md, "GPU check").
 set -uo pipefail

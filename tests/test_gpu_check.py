@@ -89,3 +89,34 @@ def test_news_run_commands_validate_before_a_gpu_is_spent(tmp_path):
     assert argv[3] == "validate" and "--force" not in argv
     res = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert res.returncode != 0 and "no_such_key" in res.stderr
+
+
+def test_news_tarball_fits_what_the_device_tool_returns(tmp_path):
+    """bt_news_gpu.py's news.tar.gz must stay under the 16 MiB a device call returns: on
+    2026-11-30 phase B's corpus in three formats made it too large and it did not come back. The
+    plain-text copies of the corpus are left out, and past the limit every file over 1 MB, while
+    the reports and logs stay."""
+    import tarfile
+    mod = benchmark("bt_news_gpu")
+    run = tmp_path / "runs" / "bt-news-gpu"
+    (run / "reports").mkdir(parents=True)
+    (run / "reports" / "train_and_test.v1.json").write_text('{"numbers": {"bleu": 8.0}}')
+    (run / "corpus.src").write_text("ein Satz\n")
+    (run / "corpus.tsv").write_text("ein Satz\ta sentence\n")
+    (run / "big.bin.txt").write_bytes(os.urandom(1_500_000))  # incompressible, over 1 MB
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "A-reverse.log").write_text("exit 0\n")
+    dest = tmp_path / "news.tar.gz"
+    mod.pack([run], logs, dest, root=tmp_path)
+    with tarfile.open(dest) as tar:
+        names = set(tar.getnames())
+    assert {"runs/bt-news-gpu/reports/train_and_test.v1.json", "runs/bt-news-gpu/corpus.tsv",
+            "runs/bt-news-gpu/big.bin.txt", "logs/A-reverse.log"} <= names
+    assert "runs/bt-news-gpu/corpus.src" not in names
+    mod.pack([run], logs, dest, root=tmp_path, limit=1_000_000)
+    with tarfile.open(dest) as tar:
+        names = set(tar.getnames())
+    assert "runs/bt-news-gpu/big.bin.txt" not in names
+    assert {"runs/bt-news-gpu/reports/train_and_test.v1.json", "logs/A-reverse.log"} <= names
+    assert dest.stat().st_size < 1_000_000
