@@ -220,3 +220,45 @@ def test_a_kill_during_or_after_the_merge_is_resumed_without_processing_rows_aga
     assert res.manifest["output"]["files"] == expected.manifest["output"]["files"]
     # nothing of the killed run is left: no temporary file, no shards, no lock
     assert sorted(p.name for p in part.iterdir()) == sorted(p.name for p in full.iterdir())
+
+
+def test_a_run_stopped_during_its_evaluation_is_continued_by_the_same_command(
+        bitextforge_plugin, pair_files, tmp_path):
+    """An unsharded run (keep: top decides over the whole corpus) writes its corpus, then stops
+    in its evaluator (SIGTERM or Ctrl-C in a training there, or an error). Its directory holds
+    corpus files and no manifest; the same command must continue it, not refuse the directory as
+    someone else's (2026-11-30: a vocabulary probe stopped by SIGTERM at update 250 was refused,
+    while `bitextforge status` said the same command continues it)."""
+    from bitextforge import Evaluator, Report
+
+    class Stops(Evaluator):
+        """Raises while armed, as a training stopped by SIGTERM does; else counts rows."""
+        name = "stops_test.v1"
+        armed = True
+
+        def evaluate(self, corpus):
+            if Stops.armed:
+                raise KeyboardInterrupt
+            return Report(numbers={"rows": float(len(corpus))})
+
+    bitextforge_plugin(Stops, name="stops")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    out = tmp_path / "run"
+    text = recipe_text(s, t, out, steps="  - filter: length.v1\n    keep: {top: 3}\n")
+    text += "evaluate:\n  - evaluator: stops_test.v1\n"
+    with pytest.raises(KeyboardInterrupt):
+        run_recipe(parse_recipe(text, "r.yaml"))
+    assert (out / "corpus.tsv").exists() and not (out / "manifest.json").exists()
+    assert (out / LOCK).exists()  # the mark that this is a run's directory
+    said = cli("status", out).stdout
+    assert said.startswith(f"{out}: unfinished run, its corpus written but no manifest; the "
+                           f"same command makes the corpus again"), said
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "corpus.tsv").write_text("src\ttgt\n")
+    assert cli("status", foreign).stdout.startswith(
+        f"{foreign}: corpus files but no mark of a bitextforge run; a run refuses to write here")
+    Stops.armed = False
+    run_recipe(parse_recipe(text, "r.yaml"))
+    assert json.loads((out / "manifest.json").read_text())["output"]["rows"] == 3
+    assert not (out / LOCK).exists()

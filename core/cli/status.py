@@ -20,6 +20,7 @@ _PARTIAL = re.compile(r"^\..+\.partial-(\d+)$")
 def _run_lines(d: Path) -> list[str]:
     """The run in ``d``: finished (its manifest), or its shards so far."""
     from ..io.shards import MERGED_DIR, SHARD_DIR, _done
+    from ..pipeline.sink import LOCK_FILE
 
     lines = []
     shards, merged = d / SHARD_DIR, d / MERGED_DIR
@@ -43,9 +44,16 @@ def _run_lines(d: Path) -> list[str]:
     elif any((d / f).is_file() for f in ("corpus.tsv", "corpus.src")):
         # a run decided over the whole corpus (keep: top) is not sharded: its rows are made
         # again, from the score cache where its steps cache, and its trainings continued
-        lines.append(f"{d}: unfinished run, its corpus written but no manifest; the same "
-                     f"command makes the corpus again (one pass, not resumable by shards) and "
-                     f"continues from there")
+        if (d / LOCK_FILE).exists():
+            lines.append(f"{d}: unfinished run, its corpus written but no manifest; the same "
+                         f"command makes the corpus again (one pass, not resumable by shards) "
+                         f"and continues from there")
+        else:
+            # what refuse_foreign sees: corpus files and no mark of a run (a run stopped
+            # before 2026-11-30 removed its lock file, or the files are someone else's)
+            lines.append(f"{d}: corpus files but no mark of a bitextforge run; a run refuses "
+                         f"to write here: if a run of yours stopped here, the same command "
+                         f"with --force continues it")
     return lines
 
 

@@ -212,8 +212,10 @@ class RunDir:
 
     Entering it refuses a directory that holds files but no bitextforge run (unless ``force``),
     creates the directory, takes the lock (a second run into it is refused while the first runs)
-    and removes the temporary files a killed run left behind. Leaving it releases the lock; after
-    an error it removes the directory again when this run created it and left nothing in it.
+    and removes the temporary files a killed run left behind. Leaving it releases the lock and
+    removes the lock file, except after an error or a stop that left files (the lock file then
+    marks the directory as a run's, for the rerun); after an error it removes the directory again
+    when this run created it and left nothing in it.
     """
 
     def __init__(self, path: Path, force: bool = False):
@@ -239,8 +241,13 @@ class RunDir:
     def __exit__(self, exc_type, exc, tb) -> None:
         lock = self.path / LOCK_FILE
         try:
-            # removed while still held: a run that opened it meanwhile finds it replaced (_lock)
-            lock.unlink(missing_ok=True)
+            # A run stopped before its manifest (SIGTERM or Ctrl-C during its evaluation, an
+            # error) keeps the lock file: it is then the one mark that the directory holds a
+            # bitextforge run (an unsharded run leaves only corpus files), so that the same
+            # command continues it instead of being refused by refuse_foreign. Otherwise it is
+            # removed while still held: a run that opened it meanwhile finds it replaced (_lock).
+            if exc_type is None or not self._holds_more_than_the_lock():
+                lock.unlink(missing_ok=True)
         finally:
             os.close(self._fd)
             self._fd = None
@@ -249,6 +256,12 @@ class RunDir:
                 self.path.rmdir()  # only when empty: nothing of this run is left to resume
             except OSError:
                 pass
+
+    def _holds_more_than_the_lock(self) -> bool:
+        try:
+            return any(p.name != LOCK_FILE for p in self.path.iterdir())
+        except OSError:
+            return False
 
     def _lock(self) -> None:
         lock = self.path / LOCK_FILE
