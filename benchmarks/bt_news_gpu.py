@@ -185,15 +185,16 @@ class Phases:
 #: the device tool returns files of at most 16 MiB; a larger tarball did not come back at all
 #: (2026-11-30: phase B's 71,612-row corpus in three formats)
 TAR_LIMIT = 15 * 2**20
+#: files over this many bytes are left out of the tarball in any case
+BIG_FILE = 12_000_000
 
 
 def pack(paths: list[Path], logs: Path, dest: Path, root: Path = ROOT,
          limit: int = TAR_LIMIT) -> None:
     """Write ``dest`` (gzip tar) with ``paths`` (named relative to ``root``, filtered by
-    ``_no_weights``) and ``logs``; if it
-    comes out over ``limit`` bytes, again without any file over 1 MB, so that the reports, the
-    hypotheses and the logs still come back."""
-    for big in (12_000_000, 1_000_000):
+    ``_no_weights``) and ``logs``; if it comes out over ``limit`` bytes, again without any file
+    over 1 MB, so that the reports, the hypotheses and the logs still come back."""
+    for big in (BIG_FILE, 1_000_000):
         with tarfile.open(dest, "w:gz") as tar:
             for path in paths:
                 tar.add(path, arcname=path.relative_to(root).as_posix(),
@@ -227,7 +228,7 @@ def check_command(argv: list[str], scratch: Path) -> list[str]:
     return [*argv[:i], "validate", *rest]
 
 
-def _no_weights(info: tarfile.TarInfo, big: int = 12_000_000):
+def _no_weights(info: tarfile.TarInfo, big: int = BIG_FILE):
     """Leave model weights, vocabularies, the copies of the training data, the plain-text copies
     of phase B's corpus (its corpus.tsv holds both sides) and files over ``big`` bytes out of the
     tarball."""

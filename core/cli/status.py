@@ -20,7 +20,7 @@ _PARTIAL = re.compile(r"^\..+\.partial-(\d+)$")
 def _run_lines(d: Path) -> list[str]:
     """The run in ``d``: finished (its manifest), or its shards so far."""
     from ..io.shards import MERGED_DIR, SHARD_DIR, _done
-    from ..pipeline.sink import LOCK_FILE
+    from ..pipeline.sink import holds_run_marker
 
     lines = []
     shards, merged = d / SHARD_DIR, d / MERGED_DIR
@@ -44,7 +44,7 @@ def _run_lines(d: Path) -> list[str]:
     elif any((d / f).is_file() for f in ("corpus.tsv", "corpus.src")):
         # a run decided over the whole corpus (keep: top) is not sharded: its rows are made
         # again, from the score cache where its steps cache, and its trainings continued
-        if (d / LOCK_FILE).exists():
+        if holds_run_marker(d):  # as refuse_foreign decides: here only the lock file can mark it
             lines.append(f"{d}: unfinished run, its corpus written but no manifest; the same "
                          f"command makes the corpus again (one pass, not resumable by shards) "
                          f"and continues from there")

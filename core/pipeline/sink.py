@@ -292,6 +292,12 @@ class RunDir:
                                f"starting in it); choose another output directory")
 
 
+def holds_run_marker(path: Path) -> bool:
+    """Whether directory ``path`` holds any of ``RUN_MARKERS``: what tells a run's directory
+    (finished, or stopped and continued by the same command) from someone else's files."""
+    return any((path / m).exists() for m in RUN_MARKERS)
+
+
 def refuse_foreign(path: Path) -> None:
     """Refuse an existing directory that holds files but no bitextforge run: a run overwrites its
     corpus files, which may be someone else's (``output.dir: ..``)."""
@@ -302,7 +308,7 @@ def refuse_foreign(path: Path) -> None:
     except OSError as exc:
         raise BitextforgeError(f"{path}: output directory is not readable "
                                f"({exc.strerror})") from None
-    if not names or any(m in names for m in RUN_MARKERS):
+    if not names or holds_run_marker(path):
         return
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     raise BitextforgeError(f"{path}: output directory is not empty and holds no bitextforge run "
