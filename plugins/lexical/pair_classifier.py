@@ -413,6 +413,20 @@ def openmp_threads(n: int):
     return _CONTROLLER.limit(limits=n, user_api="openmp")
 
 
+class AveragedClassifier:
+    """Several fitted classifiers whose probabilities are averaged: ``pair_classifier_model.v1``
+    with ``draws`` > 1 fits one per draw of synthetic negatives (bagging over the draws, Breiman
+    1996), so one unlucky draw moves the scores less."""
+
+    def __init__(self, members: list):
+        """Keep the fitted ``members`` (each with ``predict_proba``)."""
+        self.members = list(members)
+
+    def predict_proba(self, X):
+        """The members' mean class probabilities."""
+        return np.mean([m.predict_proba(X) for m in self.members], axis=0)
+
+
 class PairClassifierTrainer(Trainer):
     """Train ``pair_classifier.v1``'s model from clean pairs alone: synthetic negatives made from
     them, the surface measures and the listed filters' scores as features, a histogram gradient
@@ -460,6 +474,11 @@ class PairClassifierTrainer(Trainer):
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
+        draws: int = Field(1, ge=1, description="Draw the negatives this many times (seeds seed, "
+                           "seed + 1, ...), fit one classifier on the clean pairs and each draw, "
+                           "and average their probabilities. Each draw scores every feature again "
+                           "(the encoder's margin takes its neighbours from the whole set), so "
+                           "training takes about this many times as long; scoring costs the same.")
         threads: int = Field(1, ge=1, description="OpenMP threads of the classifier's fit. "
                              "More help on a quiet machine with many rows; on a busy one each "
                              "parallel region waits for every thread to be scheduled, and a fit "
@@ -520,22 +539,35 @@ class PairClassifierTrainer(Trainer):
         rng = np.random.default_rng(c.seed)
         order = rng.permutation(len(src))
         src, tgt = [src[i] for i in order], [tgt[i] for i in order]
-        ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), c.seed, self._translate)
-        self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives "
-                 f"({time.perf_counter() - t0:.1f} s)")
+        n_dev = int(len(src) * c.held_out)
+        members, held = [], []
         scorer = FeatureScorer(c.features, c.surface)
         try:
-            X = scorer.features(src + ns, tgt + nt, who=self.name)
+            for d in range(c.draws):
+                seed = c.seed + d
+                ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), seed,
+                                               self._translate)
+                self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives"
+                         + (f" (draw {d + 1} of {c.draws})" if c.draws > 1 else "")
+                         + f" ({time.perf_counter() - t0:.1f} s)")
+                X = scorer.features(src + ns, tgt + nt, who=self.name)
+                y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
+                dev = np.zeros(len(y), bool)
+                dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
+                clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1,
+                                                     random_state=seed)
+                with phase(self.name, f"fitting the classifier on {int((~dev).sum()):,} rows"), \
+                        openmp_threads(c.threads):
+                    clf.fit(X[~dev], y[~dev])
+                members.append(clf)
+                # the first draw's held-out rows report the averaged model: the clean ones are
+                # held out of every fit, and each draw's negatives of them out of its own
+                if d == 0:
+                    held = (X[dev], y[dev], kinds)
         finally:
             scorer.close()
-        y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
-        n_dev = int(len(src) * c.held_out)
-        dev = np.zeros(len(y), bool)
-        dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
-        clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, random_state=c.seed)
-        with phase(self.name, f"fitting the classifier on {int((~dev).sum()):,} rows"), \
-                openmp_threads(c.threads):
-            clf.fit(X[~dev], y[~dev])
+        clf = members[0] if c.draws == 1 else AveragedClassifier(members)
+        X_dev, y_dev, kinds = held
         # every option written out, so a later change of a filter's defaults cannot change what
         # the saved model's features mean
         filled = [{"filter": f.name, "with": f.config.model_dump(mode="json")}
@@ -543,11 +575,12 @@ class PairClassifierTrainer(Trainer):
         facts = {"format": FORMAT, "features": filled, "surface": list(c.surface),
                  "feature_names": scorer.names, "negatives": list(c.negatives),
                  **({"mt_model": c.mt_model} if c.mt_model is not None else {}),
-                 "clean_pairs": len(src), "train_rows": int((~dev).sum())}
+                 "clean_pairs": len(src), "train_rows": int((~dev).sum()),
+                 "draws": c.draws}
         if n_dev:
             with openmp_threads(1):
-                p = clf.predict_proba(X[dev])[:, 1]
-            facts["held_out_roc_auc"] = round(float(roc_auc_score(y[dev], p)), 4)
+                p = clf.predict_proba(X_dev)[:, 1]
+            facts["held_out_roc_auc"] = round(float(roc_auc_score(y_dev, p)), 4)
             kd = np.array(kinds[:n_dev])
             pos = p[:n_dev]
             facts["held_out_roc_auc_by_kind"] = {
