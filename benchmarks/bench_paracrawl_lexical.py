@@ -566,31 +566,41 @@ FLUENCY_FEATURE = {"filter": "kenlm_perplexity.v1",
                    "with": {"model": ENGLISH_LM, "column": "src", "lang": "en"}}
 
 
-def run_fluency(lang: str) -> None:
-    """Print the ninth round's table for en-``lang``: the seventh design (the recipe: 8,000
-    pairs, the engine's margin), the eighth round's classifier (the margin by CTranslate2) and
-    that classifier plus the English side's KenLM perplexity (``FLUENCY_FEATURE``); ROC-AUC on
-    FLORES with the nine kinds as noise, and the paired differences the round's rule reads."""
-    english_lm()
+def ct2_classifier(lang: str) -> dict:
+    """The eighth round's classifier options for en-``lang``: the recipe's, 8,000 pairs, the
+    margin by CTranslate2; its output models/paracrawl-en``lang``-8000-margin-ct2.joblib."""
     base = recipe_classifier(lang, margin=False)
     plain = [f for f in base["features"] if f != MARGIN_FEATURE]
-    ct2 = {**base, "limit": 8000, "features": plain + [MARGIN_FEATURE_CT2]}
-    models = {}
-    # the CTranslate2 classifiers first: minutes each, where the engine's takes about 14
-    models["CTranslate2 margin"] = trained(
-        {**ct2, "output": f"models/paracrawl-en{lang}-8000-margin-ct2.joblib"})
-    models["CTranslate2 margin + English LM"] = trained(
-        {**ct2, "features": ct2["features"] + [FLUENCY_FEATURE],
-         "output": f"models/paracrawl-en{lang}-8000-margin-ct2-lm.joblib"})
-    models["seventh design (the recipe)"] = trained(recipe_classifier(lang))
-    yv, n, wk, p = flores_table(lang, models, timed=True)
-    c, cl, r = list(p)
+    return {**base, "limit": 8000, "features": plain + [MARGIN_FEATURE_CT2],
+            "output": f"models/paracrawl-en{lang}-8000-margin-ct2.joblib"}
+
+
+def print_rule(yv, n: int, wk, p: dict, new: str, refs: dict[str, str]) -> None:
+    """Print what a round's rule reads: classifier ``new``'s FLORES AUC minus each of ``refs``
+    (short name -> label in ``p``), over all noise and per kind, as paired-bootstrap means."""
     for what in ("all", "shuffled", "partial", "neighbour"):
         keep = clean_and(n, wk, what)
-        print_difference(f"CT2 + LM minus the seventh design, {what} noise", yv[keep],
-                         p[cl][keep], p[r][keep])
-        print_difference(f"CT2 + LM minus CT2, {what} noise", yv[keep], p[cl][keep], p[c][keep])
+        for short, ref in refs.items():
+            print_difference(f"{new} minus {short}, {what} noise", yv[keep], p[new][keep],
+                             p[ref][keep])
 
+
+def run_fluency(lang: str) -> None:
+    """Print the ninth round's table for en-``lang``: the eighth round's classifier (the margin
+    by CTranslate2), that classifier plus the English side's KenLM perplexity
+    (``FLUENCY_FEATURE``) and the seventh design (the recipe: 8,000 pairs, the engine's margin);
+    ROC-AUC on FLORES with the nine kinds as noise, and the paired differences the round's rule
+    reads."""
+    english_lm()
+    ct2 = ct2_classifier(lang)
+    # the CTranslate2 classifiers first: minutes each, where the engine's takes about 14
+    models = {"CTranslate2 margin": trained(ct2),
+              "CT2 + LM": trained({**ct2, "features": ct2["features"] + [FLUENCY_FEATURE],
+                                   "output": ct2["output"].replace(".joblib", "-lm.joblib")}),
+              "seventh design (the recipe)": trained(recipe_classifier(lang))}
+    c, cl, r = models
+    print_rule(*flores_table(lang, models, timed=True), cl,
+               {"the seventh design": r, "CT2": c})
 
 
 def run_draws(lang: str, draws: int = 3) -> None:
@@ -598,23 +608,16 @@ def run_draws(lang: str, draws: int = 3) -> None:
     round's CTranslate2 classifier (one draw of negatives) and the same options with ``draws``
     draws, one classifier each, probabilities averaged; ROC-AUC on FLORES with the nine kinds as
     noise, and the paired differences the round's rule reads."""
-    base = recipe_classifier(lang, margin=False)
-    plain = [f for f in base["features"] if f != MARGIN_FEATURE]
-    ct2 = {**base, "limit": 8000, "features": plain + [MARGIN_FEATURE_CT2]}
+    ct2 = ct2_classifier(lang)
     models = {"seventh design (the recipe)": trained(recipe_classifier(lang)),
-              "CTranslate2 margin": trained(
-                  {**ct2, "output": f"models/paracrawl-en{lang}-8000-margin-ct2.joblib"}),
-              f"CTranslate2 margin, {draws} draws": trained(
+              "CTranslate2 margin": trained(ct2),
+              f"{draws} draws": trained(
                   {**ct2, "draws": draws,
-                   "output": f"models/paracrawl-en{lang}-8000-margin-ct2-d{draws}.joblib"})}
-    yv, n, wk, p = flores_table(lang, models, timed=True)
-    r, c, e = list(p)
-    for what in ("all", "shuffled", "partial", "neighbour"):
-        keep = clean_and(n, wk, what)
-        print_difference(f"{draws} draws minus the seventh design, {what} noise", yv[keep],
-                         p[e][keep], p[r][keep])
-        print_difference(f"{draws} draws minus one, {what} noise", yv[keep], p[e][keep],
-                         p[c][keep])
+                   "output": ct2["output"].replace(".joblib", f"-d{draws}.joblib")})}
+    r, c, e = models
+    print_rule(*flores_table(lang, models, timed=True), e,
+               {"the seventh design": r, "one draw": c})
+
 
 if __name__ == "__main__":
     args = sys.argv[1:]
