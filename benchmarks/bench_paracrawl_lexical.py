@@ -607,9 +607,9 @@ def print_rule(yv, n: int, wk, p: dict, new: str, refs: dict[str, str]) -> None:
 def run_fluency(lang: str) -> None:
     """Print the ninth round's table for en-``lang``: the eighth round's classifier (the margin
     by CTranslate2), that classifier plus the English side's KenLM perplexity
-    (``FLUENCY_FEATURE``) and the seventh design (the recipe: 8,000 pairs, the engine's margin);
-    ROC-AUC on FLORES with the nine kinds as noise, and the paired differences the round's rule
-    reads."""
+    (``FLUENCY_FEATURE``) and the seventh design (the recipe then: 8,000 pairs, the engine's
+    margin); ROC-AUC on FLORES with the nine kinds as noise, and the paired differences the
+    round's rule reads."""
     english_lm()
     ct2 = ct2_classifier(lang)
     # the CTranslate2 classifiers first: minutes each, where the engine's takes about 14
@@ -623,8 +623,8 @@ def run_fluency(lang: str) -> None:
 
 
 def run_draws(lang: str, draws: int = 3, seed: int | None = None) -> None:
-    """Print the tenth round's table for en-``lang``: the seventh design (the recipe), the eighth
-    round's CTranslate2 classifier (one draw of negatives) and the same options with ``draws``
+    """Print the tenth round's table for en-``lang``: the seventh design (the recipe then), the
+    eighth round's CTranslate2 classifier (one draw of negatives) and the same options with ``draws``
     draws, one classifier each, probabilities averaged; ROC-AUC on FLORES with the nine kinds as
     noise, and the paired differences the round's rule reads. ``seed``: train the draws from
     this seed instead (the eleventh round's fresh training; its own output file)."""
