@@ -624,9 +624,9 @@ def run_fluency(lang: str) -> None:
 
 def run_draws(lang: str, draws: int = 3, seed: int | None = None) -> None:
     """Print the tenth round's table for en-``lang``: the seventh design (the recipe then), the
-    eighth round's CTranslate2 classifier (one draw of negatives) and the same options with ``draws``
-    draws, one classifier each, probabilities averaged; ROC-AUC on FLORES with the nine kinds as
-    noise, and the paired differences the round's rule reads. ``seed``: train the draws from
+    eighth round's CTranslate2 classifier (one draw of negatives) and the same options with
+    ``draws`` draws, one classifier each, probabilities averaged; ROC-AUC on FLORES with the nine
+    kinds as noise, and the paired differences the round's rule reads. ``seed``: train the draws from
     this seed instead (the eleventh round's fresh training; its own output file)."""
     ct2 = ct2_classifier(lang)
     tag = f"-d{draws}" + (f"-s{seed}" if seed is not None else "")
