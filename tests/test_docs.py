@@ -160,3 +160,17 @@ def test_benchmark_index_and_named_scripts_exist():
                                    p.read_text(encoding="utf-8"))
                if not (ROOT / m).is_file()]
     assert not missing, missing
+
+
+def test_reference_names_a_nested_option_by_its_class():
+    from pydantic import BaseModel
+
+    from bitextforge.cli.docgen import type_label
+
+    class Inner(BaseModel):
+        """Options inside an option."""
+
+        x: int = 1
+
+    assert type_label(Inner | None) == "Inner | None"
+    assert type_label(list[str] | None) == "list[str] | None"

@@ -54,6 +54,10 @@ def type_label(annotation) -> str:
     if get_origin(annotation) in (Union, UnionType) and len(args) == 1 and \
             get_origin(args[0]) is Literal:
         return type_label(args[0]) + " or none"
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1 and \
+            isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        # an option that is itself a set of options: its class name, not its module path
+        return f"{args[0].__name__} | None"
     return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
