@@ -482,6 +482,53 @@ def test_pair_classifier_averages_one_classifier_per_draw_of_negatives(tmp_path)
         PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], draws=0)
 
 
+def test_pair_classifier_tilt_adds_a_standardised_feature_to_the_log_odds(tmp_path):
+    import json
+
+    import joblib
+
+    from bitextforge import InputError
+    from bitextforge.plugins.lexical.pair_classifier import (PairClassifierFilter,
+                                                             PairClassifierTrainer,
+                                                             TiltedClassifier)
+
+    de, en = tmp_path / "c.de", tmp_path / "c.en"
+    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
+    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
+    opts = dict(held_out=0.2, corpus=[[str(de), str(en)]],
+                surface=["char_ratio_log", "punct_jaccard", "names_char_overlap", "copied_words"])
+    PairClassifierTrainer(PairClassifierTrainer.Config(
+        output=str(tmp_path / "plain.joblib"), **opts)).train()
+    facts = PairClassifierTrainer(PairClassifierTrainer.Config(
+        output=str(tmp_path / "tilt.joblib"), tilt={"feature": "copied_words", "weight": -2.0},
+        **opts)).train()
+    assert facts["tilt"]["feature"] == "copied_words" and facts["tilt"]["std"] > 0
+    saved = json.loads((tmp_path / "tilt.joblib.json").read_text(encoding="utf-8"))
+    assert saved["tilt"] == facts["tilt"]
+    model = joblib.load(tmp_path / "tilt.joblib")["model"]
+    plain = joblib.load(tmp_path / "plain.joblib")["model"]
+    assert isinstance(model, TiltedClassifier)
+    pairs = {"src": ["Der hund singt hier.", "Der hund singt hier.", "Ein mann liest."],
+             "tgt": ["The dog sings here.", "Der hund singt hier.", "A man reads."]}
+    f = PairClassifierFilter(PairClassifierFilter.Config(model=str(tmp_path / "tilt.joblib")))
+    X = f.scorer.features(pairs["src"], pairs["tgt"])
+    # same seed, same negatives: the base is the plain classifier, and the filter's score is its
+    # log-odds plus weight * z(copied_words), z from the training rows' mean and deviation
+    p = np.clip(plain.predict_proba(X)[:, 1], 1e-6, 1 - 1e-6)
+    z = (X[:, 3] - facts["tilt"]["mean"]) / facts["tilt"]["std"]
+    want = 1 / (1 + np.exp(-(np.log(p / (1 - p)) - 2.0 * z)))
+    assert np.allclose(f.score(pairs), want)
+    assert not np.allclose(want, p)      # the copied side moves
+    with pytest.raises(InputError, match="tilt.feature 'lexical_translation.v1' is not a feature"):
+        PairClassifierTrainer(PairClassifierTrainer.Config(
+            output=str(tmp_path / "bad.joblib"), tilt={"feature": "lexical_translation.v1"},
+            **opts)).train()
+    assert not (tmp_path / "bad.joblib").exists()
+    with pytest.raises(ValueError, match="tilt.colour"):
+        PairClassifierTrainer.Config(output="x", corpus=["c.tsv"],
+                                     tilt={"feature": "copied_words", "colour": 1})
+
+
 def test_pair_classifier_fits_on_its_threads_and_predicts_on_one(tmp_path, monkeypatch):
     """The classifier's OpenMP code runs on the trainer's ``threads`` (default 1) while it fits
     and on one thread while it predicts: OpenMP's own default, every core, made a fit of about a
