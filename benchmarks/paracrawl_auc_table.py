@@ -4,6 +4,11 @@ score for V (valid) against the rest, the paired bootstrap interval of their dif
 resampled, both scores on the same resample), and ROC-AUC of V against one verdict at a time.
 
     .venv/bin/python benchmarks/paracrawl_auc_table.py          # reads runs/paracrawl-filter-*
+    .venv/bin/python benchmarks/paracrawl_auc_table.py runs/pc48-t --against runs/pc47-e11
+
+``--against OTHER``: one classifier's runs against another's on the same files (paired
+bootstrap of the AUC difference, rows resampled), and each one's AUC of V against F (free
+translation) and against MT.
 """
 
 from __future__ import annotations
@@ -63,5 +68,42 @@ def main(root: str = "runs") -> int:
     return 0
 
 
+def against(root: str, other: str) -> int:
+    """Print ``root``'s classifier against ``other``'s, file by file."""
+    print(f"| file | {other} | {root} | difference [95 %] | V vs F: other / this | "
+          "V vs MT: other / this |\n|---|---|---|---|---|---|")
+    diffs = []
+    for rel in RELEASES:
+        for lang in ("fr", "cs"):
+            name = f"paracrawl-filter-{rel}-en-{lang}"
+            if not all((Path(r) / name / "corpus.tsv").is_file() for r in (root, other)):
+                print(f"{name}: missing under {root} or {other}", file=sys.stderr)
+                return 2
+            lab, a, _ = _read(Path(root) / name)
+            lab_b, b, _ = _read(Path(other) / name)
+            if not np.array_equal(lab, lab_b):
+                print(f"{name}: the two runs hold different rows", file=sys.stderr)
+                return 2
+            y = lab == "V"
+            d = paired_bootstrap(y, a, b)
+            diffs.append(roc_auc_score(y, a) - roc_auc_score(y, b))
+
+            def verdict(s, k):
+                m = (lab == "V") | (lab == k)
+                return f"{roc_auc_score(lab[m] == 'V', s[m]):.2f}" if (lab == k).any() else "-"
+            print(f"| {rel} en-{lang} | {roc_auc_score(y, b):.3f} | {roc_auc_score(y, a):.3f} | "
+                  f"{diffs[-1]:+.3f} [{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]"
+                  f" | {verdict(b, 'F')} / {verdict(a, 'F')} | {verdict(b, 'MT')} / "
+                  f"{verdict(a, 'MT')} |")
+    print(f"mean difference over the eight files: {np.mean(diffs):+.4f}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    args = sys.argv[1:]
+    if len(args) == 3 and args[1] == "--against":
+        sys.exit(against(args[0], args[2]))
+    if len(args) > 1:
+        print("usage: paracrawl_auc_table.py [ROOT] [--against OTHER_ROOT]", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(*args))
