@@ -446,6 +446,16 @@ def test_pair_classifier_keeps_its_surface_measures(tmp_path):
         PairClassifierTrainer.Config(output="x", corpus=["c.tsv"], surface=["lengths"])
 
 
+def small_classifier_options(tmp_path) -> dict:
+    """pair_classifier_model.v1 options for CORPUS as sentences in two plain files, four surface
+    measures: a model that trains in about a second."""
+    de, en = tmp_path / "c.de", tmp_path / "c.en"
+    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
+    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
+    return dict(held_out=0.2, corpus=[[str(de), str(en)]],
+                surface=["char_ratio_log", "punct_jaccard", "names_char_overlap", "copied_words"])
+
+
 def test_pair_classifier_averages_one_classifier_per_draw_of_negatives(tmp_path):
     import joblib
 
@@ -453,11 +463,7 @@ def test_pair_classifier_averages_one_classifier_per_draw_of_negatives(tmp_path)
                                                              PairClassifierFilter,
                                                              PairClassifierTrainer)
 
-    de, en = tmp_path / "c.de", tmp_path / "c.en"
-    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
-    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
-    opts = dict(held_out=0.2, corpus=[[str(de), str(en)]],
-                surface=["char_ratio_log", "punct_jaccard", "names_char_overlap", "copied_words"])
+    opts = small_classifier_options(tmp_path)
     one = PairClassifierTrainer(PairClassifierTrainer.Config(
         output=str(tmp_path / "one.joblib"), **opts)).train()
     three = PairClassifierTrainer(PairClassifierTrainer.Config(
@@ -492,11 +498,7 @@ def test_pair_classifier_tilt_adds_a_standardised_feature_to_the_log_odds(tmp_pa
                                                              PairClassifierTrainer,
                                                              TiltedClassifier)
 
-    de, en = tmp_path / "c.de", tmp_path / "c.en"
-    de.write_text("".join(f"{a.capitalize()}.\n" for a, _ in CORPUS), encoding="utf-8")
-    en.write_text("".join(f"{b.capitalize()}.\n" for _, b in CORPUS), encoding="utf-8")
-    opts = dict(held_out=0.2, corpus=[[str(de), str(en)]],
-                surface=["char_ratio_log", "punct_jaccard", "names_char_overlap", "copied_words"])
+    opts = small_classifier_options(tmp_path)
     PairClassifierTrainer(PairClassifierTrainer.Config(
         output=str(tmp_path / "plain.joblib"), **opts)).train()
     facts = PairClassifierTrainer(PairClassifierTrainer.Config(
