@@ -36,6 +36,12 @@ def _read(run: Path):
     return lab, ours, bic
 
 
+def verdict_auc(lab, s, k: str) -> float | None:
+    """ROC-AUC of score ``s`` for V against verdict ``k`` alone (None when no row has ``k``)."""
+    m = (lab == "V") | (lab == k)
+    return float(roc_auc_score(lab[m] == "V", s[m])) if (lab == k).any() else None
+
+
 def main(root: str = "runs") -> int:
     """Print both tables."""
     print("| release | pair | rows | bicleaner | classifier | difference [95 %] | P(diff <= 0) |")
@@ -61,9 +67,8 @@ def main(root: str = "runs") -> int:
         for name, s in (("bicleaner", bic), ("classifier", ours)):
             cells = []
             for k in VERDICTS:
-                m = (lab == "V") | (lab == k)
-                cells.append(f"{roc_auc_score(lab[m] == 'V', s[m]):.2f} ({(lab == k).sum()})"
-                             if (lab == k).any() else "-")
+                auc = verdict_auc(lab, s, k)
+                cells.append("-" if auc is None else f"{auc:.2f} ({(lab == k).sum()})")
             print(f"| {rel} en-{lang} | {name} | " + " | ".join(cells) + " |")
     return 0
 
@@ -87,14 +92,11 @@ def against(root: str, other: str) -> int:
             y = lab == "V"
             d = paired_bootstrap(y, a, b)
             diffs.append(roc_auc_score(y, a) - roc_auc_score(y, b))
-
-            def verdict(s, k):
-                m = (lab == "V") | (lab == k)
-                return f"{roc_auc_score(lab[m] == 'V', s[m]):.2f}" if (lab == k).any() else "-"
+            f = {(w, k): "-" if verdict_auc(lab, v, k) is None else f"{verdict_auc(lab, v, k):.2f}"
+                 for w, v in (("a", a), ("b", b)) for k in ("F", "MT")}
             print(f"| {rel} en-{lang} | {roc_auc_score(y, b):.3f} | {roc_auc_score(y, a):.3f} | "
                   f"{diffs[-1]:+.3f} [{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]"
-                  f" | {verdict(b, 'F')} / {verdict(a, 'F')} | {verdict(b, 'MT')} / "
-                  f"{verdict(a, 'MT')} |")
+                  f" | {f['b', 'F']} / {f['a', 'F']} | {f['b', 'MT']} / {f['a', 'MT']} |")
     print(f"mean difference over the eight files: {np.mean(diffs):+.4f}")
     return 0
 
