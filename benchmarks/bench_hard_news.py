@@ -273,32 +273,41 @@ def combine() -> None:
                   f"{np.percentile(d, 97.5):+.4f}]", flush=True)
 
 
+def compare(names: tuple[str, str], models: tuple[str, str], german_source: bool = False,
+            prefix: str = "") -> None:
+    """Print ROC-AUC of the two ``models`` (labelled ``names``; the first is the reference) and
+    the paired-bootstrap difference second minus first, on newstest2019 / newstest2020: the
+    nine synthetic kinds and every other translation of ``newstest``; with ``german_source`` the
+    sides are turned (German source, English target) for a de -> en classifier."""
+    from sklearn.metrics import roc_auc_score
+
+    from bitextforge.plugins.lexical.pair_classifier import make_negatives
+
+    for year in ("2019", "2020"):
+        en, wmt_de, real = newstest(year)
+        side = (lambda de, e: (de, e)) if german_source else (lambda de, e: (e, de))
+        cs, ct = side(wmt_de[0::2], en[0::2])
+        ws, wt, _ = make_negatives(*side(wmt_de[1::2], en[1::2]), LOOSE, 7)
+        sets = {"synthetic (nine kinds)": (ws, wt),
+                **{k: side(de[1::2], en[1::2]) for k, de in real.items()}}
+        for kind, (ns, nt) in sets.items():
+            y = np.r_[np.ones(len(cs)), np.zeros(len(ns))]
+            b, a = (score(m, cs + ns, ct + nt) for m in models)
+            d = paired_bootstrap(y, a, b)
+            print(f"{prefix}newstest{year} {kind}: {names[0]} {roc_auc_score(y, b):.3f}, "
+                  f"{names[1]} {roc_auc_score(y, a):.3f}; difference {d.mean():+.4f} "
+                  f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
+
+
 def tilt(weight: float = 1.0) -> None:
     """Print rule AB's bench check (rule AC's with ``weight`` 0.5): the eleventh design and the
     same with ``tilt`` (IBM-1 P(target | source) in the log-odds, standardised on the training
     rows, at ``weight``), both for en-de, on FLORES en-de and on newstest2019 / newstest2020
     (synthetic kinds and paraphrases)."""
-    from sklearn.metrics import roc_auc_score
-
-    from bitextforge.plugins.lexical.pair_classifier import make_negatives
-
     first = designs()["eleventh design"]
-    cfg = german(eleventh_design("fr"), first)
-    model = trained(tilted(cfg, weight))
+    model = trained(tilted(german(eleventh_design("fr"), first), weight))
     flores_table("de", {"eleventh design": first, "tilt": model})
-    for year in ("2019", "2020"):
-        en, wmt, real = newstest(year)
-        cs, ct = en[0::2], wmt[0::2]
-        ws, wt, _ = make_negatives(en[1::2], wmt[1::2], LOOSE, 7)
-        sets = {"synthetic (nine kinds)": (ws, wt), **{k: (en[1::2], de[1::2])
-                                                       for k, de in real.items()}}
-        for kind, (ns, nt) in sets.items():
-            y = np.r_[np.ones(len(cs)), np.zeros(len(ns))]
-            a, b = score(model, cs + ns, ct + nt), score(first, cs + ns, ct + nt)
-            d = paired_bootstrap(y, a, b)
-            print(f"newstest{year} {kind}: eleventh {roc_auc_score(y, b):.3f}, tilt "
-                  f"{roc_auc_score(y, a):.3f}; difference {d.mean():+.4f} "
-                  f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
+    compare(("eleventh", "tilt"), (first, model))
 
 
 def wmt_classifier(weight: float | None = None) -> str:
@@ -320,25 +329,8 @@ def wmt(weight: float = 0.5) -> None:
     """Print rule AD's measurement: recipes/wmt-filter-deen.yaml's classifier and the same with
     ``tilt`` at ``weight``, on newstest2019 / newstest2020 with the sides turned (German, the
     WMT reference or another translation, as source; English as target)."""
-    from sklearn.metrics import roc_auc_score
-
-    from bitextforge.plugins.lexical.pair_classifier import make_negatives
-
-    plain, model = wmt_classifier(), wmt_classifier(weight)
-    for year in ("2019", "2020"):
-        en, wmt_de, real = newstest(year)
-        cs, ct = wmt_de[0::2], en[0::2]
-        ws, wt, _ = make_negatives(wmt_de[1::2], en[1::2], LOOSE, 7)
-        sets = {"synthetic (nine kinds)": (ws, wt), **{k: (de[1::2], en[1::2])
-                                                       for k, de in real.items()}}
-        for kind, (ns, nt) in sets.items():
-            y = np.r_[np.ones(len(cs)), np.zeros(len(ns))]
-            a, b = score(model, cs + ns, ct + nt), score(plain, cs + ns, ct + nt)
-            d = paired_bootstrap(y, a, b)
-            print(f"de-en newstest{year} {kind}: the WMT recipe's classifier "
-                  f"{roc_auc_score(y, b):.3f}, tilt x {weight:g} {roc_auc_score(y, a):.3f}; "
-                  f"difference {d.mean():+.4f} [{np.percentile(d, 2.5):+.4f}, "
-                  f"{np.percentile(d, 97.5):+.4f}]", flush=True)
+    compare(("the WMT recipe's classifier", f"tilt x {weight:g}"),
+            (wmt_classifier(), wmt_classifier(weight)), german_source=True, prefix="de-en ")
 
 
 if __name__ == "__main__":
