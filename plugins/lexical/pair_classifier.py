@@ -519,7 +519,8 @@ class PairClassifierTrainer(Trainer):
                            "training takes about this many times as long; scoring costs the same.")
         tilt: Tilt | None = Field(
             None, description="Add weight x the feature, standardised on the training rows "
-            "(mean and standard deviation over clean pairs and negatives), to the classifier's "
+            "(mean and standard deviation over the clean pairs and the first draw's negatives), "
+            "to the classifier's "
             "log-odds (TiltedClassifier). With {feature: lexical_translation.v1, weight: 1} (IBM-1 "
             "P(target | source)) free translations rank below literal ones, which synthetic "
             "negatives do not teach (benchmarks/bench_hard_news.py).")
