@@ -251,7 +251,7 @@ def combine() -> None:
     newstest2019 and newstest2020 en-de (synthetic kinds and paraphrases)."""
     from sklearn.metrics import roc_auc_score
 
-    from bitextforge.plugins.lexical.pair_classifier import make_negatives
+    from bitextforge.plugins.lexical.pair_classifier import make_negatives, tilt_probability
 
     model = designs()["eleventh design"]
     for year in ("2019", "2020"):
@@ -262,9 +262,9 @@ def combine() -> None:
         sets.update({k: (en[1::2], de[1::2]) for k, de in real.items() if "paraphrase" in k})
         for kind, (ns, nt) in sets.items():
             src, tgt = cs + ns, ct + nt
-            p = np.clip(score(model, src, tgt), 1e-6, 1 - 1e-6)
+            p = score(model, src, tgt)
             lex = ibm1(model, src, tgt)
-            c = np.log(p / (1 - p)) + (lex - lex.mean()) / lex.std()
+            c = tilt_probability(p, (lex - lex.mean()) / lex.std(), 1.0)
             y = np.r_[np.ones(len(cs)), np.zeros(len(ns))]
             d = paired_bootstrap(y, c, p)
             print(f"newstest{year} {kind}: classifier {roc_auc_score(y, p):.3f}, IBM-1 "

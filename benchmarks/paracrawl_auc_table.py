@@ -92,8 +92,9 @@ def against(root: str, other: str) -> int:
             y = lab == "V"
             d = paired_bootstrap(y, a, b)
             diffs.append(roc_auc_score(y, a) - roc_auc_score(y, b))
-            f = {(w, k): "-" if verdict_auc(lab, v, k) is None else f"{verdict_auc(lab, v, k):.2f}"
-                 for w, v in (("a", a), ("b", b)) for k in ("F", "MT")}
+            aucs = {(w, k): verdict_auc(lab, v, k) for w, v in (("a", a), ("b", b))
+                    for k in ("F", "MT")}
+            f = {wk: "-" if auc is None else f"{auc:.2f}" for wk, auc in aucs.items()}
             print(f"| {rel} en-{lang} | {roc_auc_score(y, b):.3f} | {roc_auc_score(y, a):.3f} | "
                   f"{diffs[-1]:+.3f} [{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]"
                   f" | {f['b', 'F']} / {f['a', 'F']} | {f['b', 'MT']} / {f['a', 'MT']} |")

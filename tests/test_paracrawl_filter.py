@@ -60,6 +60,11 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
         facts = json.loads((m / f"en{lang}.joblib.json").read_text())
         assert facts["clean_pairs"] == 300 and "appended" in facts["negatives"]
         assert facts["draws"] == 3
+        # the thirteenth design: IBM-1 P(target | source) tilts the log-odds at half weight
+        assert facts["tilt"]["feature"] == "lexical_translation.v1"
+        assert facts["tilt"]["weight"] == 0.5 and facts["tilt"]["std"] > 0
+        assert facts["feature_names"].index("lexical_translation.v1") == \
+            len(facts["surface"]) + 3 and facts["features"][3]["with"]["direction"] == "src2tgt"
         assert "src_chars_log" not in facts["surface"] and "names_char_overlap" in facts["surface"]
         assert facts["features"][1]["with"]["tgt_lang"] == lang
         cov = facts["features"][2]

@@ -445,12 +445,18 @@ class TiltedClassifier:
         self.mean, self.std = mean, std
 
     def predict_proba(self, X):
-        """The tilted class probabilities (p clipped to [1e-6, 1 - 1e-6] before its logit)."""
-        p = np.clip(self.base.predict_proba(X)[:, 1], 1e-6, 1 - 1e-6)
+        """The tilted class probabilities (:func:`tilt_probability`)."""
         z = (np.asarray(X, dtype=float)[:, self.column] - self.mean) / self.std
-        z = np.where(np.isfinite(z), z, 0.0)
-        q = 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p)) + self.weight * z)))
+        q = tilt_probability(self.base.predict_proba(X)[:, 1], z, self.weight)
         return np.c_[1 - q, q]
+
+
+def tilt_probability(p, z, weight: float):
+    """sigmoid(logit(p) + weight * z), p clipped to [1e-6, 1 - 1e-6] before its logit; where z is
+    missing (NaN, inf) p stays as it is."""
+    p = np.clip(np.asarray(p, dtype=float), 1e-6, 1 - 1e-6)
+    z = np.where(np.isfinite(z), z, 0.0)
+    return 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p)) + weight * z)))
 
 
 class Tilt(BaseModel):
@@ -591,6 +597,7 @@ class PairClassifierTrainer(Trainer):
             scorer.close()
             raise InputError(f"{self.name}: tilt.feature {c.tilt.feature!r} is not a feature of "
                              f"this model; its features are {', '.join(scorer.names)}")
+        col = None if c.tilt is None else scorer.names.index(c.tilt.feature)
         try:
             for d in range(c.draws):
                 seed = c.seed + d
@@ -613,15 +620,14 @@ class PairClassifierTrainer(Trainer):
                 # held out of every fit, and each draw's negatives of them out of its own
                 if d == 0:
                     held = (X[dev], y[dev], kinds)
-                    train_rows = X[~dev]
+                    if col is not None:
+                        tilt_x = X[~dev, col]
         finally:
             scorer.close()
         clf = members[0] if c.draws == 1 else AveragedClassifier(members)
         tilt = None
-        if c.tilt is not None:
-            col = scorer.names.index(c.tilt.feature)
-            x = train_rows[:, col]
-            x = x[np.isfinite(x)]
+        if col is not None:
+            x = tilt_x[np.isfinite(tilt_x)]
             if len(x) < 2 or float(x.std()) == 0.0:
                 raise ComponentError(f"{self.name}: tilt.feature {c.tilt.feature!r} is constant "
                                      f"or missing on the training rows")
