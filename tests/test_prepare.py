@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-from bitextforge import ComponentError, RecipeError, Trainer
+from bitextforge import BitextforgeError, ComponentError, RecipeError, Trainer
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
@@ -36,6 +36,8 @@ class CountTrainer(Trainer):
 
         text: str = Field(description="Text file.")
         fail: bool = Field(False, description="Raise after writing half the outputs.")
+        lower: bool = Field(False, description="Count lowercased words.")
+        threads: int = Field(1, description="A run option: does not change the table.")
 
     @classmethod
     def input_paths(cls, config):
@@ -52,7 +54,7 @@ class CountTrainer(Trainer):
         CALLS.append(self.config.output)
         counts: dict[str, int] = {}
         for line in Path(self.config.text).read_text(encoding="utf-8").splitlines():
-            for w in line.split():
+            for w in (line.lower() if self.config.lower else line).split():
                 counts[w] = counts.get(w, 0) + 1
         Path(self.config.output).write_text(json.dumps(counts), encoding="utf-8")
         if self.config.fail:
@@ -93,6 +95,88 @@ def test_prepare_trains_once_then_skips_and_force_retrains(tmp_path, trainer_plu
     (tmp_path / "models/counts.json.meta").unlink()
     run_recipe(parse_recipe(_recipe(tmp_path, prep), "r.yaml"))
     assert len(CALLS) == 3
+
+
+def test_a_model_trained_with_other_options_is_refused_not_reused(tmp_path, trainer_plugin,
+                                                                    capsys):
+    """An existing output trained with other options is refused before anything runs, naming the
+    recipe, the trainer, the output and each changed option (not silently reused); run options
+    (``threads``) do not count; ``force: true`` retrains; an option missing from the kept file
+    counts as its default (a model trained before the option existed); a model without the
+    file is reused as before."""
+    from bitextforge.cli.main import main
+    from bitextforge.components.registry import get_registry
+    from bitextforge.pipeline.prepare import options_path, run_prepare
+
+    CALLS.clear()
+    out = tmp_path / "models" / "counts.json"
+    recipe = tmp_path / "r.yaml"
+
+    def prep(extra: str = "") -> str:
+        return (f"  - train: count_test.v1\n    with: {{text: '{tmp_path / 'in.en'}', "
+                f"output: '{out}'{extra}}}\n")
+
+    def run(extra: str = "", force: bool = False) -> int:
+        recipe.write_text(_recipe(tmp_path, prep(extra) + ("    force: true\n" if force else "")),
+                          encoding="utf-8")
+        runs.append(tmp_path / f"out{len(runs)}")
+        return main(["run", str(recipe), "-q", "-o", str(runs[-1])])
+
+    runs: list[Path] = []
+
+    assert run() == 0 and len(CALLS) == 1
+    kept = json.loads(options_path(out).read_text())
+    assert kept["trainer"] == "count_test.v1" and kept["options"]["lower"] is False
+    assert "threads" not in kept["options"] and "output" not in kept["options"]
+    assert run(", threads: 2") == 0 and len(CALLS) == 1  # a run option: reused
+    capsys.readouterr()
+    assert run(", lower: true") == 2 and len(CALLS) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "r.yaml" in err and "prepare[0] count_test.v1" in err
+    assert f"{out} exists but was trained with other options (lower false then, true now)" in err
+    assert "force: true" in err
+    before = out.read_text()
+    with pytest.raises(BitextforgeError, match="lower false then, true now"):  # the API too
+        run_recipe(parse_recipe(_recipe(tmp_path, prep(", lower: true")), "r.yaml"))
+    with pytest.raises(RecipeError, match="lower false then, true now"):  # and run_prepare
+        run_prepare(parse_recipe(_recipe(tmp_path, prep(", lower: true")), "r.yaml"),
+                    get_registry(), log=lambda m: None)
+    assert out.read_text() == before and len(CALLS) == 1
+    assert run(", lower: true", force=True) == 0 and len(CALLS) == 2
+    assert json.loads(options_path(out).read_text())["options"]["lower"] is True
+    assert run(", lower: true") == 0 and len(CALLS) == 2
+    # a file written before an option existed: the option is taken at its default
+    kept = json.loads(options_path(out).read_text())
+    del kept["options"]["fail"]
+    options_path(out).write_text(json.dumps(kept))
+    assert run(", lower: true") == 0 and len(CALLS) == 2
+    assert run(", lower: true, fail: true") == 2 and len(CALLS) == 2
+    assert "fail false then, true now" in capsys.readouterr().err
+    options_path(out).unlink()  # a model without the file: reused as before
+    assert run() == 0 and len(CALLS) == 2
+
+
+def test_shipped_recipes_that_share_a_model_ask_for_the_same_options():
+    """Recipes that train the same output (recipes/wmt-filter-deen.yaml reuses
+    recipes/models-deen.yaml's KenLM models, for instance) must train it with the same options,
+    or whichever runs second would be refused."""
+    from bitextforge.components.registry import get_registry
+    from bitextforge.pipeline.prepare import trained_options
+
+    registry = get_registry()
+    seen: dict[str, tuple[str, dict]] = {}
+    shared_outputs = 0
+    for path in sorted(Path("recipes").glob("*.yaml")):
+        recipe = parse_recipe(path.read_text(encoding="utf-8"), str(path))
+        for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
+            options = trained_options(registry.get("trainer", prep.train), cfg)
+            key = str(Path(cfg.output))
+            if key in seen:
+                shared_outputs += 1
+                assert seen[key][1] == options, f"{path} prepare[{i}] and {seen[key][0]}: {key}"
+            else:
+                seen[key] = (f"{path} prepare[{i}]", options)
+    assert shared_outputs >= 2  # the check compares something
 
 
 def test_prepare_only_trains_the_chosen_trainers(tmp_path, trainer_plugin, capsys):

@@ -328,13 +328,18 @@ class Trainer(Component):
     and moves every path of :meth:`outputs` into place only when :meth:`train` returns, so a killed
     training never leaves something that looks finished. A trainer whose outputs all exist is
     skipped (``force: true`` retrains), which makes a recipe that trains its own models cheap to
-    run again.
+    run again; the options a model was trained with are kept beside it, and a recipe that asks
+    for the same output with other options is refused instead of silently given the old model.
     """
 
     kind: ClassVar[str] = "trainer"
     #: the trainer continues a state that an interrupted training left in its ``output`` (a
     #: killed run's temporary output is then handed to the next run instead of removed)
     resumable: ClassVar[bool] = False
+    #: options that say how the training runs, not what it learns (``threads`` and ``device``
+    #: always count as such): a finished model is reused when only these differ from the
+    #: options it was trained with, and refused when another option does
+    run_options: ClassVar[frozenset[str]] = frozenset()
 
     class Config(ComponentConfig):
         """Every trainer writes to ``output``."""

@@ -6,10 +6,19 @@ the first time it runs and reuses them afterwards. In a recipe a trainer is skip
 trains into temporary names beside the final ones, which are moved into place only when training
 succeeds, so an interrupted run never leaves a half-written model that a later run would take for
 a finished one.
+
+Reuse by name alone hands a recipe whose trainer options changed (another tilt, another corpus)
+the model of the old options, and every figure after it is wrong without a word. So each
+training writes its options beside the model (``.NAME.options.json``), and a trainer whose
+outputs exist but whose options differ from those (apart from its ``run_options``, which say how
+it runs, not what it learns) is refused with the differences named: retrain with ``force: true``,
+or give the new model its own ``output``. A model without that file (trained before it existed,
+or copied without it) is reused as before.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -71,6 +80,9 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     entry: dict[str, Any] = {"trainer": name, "output": str(final_out),
                              "outputs": [str(p) for p in finals]}
     if not will_train(cls, cfg, force):
+        changed = options_changed(cls, cfg)
+        if changed:
+            raise RecipeError(f"{where}: {changed}")
         say(f"{where}: {final_out} exists, not retrained (force: true retrains)")
         return {**entry, "status": "exists"}
     tmp_out = _partial(final_out, str(os.getpid()))
@@ -94,6 +106,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
             if final.exists() or final.is_symlink():
                 _remove(final)
             os.replace(tmp, final)
+        _write_options(cls, name, cfg)
     except BaseException as exc:
         # an interrupted resumable training keeps its state for the next run to continue (an
         # error removes it: the same inputs would fail again)
@@ -162,3 +175,67 @@ def _declared_outputs(cls: type[Trainer], cfg) -> list[Path]:
     probe = cls.__new__(cls)
     probe.config = cfg
     return [Path(p) for p in probe.outputs()]
+
+
+#: options of every trainer that say how it runs, not what it learns
+RUN_OPTIONS = frozenset({"threads", "device"})
+
+
+def options_path(output: str | os.PathLike) -> Path:
+    """Where the options a model was trained with are kept: ``.NAME.options.json`` beside it."""
+    out = Path(output)
+    return out.with_name(f".{out.name}.options.json")
+
+
+def trained_options(cls: type[Trainer], cfg) -> dict[str, Any]:
+    """The options of ``cfg`` that decide what ``cls`` learns (JSON values): all but ``output``
+    and the run options."""
+    skip = RUN_OPTIONS | cls.run_options | {"output"}
+    return {k: v for k, v in cfg.model_dump(mode="json").items() if k not in skip}
+
+
+def _write_options(cls: type[Trainer], name: str, cfg) -> None:
+    path = options_path(cfg.output)
+    tmp = path.with_name(path.name + f".{os.getpid()}")
+    tmp.write_text(json.dumps({"trainer": name, "options": trained_options(cls, cfg)},
+                              indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _default(cls: type[Trainer], key: str) -> Any:
+    """An option's default as a JSON value (what a model trained before the option existed
+    was trained with); a marker that equals nothing when the option has no default."""
+    from pydantic import TypeAdapter
+
+    field = cls.Config.model_fields.get(key)
+    if field is None or field.is_required():
+        return object()
+    return TypeAdapter(field.annotation).dump_python(
+        field.get_default(call_default_factory=True), mode="json")
+
+
+def options_changed(cls: type[Trainer], cfg) -> str | None:
+    """One line saying how ``cfg`` differs from the options its existing ``output`` was
+    trained with, and what to do; None when they agree or when no options were kept."""
+    path = options_path(cfg.output)
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))["options"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{path}: unreadable ({exc}); delete it, or retrain with force: true"
+    new = trained_options(cls, cfg)
+    diffs = []
+    for key, value in new.items():
+        before = old[key] if key in old else _default(cls, key)
+        if before != value:
+            diffs.append(f"{key} {_short(before)} then, {_short(value)} now")
+    if not diffs:
+        return None
+    return (f"{cfg.output} exists but was trained with other options ({'; '.join(diffs)}): "
+            f"retrain it with force: true, or give this training its own output")
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = "not set" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[:width - 3] + "..."

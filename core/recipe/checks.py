@@ -132,12 +132,19 @@ def component_problems(recipe, registry, trainers: list[int] | None = None) -> l
     are written by an earlier ``prepare:`` entry: of every entry, or with ``trainers`` only of
     those ``prepare:`` indices (what ``bitextforge prepare`` is about to train). A trainer whose
     outputs all exist (and without ``force``) will not train, so its inputs are not needed: a
-    model trained on another run's corpus stays usable after that corpus is gone."""
-    from ..pipeline.prepare import _declared_outputs, will_train
+    model trained on another run's corpus stays usable after that corpus is gone, unless it was
+    trained with other options than the recipe asks for (also a problem here)."""
+    from ..pipeline.prepare import _declared_outputs, options_changed, will_train
 
     source = recipe.source
     problems: list[str] = []
     outputs: list[Path] = []
+    for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
+        cls = registry.get("trainer", p.train)
+        if (trainers is None or i in trainers) and not will_train(cls, cfg, p.force):
+            changed = options_changed(cls, cfg)  # a reused model must be the one asked for
+            if changed:
+                problems.append(f"{source}: prepare[{i}] {p.train}: {changed}")
     entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True,
                 (trainers is None or i in trainers)
                 and will_train(registry.get("trainer", p.train), cfg, p.force))

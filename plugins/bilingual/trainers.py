@@ -21,6 +21,7 @@ class BilingualModelTrainer(Trainer):
     ``bitextforge train-bilingual`` is a key here (docs/bilingual.md)."""
 
     name = "bilingual_model.v1"
+    run_options = frozenset({"save_minutes", "snapshots", "tests"})
     extra = "bilingual"
 
     class Config(Trainer.Config, TrainConfig):

@@ -17,6 +17,9 @@ class NmtModelTrainer(Trainer):
     options and defaults are those of ``bitextforge train-nmt`` (docs/nmt.md)."""
 
     name = "nmt_model.v1"
+    # how often the state is saved and what is tested after training do not change the model
+    run_options = frozenset({"resume_every", "resume_every_steps", "snapshots", "tests",
+                             "test_backend", "beam"})
     extra = "nmt"
     resumable = True  # train() continues the resume.pt a killed training left
 

@@ -234,6 +234,7 @@ class EmbeddingQeTrainer(Trainer):
     ``i % folds != k``), with the out-of-fold Pearson's r of the training rows reported."""
 
     name = "embedding_qe_model.v1"
+    run_options = frozenset({"cache", "batch_size"})
 
     class Config(Trainer.Config):
         """Options of embedding_qe_model.v1 (the encoder options: multilingual_embedding.v1's)."""

@@ -70,6 +70,7 @@ class SentenceRegressorTrainer(Trainer):
     """
 
     name = "sentence_regressor_model.v1"
+    run_options = frozenset({"batch_size"})
     extra = "embeddings"
 
     class Config(EncoderOptions, Trainer.Config):

@@ -23,6 +23,7 @@ class KenlmTrainer(Trainer):
     which ``kenlm_perplexity.v1`` reads."""
 
     name = "kenlm_model.v1"
+    run_options = frozenset({"memory"})
     extra = "quality"
 
     class Config(Trainer.Config):
