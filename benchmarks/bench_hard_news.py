@@ -233,9 +233,10 @@ def features(model: str, cs, ct, en, real) -> None:
         print(f"| {name} | " + " | ".join(f"{per.get(k, float('nan')):.3f}" for k in real) + " |")
 
 
-def ibm1(model: str, src: list[str], tgt: list[str]) -> np.ndarray:
+def ibm1(model: str, src: list[str], tgt: list[str], margin: int | None = None) -> np.ndarray:
     """The IBM-1 P(target | source) feature of ``model`` (its src2tgt lexical_translation.v1
-    options), scored on the pairs in one call."""
+    options; ``margin``, when given, in place of the model's), scored on the pairs in one
+    call."""
     import joblib
 
     from bitextforge.components.registry import get_registry
@@ -243,7 +244,8 @@ def ibm1(model: str, src: list[str], tgt: list[str]) -> np.ndarray:
     spec = next(f for f in joblib.load(model)["features"]
                 if f["filter"] == "lexical_translation.v1" and f["with"]["direction"] == "src2tgt")
     cls = get_registry().get("filter", spec["filter"])
-    filt = cls(cls.Config(**spec["with"]))
+    options = spec["with"] if margin is None else {**spec["with"], "margin": margin}
+    filt = cls(cls.Config(**options))
     try:
         return np.array(filt.score({"src": src, "tgt": tgt}), dtype=float)
     finally:
