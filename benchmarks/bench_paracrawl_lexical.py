@@ -360,12 +360,17 @@ def seventh_design(lang: str) -> dict:
 
 
 def trained(cfg: dict) -> str:
-    """Train pair_classifier_model.v1 with ``cfg`` unless its output exists; the output path."""
+    """Train pair_classifier_model.v1 with ``cfg`` unless its output exists (and was trained
+    with these options, as far as its kept options say); the output path."""
     from bitextforge.cli.commands import run_trainer
+    from bitextforge.pipeline.prepare import options_changed
     from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer
 
+    config = PairClassifierTrainer.Config(**cfg)
     if not Path(cfg["output"]).exists():
-        run_trainer(PairClassifierTrainer.name, PairClassifierTrainer.Config(**cfg))
+        run_trainer(PairClassifierTrainer.name, config)
+    elif changed := options_changed(PairClassifierTrainer, config):
+        raise fail(changed)
     return cfg["output"]
 
 
