@@ -378,20 +378,18 @@ def ted() -> None:
 
     en, german_by, mqm = ted_segments()
     ref = german_by.pop("ref")
-    first = designs()["eleventh design"]
-    models = {"eleventh design": first,
-              "thirteenth design (tilt 0.5)": trained(tilted(german(eleventh_design("fr"), first),
-                                                             0.5)),
-              "fourth design (no margin)": designs()["fourth design (no margin)"],
-              "IBM-1 P(target given source) alone": ("ibm1", first),
-              "the WMT recipe's classifier (de -> en)": ("turned", wmt_classifier()),
-              "the same, tilt 0.5": ("turned", wmt_classifier(0.5))}
-
-    def scored(model, de: list[str]) -> np.ndarray:
-        if isinstance(model, tuple):
-            how, path = model
-            return ibm1(path, en, de) if how == "ibm1" else score(path, de, en)
-        return score(model, en, de)
+    built = designs()
+    first = built["eleventh design"]
+    thirteenth = trained(tilted(german(eleventh_design("fr"), first), 0.5))
+    wmt_plain, wmt_tilted = wmt_classifier(), wmt_classifier(0.5)
+    # label -> the scores of (English source, each German translation of ``de``)
+    scorers = {"eleventh design": lambda de: score(first, en, de),
+               "thirteenth design (tilt 0.5)": lambda de: score(thirteenth, en, de),
+               "fourth design (no margin)":
+                   lambda de: score(built["fourth design (no margin)"], en, de),
+               "IBM-1 P(target given source) alone": lambda de: ibm1(first, en, de),
+               "the WMT recipe's classifier (de -> en)": lambda de: score(wmt_plain, de, en),
+               "the same, tilt 0.5": lambda de: score(wmt_tilted, de, en)}
 
     print(f"\nMQM TED en-de: {len(en)} segments, {len(german_by)} systems; ROC-AUC of the human "
           f"reference (even segments) against machine translation (odd segments); the paired win "
@@ -401,11 +399,11 @@ def ted() -> None:
           "major error |\n|---|---|---|---|---|")
     good = {(k, i) for (k, i), v in mqm.items() if k in german_by and v == 0}
     bad = {(k, i) for (k, i), v in mqm.items() if k in german_by and v <= -5}
-    for label, model in models.items():
-        r = scored(model, ref)
+    for label, scored in scorers.items():
+        r = scored(ref)
         per, wins, pooled, err_y, err_p = [], [], [], [], []
         for system, de in german_by.items():
-            m = scored(model, de)
+            m = scored(de)
             per.append(roc_auc_score(np.r_[np.ones(len(r[0::2])), np.zeros(len(m[1::2]))],
                                      np.r_[r[0::2], m[1::2]]))
             wins.append(np.mean((r > m) + 0.5 * (r == m)))

@@ -139,16 +139,15 @@ def component_problems(recipe, registry, trainers: list[int] | None = None) -> l
     source = recipe.source
     problems: list[str] = []
     outputs: list[Path] = []
+    entries = []
     for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
         cls = registry.get("trainer", p.train)
-        if (trainers is None or i in trainers) and not will_train(cls, cfg, p.force):
+        selected, trains = trainers is None or i in trainers, will_train(cls, cfg, p.force)
+        if selected and not trains:
             changed = options_changed(cls, cfg)  # a reused model must be the one asked for
             if changed:
                 problems.append(f"{source}: prepare[{i}] {p.train}: {changed}")
-    entries = [(f"prepare[{i}]", "trainer", p.train, cfg, True,
-                (trainers is None or i in trainers)
-                and will_train(registry.get("trainer", p.train), cfg, p.force))
-               for i, (p, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs))]
+        entries.append((f"prepare[{i}]", "trainer", p.train, cfg, True, selected and trains))
     later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False, trainers is None)
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
     later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False, trainers is None)
