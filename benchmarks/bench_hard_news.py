@@ -33,6 +33,7 @@ en-fr / en-cs figures.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --combine
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --tilt   # or --tilt-half
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --ted
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --mistranslated
 
 ``--combine`` (an exploration, 2026-11-30): on newstest2019 IBM-1 P(target | source) alone ranks
 the free translations above the whole classifier, which never saw such noise in training. It
@@ -48,6 +49,13 @@ recipe's own measure is BLEU of a model trained on its selection. ``--ted`` (a m
 2026-12-01) scores real machine translation: the MQM-rated WMT21 TED talks en-de (Freitag et al.
 2021, "Experts, Errors, and Context"; ``mqm-ted-ende``), 13 systems' output against the human
 reference, and error-free output against output with a major error (8 minutes on one core).
+``--mistranslated`` (rule AI, 2026-12-01, the fourteenth ParaCrawl round) compares the thirteenth
+design for en-de with the same plus ``mistranslated`` negatives on FLORES, newstest and TED, and on
+real translation errors: MLQE-PE en-de's train split (Wikipedia, WMT20 QE; dev is not read), the
+rows whose post-edit changed the MT substantially (TER of the MT against the post-edit >= 0.3);
+clean is the source with its post-edit (detokenised) on even rows, noise the source with the MT
+on odd rows, and the paired win rate is the share of all those rows where the post-edit
+outscores the MT it corrected.
 
 About 25 minutes on one core the first time (the two classifiers, 8 and 3 minutes, and the
 scoring); the models stay in models/ and later runs only score.
@@ -62,7 +70,7 @@ import numpy as np
 
 from _common import fail, kind_aucs, multi30k_tables, paired_bootstrap, shared_data
 from bench_paracrawl_lexical import (LOOSE, eleventh_design, flores_table, recipe_classifier,
-                                     tilted, trained)
+                                     tilted, trained, with_mistranslated)
 
 #: FreeDict en-de (5.6 million entry pairs from Debian's packages) and the sample of it the bench
 #: uses: as many entries as en-cs's (148,873; en-fr's has 17,558), so the dictionary is not
@@ -422,8 +430,91 @@ def ted() -> None:
           f"systems {np.mean([v for (k, _), v in mqm.items() if k != 'ref']):.2f})")
 
 
+#: rows of MLQE-PE whose MT a post-editor changed by at least this TER
+EDITED = 0.3
+
+
+def post_edits(min_ter: float = EDITED) -> tuple[list[str], list[str], list[str]]:
+    """MLQE-PE en-de train: the English source, the human post-edit (detokenised; the release
+    ships it Moses-tokenised) and the MT it corrected, for the rows whose TER of the MT against
+    the post-edit (both tokenised alike) is at least ``min_ter``."""
+    import gzip
+
+    from sacrebleu.metrics import TER
+    from sacremoses import MosesDetokenizer, MosesTokenizer
+
+    from _common import mlqe_split
+
+    src, mt, _, _ = mlqe_split("train")
+    with gzip.open(shared_data("mlqe-pe-ende", "pe.train.de-en.tsv.gz"), "rt",
+                   encoding="utf-8") as fh:
+        pe_tok = [ln.rstrip("\n").split("\t")[0] for ln in fh]
+    if len(pe_tok) != len(src):
+        raise fail(f"mlqe-pe-ende: {len(pe_tok)} post-edits for {len(src)} train rows")
+    tok, detok, ter = MosesTokenizer("de"), MosesDetokenizer("de"), TER()
+    keep = [i for i in range(len(src))
+            if ter.sentence_score(tok.tokenize(mt[i], return_str=True, escape=False),
+                                  [pe_tok[i]]).score >= 100 * min_ter]
+    return ([src[i] for i in keep], [detok.detokenize(pe_tok[i].split()) for i in keep],
+            [mt[i] for i in keep])
+
+
+def mistranslated() -> None:
+    """Print rule AI's en-de benches: the thirteenth design and the same with ``mistranslated``
+    negatives on FLORES en-de, on newstest2019 / 2020 (synthetic kinds and free translations), on
+    MLQE-PE's post-edits against the MT they corrected (the rule's bench), and on TED's error-free
+    against major-error MT."""
+    from sklearn.metrics import roc_auc_score
+
+    first = designs()["eleventh design"]
+    base = tilted(german(eleventh_design("fr"), first), 0.5)
+    models = {"the thirteenth design": trained(base),
+              "+ mistranslated": trained(with_mistranslated(base))}
+    old, new = models.values()
+    flores_table("de", models)
+
+    en, pe, mt = post_edits()
+    y = np.r_[np.ones(len(en[0::2])), np.zeros(len(en[1::2]))]
+    p, wins = {}, {}
+    for label, model in models.items():
+        p[label] = score(model, en[0::2] + en[1::2], pe[0::2] + mt[1::2])
+        a, b = score(model, en, pe), score(model, en, mt)
+        wins[label] = float(np.mean((a > b) + 0.5 * (a == b)))
+    print(f"\nMLQE-PE en-de train, {len(en)} rows with TER(MT, post-edit) >= {EDITED}: "
+          f"post-edit (even rows) against MT (odd rows)")
+    for label in models:
+        print(f"{label}: ROC-AUC {roc_auc_score(y, p[label]):.3f}, the post-edit beats its MT "
+              f"{100 * wins[label]:.1f} %")
+    d = paired_bootstrap(y, p["+ mistranslated"], p["the thirteenth design"])
+    print(f"RULE AI bench: + mistranslated minus the thirteenth design {d.mean():+.4f} "
+          f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
+
+    ted_en, german_by, mqm = ted_segments()
+    german_by.pop("ref")
+    good = {(k, i) for (k, i), v in mqm.items() if k in german_by and v == 0}
+    bad = {(k, i) for (k, i), v in mqm.items() if k in german_by and v <= -5}
+    err = {}
+    for label, model in models.items():
+        ys, ps = [], []
+        for system, de in german_by.items():
+            m = score(model, ted_en, de)
+            for i, v in enumerate(m):
+                if (system, i) in good or (system, i) in bad:
+                    ys.append((system, i) in good)
+                    ps.append(v)
+        err[label] = (np.array(ys), np.array(ps))
+        print(f"TED MQM, {label}: no error vs major error ROC-AUC {roc_auc_score(ys, ps):.3f}")
+    d = paired_bootstrap(err["+ mistranslated"][0], err["+ mistranslated"][1],
+                         err["the thirteenth design"][1])
+    print(f"TED: + mistranslated minus the thirteenth design {d.mean():+.4f} "
+          f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
+    compare(("thirteenth", "+ mistranslated"), (old, new))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--wmt"]:
+    if sys.argv[1:] == ["--mistranslated"]:
+        mistranslated()
+    elif sys.argv[1:] == ["--wmt"]:
         wmt()
     elif sys.argv[1:] == ["--ted"]:
         ted()
@@ -435,6 +526,6 @@ if __name__ == "__main__":
         tilt(0.5)
     elif sys.argv[1:]:
         raise fail("bench_hard_news.py takes no arguments but --combine, --tilt, --tilt-half, "
-                   "--wmt or --ted")
+                   "--wmt, --ted or --mistranslated")
     else:
         main()

@@ -913,3 +913,44 @@ def test_machine_translated_negatives_need_the_nmt_extra_too():
                   negatives=["misaligned", "machine_translated"])
     assert T.extras(plain) == ("lexical",) and T.extras() == ("lexical",)
     assert T.extras(mt) == ("lexical", "nmt")
+
+
+def test_mistranslated_negatives_replace_a_few_long_words_by_other_pairs_words():
+    from bitextforge.plugins.lexical.pair_classifier import (MORE_NEGATIVES, NEGATIVES,
+                                                             make_negatives)
+
+    src = ["The old farmer sells fresh apples, pears and plums at the market.",
+           "Children were playing football behind the church.", "Yes",
+           "Our neighbours painted their kitchen yellow."]
+    tgt = ["Le vieux fermier vend des pommes, des poires et des prunes au marché.",
+           "Des enfants jouaient au football derrière l'église.", "Oui",
+           "Nos voisins ont peint leur cuisine en jaune."]
+    sides = set()
+    for seed in range(1, 30):
+        ns, nt, kinds = make_negatives(src, tgt, ("mistranslated",), seed)
+        assert kinds == ["mistranslated"] * 4
+        assert (ns, nt) == make_negatives(src, tgt, ("mistranslated",), seed)[:2]
+        for i, (s, t) in enumerate(zip(ns, nt)):
+            assert (s == src[i]) != (t == tgt[i])   # exactly one side changed
+            side = src if t == tgt[i] else tgt
+            sides.add(side is src)
+            own, got = side[i].split(), (s if side is src else t).split()
+            assert len(got) == len(own)             # words replaced, none added or lost
+            changed = [k for k in range(len(own)) if own[k] != got[k]]
+            long_words = sum(1 for w in own if len(w.strip(",.'")) >= 4)
+            assert 1 <= len(changed) <= max(1, round(len(own) * 0.25))
+            others = {w.strip(",.").lower() for j, x in enumerate(side) if j != i
+                      for w in x.split()}
+            for k in changed:
+                old, new = own[k], got[k]
+                # the punctuation and the first letter's case stay; the word comes from
+                # another pair of the same side
+                assert old[-1].isalpha() == new[-1].isalpha()
+                assert old[0].isupper() == new[0].isupper()
+                assert new.strip(",.").lower() in others
+                assert long_words == 0 or len(old.strip(",.")) >= 4
+    assert sides == {True, False}
+    # a one-word side of three letters: its only word is replaced
+    ns, nt, _ = make_negatives(src, tgt, ("mistranslated",), 3)
+    assert (ns[2], nt[2]) != ("Yes", "Oui")
+    assert "mistranslated" in MORE_NEGATIVES and "mistranslated" not in NEGATIVES

@@ -13,8 +13,10 @@ added to one side), ``partial`` (a loose translation: one side loses a clause, 1
 words, so most of the pair still matches), ``neighbour`` (a span of one side replaced by a span
 of the neighbouring pair's same side, as a sentence aligner does across a boundary) and
 ``machine_translated`` (the target replaced by the translation of the source by the model
-``mt_model`` names): these four look like the free translations, aligner errors and machine
-translations of real crawls.
+``mt_model`` names) and ``mistranslated`` (a few words of one side replaced by other sentences'
+words: a translation with wrong words): these five look like the free translations, aligner
+errors, machine translations and translation errors of real crawls (the verdicts F, A, MT and E
+of ParaCrawl's human evaluations).
 
 Features are a few surface measures computed here (lengths, length ratio, agreement of numbers
 and capitalised words, copied words, final punctuation; optionally measures with no absolute
@@ -44,7 +46,7 @@ from bitextforge.log import phase, progress
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
 #: kinds that can be asked for but are not in the default list (a default list that grew would
 #: change what an unchanged recipe trains)
-MORE_NEGATIVES = ("appended", "partial", "neighbour", "machine_translated")
+MORE_NEGATIVES = ("appended", "partial", "neighbour", "machine_translated", "mistranslated")
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
@@ -209,6 +211,55 @@ def _neighbour(text: str, other: str, after: bool, rng: random.Random) -> str:
     return _tidy(words, text)
 
 
+#: a word's punctuation before and after it, and its core
+_AFFIXES = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
+
+
+def _content(word: str) -> str | None:
+    """The core of ``word`` (its punctuation off) if that is four or more letters, else None:
+    the words a ``mistranslated`` negative replaces and replaces them with (most are content
+    words in the project's languages; function words are mostly shorter)."""
+    core = _AFFIXES.match(word).group(2)
+    return core if len(core) >= 4 and core.isalpha() else None
+
+
+def _mistranslated(text: str, draw: Callable[[], str], rng: random.Random) -> str:
+    """``text`` with 10-25 % of its words (at least one) of four or more letters replaced by words
+    ``draw`` gives (from other sentences of the same language), each keeping the replaced word's
+    punctuation and first-letter case: a translation with wrong words. A side without such a
+    word has its last word replaced."""
+    w = text.split()
+    if not w:
+        return text
+    slots = [k for k, x in enumerate(w) if _content(x)] or [len(w) - 1]
+    n = min(len(slots), max(1, round(len(w) * rng.uniform(0.1, 0.25))))
+    for k in sorted(rng.sample(slots, n)):
+        before, core, after = _AFFIXES.match(w[k]).groups()
+        new = draw()
+        for _ in range(5):  # the same word drawn back is no error
+            if new.lower() != core.lower():
+                break
+            new = draw()
+        if core[:1].isupper() != new[:1].isupper():
+            new = (new[0].upper() if core[:1].isupper() else new[0].lower()) + new[1:]
+        w[k] = before + new + after
+    return " ".join(w)
+
+
+def _word_drawer(side: list[str], i: int, rng: random.Random) -> Callable[[], str]:
+    """A function that draws a word of four or more letters from a random sentence of ``side``
+    other than the ``i``-th (any of its words when none is that long)."""
+    def draw() -> str:
+        for _ in range(20):
+            j = rng.randrange(len(side) - 1)
+            words = side[j if j < i else j + 1].split()
+            found = [c for c in map(_content, words) if c]
+            if found:
+                return found[rng.randrange(len(found))]
+        return "x" + str(rng.randrange(10 ** 6))
+    return draw
+
+
 def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGATIVES,
                    seed: int = 1, translate: Callable[[list[str]], list[str]] | None = None
                    ) -> tuple[list[str], list[str], list[str]]:
@@ -267,6 +318,12 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
                 s2, t2 = s, _neighbour(t, tgt[j], after, rng)
         elif kind == "machine_translated":
             s2, t2 = s, mt[i]
+        elif kind == "mistranslated":
+            # wrong words in a translation (ParaCrawl's E, MQM's mistranslations), on either side
+            if rng.random() < 0.5:
+                s2, t2 = _mistranslated(s, _word_drawer(src, i, rng), rng), t
+            else:
+                s2, t2 = s, _mistranslated(t, _word_drawer(tgt, i, rng), rng)
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -506,8 +563,9 @@ class PairClassifierTrainer(Trainer):
             "turn: " + ", ".join(NEGATIVES + MORE_NEGATIVES) + ". Not in the default: appended "
             "(another pair's sentence added to one side), partial (one side loses a clause, "
             "10-30 % of its words), neighbour (a span of one side replaced by a span of the "
-            "neighbouring pair's) and machine_translated (the target replaced by mt_model's "
-            "translation of the source).")
+            "neighbouring pair's), machine_translated (the target replaced by mt_model's "
+            "translation of the source) and mistranslated (10-25 % of one side's words of four "
+            "or more letters replaced by words of other pairs' same side: wrong words).")
         mt_model: str | None = Field(
             None, description="Translation model (source -> target) of the machine_translated "
             "negatives: a model directory the nmt plugin loads (one `bitextforge train-nmt` "
