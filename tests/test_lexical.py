@@ -954,3 +954,15 @@ def test_mistranslated_negatives_replace_a_few_long_words_by_other_pairs_words()
     ns, nt, _ = make_negatives(src, tgt, ("mistranslated",), 3)
     assert (ns[2], nt[2]) != ("Yes", "Oui")
     assert "mistranslated" in MORE_NEGATIVES and "mistranslated" not in NEGATIVES
+
+
+def test_mistranslated_negatives_of_short_words_take_any_word_of_another_pair():
+    from bitextforge.plugins.lexical.pair_classifier import make_negatives
+
+    src, tgt = ["a cat", "the dog", "an owl"], ["un chat", "le chien", "un hibou"]
+    for seed in range(1, 10):
+        ns, nt, _ = make_negatives(src, tgt, ("mistranslated",), seed)
+        for i, (s, t) in enumerate(zip(ns, nt)):
+            side, got = (src, s) if t == tgt[i] else (tgt, t)
+            words = {w for j, x in enumerate(side) if j != i for w in x.split()}
+            assert got.split()[:-1] == side[i].split()[:-1] and got.split()[-1] in words

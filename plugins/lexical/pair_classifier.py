@@ -250,13 +250,15 @@ def _word_drawer(side: list[str], i: int, rng: random.Random) -> Callable[[], st
     """A function that draws a word of four or more letters from a random sentence of ``side``
     other than the ``i``-th (any of its words when none is that long)."""
     def draw() -> str:
+        words = []
         for _ in range(20):
             j = rng.randrange(len(side) - 1)
-            words = side[j if j < i else j + 1].split()
+            words = side[j if j < i else j + 1].split() or words
             found = [c for c in map(_content, words) if c]
             if found:
                 return found[rng.randrange(len(found))]
-        return "x" + str(rng.randrange(10 ** 6))
+        # text of short words only (captions of "a", "an", "the"...): any word of it
+        return words[rng.randrange(len(words))] if words else "?"
     return draw
 
 
