@@ -77,6 +77,26 @@ def mlqe_split(name: str):
             np.array([float(r["nmt_model_logprob"]) for r in rows]))
 
 
+def mlqe_post_edits(name: str):
+    """MLQE-PE en-de, one split: the human post-edit of each MT row of ``mlqe_split(name)``, in
+    its order (detokenised: the release ships them Moses-tokenised), and the TER of the MT
+    (tokenised alike) against its post-edit, from 0 (no edit) up (a NumPy array)."""
+    import numpy as np
+    from sacrebleu.metrics import TER
+    from sacremoses import MosesDetokenizer, MosesTokenizer
+
+    _, mt, _, _ = mlqe_split(name)
+    with gzip.open(shared_data("mlqe-pe-ende", f"pe.{name}.de-en.tsv.gz"), "rt",
+                   encoding="utf-8") as fh:
+        pe = [ln.rstrip("\n").split("\t")[0] for ln in fh]
+    if len(pe) != len(mt):
+        raise fail(f"mlqe-pe-ende: {len(pe)} post-edits for {len(mt)} {name} rows")
+    tok, detok, ter = MosesTokenizer("de"), MosesDetokenizer("de"), TER()
+    scores = np.array([ter.sentence_score(tok.tokenize(m, return_str=True, escape=False),
+                                          [p]).score / 100 for m, p in zip(mt, pe)])
+    return [detok.detokenize(p.split()) for p in pe], scores
+
+
 # ------------------------------------------------------------------ inputs the benchmarks write
 
 def write_columns(rows: Iterable[Sequence[str]], paths: Sequence[Path]) -> None:

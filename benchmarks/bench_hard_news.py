@@ -436,28 +436,14 @@ EDITED = 0.3
 
 
 def post_edits(min_ter: float = EDITED) -> tuple[list[str], list[str], list[str]]:
-    """MLQE-PE en-de train: the English source, the human post-edit (detokenised; the release
-    ships it Moses-tokenised) and the MT it corrected, for the rows whose TER of the MT against
-    the post-edit (both tokenised alike) is at least ``min_ter``."""
-    import gzip
-
-    from sacrebleu.metrics import TER
-    from sacremoses import MosesDetokenizer, MosesTokenizer
-
-    from _common import mlqe_split
+    """MLQE-PE en-de train: the English source, the human post-edit (detokenised) and the MT it
+    corrected, for the rows whose TER of the MT against the post-edit is at least ``min_ter``."""
+    from _common import mlqe_post_edits, mlqe_split
 
     src, mt, _, _ = mlqe_split("train")
-    with gzip.open(shared_data("mlqe-pe-ende", "pe.train.de-en.tsv.gz"), "rt",
-                   encoding="utf-8") as fh:
-        pe_tok = [ln.rstrip("\n").split("\t")[0] for ln in fh]
-    if len(pe_tok) != len(src):
-        raise fail(f"mlqe-pe-ende: {len(pe_tok)} post-edits for {len(src)} train rows")
-    tok, detok, ter = MosesTokenizer("de"), MosesDetokenizer("de"), TER()
-    keep = [i for i in range(len(src))
-            if ter.sentence_score(tok.tokenize(mt[i], return_str=True, escape=False),
-                                  [pe_tok[i]]).score >= 100 * min_ter]
-    return ([src[i] for i in keep], [detok.detokenize(pe_tok[i].split()) for i in keep],
-            [mt[i] for i in keep])
+    pe, ter = mlqe_post_edits("train")
+    keep = np.flatnonzero(ter >= min_ter)
+    return [src[i] for i in keep], [pe[i] for i in keep], [mt[i] for i in keep]
 
 
 def mistranslated() -> None:
