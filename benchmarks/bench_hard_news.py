@@ -34,6 +34,7 @@ en-fr / en-cs figures.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --tilt   # or --tilt-half
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --ted
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --mistranslated
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --word-for-word
 
 ``--combine`` (an exploration, 2026-11-30): on newstest2019 IBM-1 P(target | source) alone ranks
 the free translations above the whole classifier, which never saw such noise in training. It
@@ -55,7 +56,9 @@ real translation errors: MLQE-PE en-de's train split (Wikipedia, WMT20 QE; dev i
 rows whose post-edit changed the MT substantially (TER of the MT against the post-edit >= 0.3);
 clean is the source with its post-edit (detokenised) on even rows, noise the source with the MT
 on odd rows, and the paired win rate is the share of all those rows where the post-edit
-outscores the MT it corrected. ``--post-edit-features`` prints, for each feature of the
+outscores the MT it corrected. ``--word-for-word`` (rule AK, the fifteenth round) does the same
+for ``word_for_word`` negatives, and adds TED's human reference against the systems' MT.
+``--post-edit-features`` prints, for each feature of the
 thirteenth design, how often the post-edit scores higher than its MT and how often lower.
 
 About 25 minutes on one core the first time (the two classifiers, 8 and 3 minutes, and the
@@ -71,7 +74,7 @@ import numpy as np
 
 from _common import fail, kind_aucs, multi30k_tables, paired_bootstrap, shared_data
 from bench_paracrawl_lexical import (LOOSE, eleventh_design, flores_table, recipe_classifier,
-                                     tilted, trained, with_mistranslated)
+                                     tilted, trained, with_mistranslated, with_word_for_word)
 
 #: FreeDict en-de (5.6 million entry pairs from Debian's packages) and the sample of it the bench
 #: uses: as many entries as en-cs's (148,873; en-fr's has 17,558), so the dictionary is not
@@ -446,56 +449,71 @@ def post_edits(min_ter: float = EDITED) -> tuple[list[str], list[str], list[str]
     return [src[i] for i in keep], [pe[i] for i in keep], [mt[i] for i in keep]
 
 
-def mistranslated() -> None:
-    """Print rule AI's en-de benches: the thirteenth design and the same with ``mistranslated``
-    negatives on FLORES en-de, on newstest2019 / 2020 (synthetic kinds and free translations), on
-    MLQE-PE's post-edits against the MT they corrected (the rule's bench), and on TED's error-free
-    against major-error MT."""
+def against_thirteenth(label: str, variant) -> None:
+    """Print a round's en-de benches for the thirteenth design and ``variant`` of it (a function
+    of its options), labelled ``label``: FLORES en-de; MLQE-PE's post-edits against the MT they
+    corrected; TED's human reference against the 13 systems' MT and error-free against
+    major-error MT; newstest2019 / 2020 (synthetic kinds and free translations)."""
     from sklearn.metrics import roc_auc_score
 
     first = designs()["eleventh design"]
     base = tilted(german(eleventh_design("fr"), first), 0.5)
-    models = {"the thirteenth design": trained(base),
-              "+ mistranslated": trained(with_mistranslated(base))}
+    models = {"the thirteenth design": trained(base), label: trained(variant(base))}
     old, new = models.values()
     flores_table("de", models)
 
+    def gain(name: str, y, p) -> None:
+        d = paired_bootstrap(np.asarray(y), p[label], p["the thirteenth design"])
+        print(f"{name}: {label} minus the thirteenth design {d.mean():+.4f} "
+              f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
+
     en, pe, mt = post_edits()
     y = np.r_[np.ones(len(en[0::2])), np.zeros(len(en[1::2]))]
-    p, wins = {}, {}
-    for label, model in models.items():
-        p[label] = score(model, en[0::2] + en[1::2], pe[0::2] + mt[1::2])
-        a, b = score(model, en, pe), score(model, en, mt)
-        wins[label] = float(np.mean((a > b) + 0.5 * (a == b)))
+    p = {}
     print(f"\nMLQE-PE en-de train, {len(en)} rows with TER(MT, post-edit) >= {EDITED}: "
           f"post-edit (even rows) against MT (odd rows)")
-    for label in models:
-        print(f"{label}: ROC-AUC {roc_auc_score(y, p[label]):.3f}, the post-edit beats its MT "
-              f"{100 * wins[label]:.1f} %")
-    d = paired_bootstrap(y, p["+ mistranslated"], p["the thirteenth design"])
-    print(f"RULE AI bench: + mistranslated minus the thirteenth design {d.mean():+.4f} "
-          f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
+    for name, model in models.items():
+        p[name] = score(model, en[0::2] + en[1::2], pe[0::2] + mt[1::2])
+        a, b = score(model, en, pe), score(model, en, mt)
+        print(f"{name}: ROC-AUC {roc_auc_score(y, p[name]):.3f}, the post-edit beats its MT "
+              f"{100 * np.mean((a > b) + 0.5 * (a == b)):.1f} %")
+    gain("MLQE-PE post-edit vs MT", y, p)
 
     ted_en, german_by, mqm = ted_segments()
-    german_by.pop("ref")
+    ref = german_by.pop("ref")
     good = {(k, i) for (k, i), v in mqm.items() if k in german_by and v == 0}
     bad = {(k, i) for (k, i), v in mqm.items() if k in german_by and v <= -5}
-    err = {}
-    for label, model in models.items():
-        ys, ps = [], []
+    ref_p, err_p = {}, {}
+    for name, model in models.items():
+        r = score(model, ted_en, ref)
+        pooled, ys, ps = [r[0::2]], [], []
         for system, de in german_by.items():
             m = score(model, ted_en, de)
+            pooled.append(m[1::2])
             for i, v in enumerate(m):
                 if (system, i) in good or (system, i) in bad:
                     ys.append((system, i) in good)
                     ps.append(v)
-        err[label] = (np.array(ys), np.array(ps))
-        print(f"TED MQM, {label}: no error vs major error ROC-AUC {roc_auc_score(ys, ps):.3f}")
-    d = paired_bootstrap(err["+ mistranslated"][0], err["+ mistranslated"][1],
-                         err["the thirteenth design"][1])
-    print(f"TED: + mistranslated minus the thirteenth design {d.mean():+.4f} "
-          f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
-    compare(("thirteenth", "+ mistranslated"), (old, new))
+        ref_y = np.r_[np.ones(len(r[0::2])), np.zeros(sum(len(x) for x in pooled[1:]))]
+        ref_p[name], err_p[name], err_y = np.concatenate(pooled), np.array(ps), ys
+        print(f"TED MQM, {name}: reference vs MT {roc_auc_score(ref_y, ref_p[name]):.3f}, "
+              f"no error vs major error {roc_auc_score(ys, ps):.3f}")
+    gain("TED reference vs MT", ref_y, ref_p)
+    gain("TED no error vs major error", err_y, err_p)
+    compare(("thirteenth", label), (old, new))
+
+
+def mistranslated() -> None:
+    """Rule AI's en-de benches: the thirteenth design and the same with ``mistranslated``
+    negatives (``against_thirteenth``)."""
+    against_thirteenth("+ mistranslated", with_mistranslated)
+
+
+def word_for_word() -> None:
+    """Rule AK's en-de benches: the thirteenth design and the same with ``word_for_word``
+    negatives glossed from the bench's FreeDict en-de sample (``against_thirteenth``)."""
+    against_thirteenth("+ word_for_word",
+                       lambda cfg: with_word_for_word(cfg, "de", dictionary()))
 
 
 def post_edit_features() -> None:
@@ -519,7 +537,9 @@ def post_edit_features() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--post-edit-features"]:
+    if sys.argv[1:] == ["--word-for-word"]:
+        word_for_word()
+    elif sys.argv[1:] == ["--post-edit-features"]:
         post_edit_features()
     elif sys.argv[1:] == ["--mistranslated"]:
         mistranslated()
@@ -535,6 +555,6 @@ if __name__ == "__main__":
         tilt(0.5)
     elif sys.argv[1:]:
         raise fail("bench_hard_news.py takes no arguments but --combine, --tilt, --tilt-half, "
-                   "--wmt, --ted, --mistranslated or --post-edit-features")
+                   "--wmt, --ted, --mistranslated, --word-for-word or --post-edit-features")
     else:
         main()

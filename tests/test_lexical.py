@@ -966,3 +966,29 @@ def test_mistranslated_negatives_of_short_words_take_any_word_of_another_pair():
             side, got = (src, s) if t == tgt[i] else (tgt, t)
             words = {w for j, x in enumerate(side) if j != i for w in x.split()}
             assert got.split()[:-1] == side[i].split()[:-1] and got.split()[-1] in words
+
+
+def test_word_for_word_negatives_gloss_the_source_from_the_dictionary(tmp_path):
+    import gzip
+
+    import pytest
+
+    from bitextforge import ComponentError
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer, make_negatives
+
+    d = tmp_path / "en-fr.tsv.gz"
+    with gzip.open(d, "wt", encoding="utf-8") as fh:
+        fh.write("n\ten\tfr\n1\tcat\tchat\n2\tblack\tnoir;sombre\n3\tsleeps\tdort\n")
+    cfg = PairClassifierTrainer.Config(output=str(tmp_path / "m.joblib"), corpus=["c"],
+                                       negatives=["word_for_word"], gloss_dictionary=str(d),
+                                       gloss_langs=("en", "fr"))
+    gloss = PairClassifierTrainer(cfg)._gloss()
+    src, tgt = ["The black cat sleeps.", "A cat."], ["Le chat noir dort.", "Un chat."]
+    ns, nt, kinds = make_negatives(src, tgt, ("word_for_word",), 1, gloss=gloss)
+    # every word the dictionary holds, its first translation; the others copied; the source kept
+    assert (ns, nt, kinds) == (src, ["The noir chat dort.", "A chat."], ["word_for_word"] * 2)
+    with pytest.raises(ComponentError, match="gloss_dictionary"):
+        make_negatives(src, tgt, ("word_for_word",), 1)
+    with pytest.raises(ValueError, match="gloss_dictionary: set, but negatives has no"):
+        PairClassifierTrainer.Config(output="x", corpus=["c"], gloss_dictionary=str(d))
+    assert PairClassifierTrainer.input_paths(cfg)["gloss_dictionary"] == str(d)

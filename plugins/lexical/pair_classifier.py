@@ -13,10 +13,12 @@ added to one side), ``partial`` (a loose translation: one side loses a clause, 1
 words, so most of the pair still matches), ``neighbour`` (a span of one side replaced by a span
 of the neighbouring pair's same side, as a sentence aligner does across a boundary) and
 ``machine_translated`` (the target replaced by the translation of the source by the model
-``mt_model`` names) and ``mistranslated`` (a few words of one side replaced by other sentences'
-words: a translation with wrong words): these five look like the free translations, aligner
-errors, machine translations and translation errors of real crawls (the verdicts F, A, MT and E
-of ParaCrawl's human evaluations).
+``mt_model`` names), ``mistranslated`` (a few words of one side replaced by other sentences'
+words: a translation with wrong words) and ``word_for_word`` (the target replaced by the source
+glossed word by word from a dictionary, as ``lexicon_translate.v1`` does: the most literal
+translation there is): these look like the free translations, aligner errors, machine
+translations and translation errors of real crawls (the verdicts F, A, MT and E of ParaCrawl's
+human evaluations).
 
 Features are a few surface measures computed here (lengths, length ratio, agreement of numbers
 and capitalised words, copied words, final punctuation; optionally measures with no absolute
@@ -46,7 +48,8 @@ from bitextforge.log import phase, progress
 NEGATIVES = ("misaligned", "shuffled", "truncated", "wrong_language", "untranslated", "numbers")
 #: kinds that can be asked for but are not in the default list (a default list that grew would
 #: change what an unchanged recipe trains)
-MORE_NEGATIVES = ("appended", "partial", "neighbour", "machine_translated", "mistranslated")
+MORE_NEGATIVES = ("appended", "partial", "neighbour", "machine_translated", "mistranslated",
+                  "word_for_word")
 FORMAT = "bitextforge-pair-classifier/1"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"\w+")
@@ -263,11 +266,13 @@ def _word_drawer(side: list[str], i: int, rng: random.Random) -> Callable[[], st
 
 
 def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGATIVES,
-                   seed: int = 1, translate: Callable[[list[str]], list[str]] | None = None
+                   seed: int = 1, translate: Callable[[list[str]], list[str]] | None = None,
+                   gloss: Callable[[str], str] | None = None
                    ) -> tuple[list[str], list[str], list[str]]:
     """One synthetic negative per clean pair, the kinds taken in turn; returns sources, targets
     and the kind of each. ``translate`` (sources -> one translation each) makes the targets of
-    ``machine_translated`` negatives, all in one call."""
+    ``machine_translated`` negatives, all in one call; ``gloss`` (a source -> its word-for-word
+    translation) those of ``word_for_word``."""
     if len(src) < 2:
         raise InputError("pair classifier: need at least two clean pairs to make negatives")
     rng = random.Random(seed)
@@ -276,6 +281,9 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
         raise ComponentError("pair classifier: machine_translated negatives need a translation "
                              "model (mt_model)")
     mt = dict(zip(mt_rows, translate([src[i] for i in mt_rows]))) if mt_rows else {}
+    if gloss is None and "word_for_word" in kinds:
+        raise ComponentError("pair classifier: word_for_word negatives need a dictionary "
+                             "(gloss_dictionary)")
     ns, nt, nk = [], [], []
     for i, (s, t) in enumerate(zip(src, tgt)):
         kind = kinds[i % len(kinds)]
@@ -326,6 +334,8 @@ def make_negatives(src: list[str], tgt: list[str], kinds: tuple[str, ...] = NEGA
                 s2, t2 = _mistranslated(s, _word_drawer(src, i, rng), rng), t
             else:
                 s2, t2 = s, _mistranslated(t, _word_drawer(tgt, i, rng), rng)
+        elif kind == "word_for_word":
+            s2, t2 = s, gloss(s)
         elif kind == "untranslated":
             s2, t2 = s, s
         elif kind == "numbers":
@@ -566,8 +576,10 @@ class PairClassifierTrainer(Trainer):
             "(another pair's sentence added to one side), partial (one side loses a clause, "
             "10-30 % of its words), neighbour (a span of one side replaced by a span of the "
             "neighbouring pair's), machine_translated (the target replaced by mt_model's "
-            "translation of the source) and mistranslated (10-25 % of one side's words of four "
-            "or more letters replaced by words of other pairs' same side: wrong words).")
+            "translation of the source), mistranslated (10-25 % of one side's words of four "
+            "or more letters replaced by words of other pairs' same side: wrong words) and "
+            "word_for_word (the target replaced by the source glossed word by word from "
+            "gloss_dictionary).")
         mt_model: str | None = Field(
             None, description="Translation model (source -> target) of the machine_translated "
             "negatives: a model directory the nmt plugin loads (one `bitextforge train-nmt` "
@@ -575,6 +587,17 @@ class PairClassifierTrainer(Trainer):
         mt_backend: Literal["transformers", "ctranslate2"] = Field(
             "ctranslate2", description="Inference engine of mt_model, as backtranslate.v1's "
             "backend (beam 4, best translation).")
+        gloss_dictionary: str | None = Field(
+            None, description="Dictionary of the word_for_word negatives (a TSV of ;-separated "
+            "synonyms with a header, Ding's layout or a dictd database, as lexicon_translate.v1 "
+            "reads it): each source word becomes its best one-word translation, words it lacks "
+            "are copied; needed by that kind, refused without it.")
+        gloss_columns: tuple[int, int] = Field(
+            (1, 2), description="gloss_dictionary's columns of the source and the target "
+            "language (0-based).")
+        gloss_langs: tuple[str, str] = Field(
+            ("en", "de"), description="ISO 639-1 codes of those two columns (the dictionary's "
+            "phrases are cleaned by language: an English 'to' before a verb goes).")
         held_out: float = Field(0.1, ge=0, lt=1, description="Share of pairs held out to "
                                 "report ROC-AUC (0: none).")
         seed: int = Field(1, description="Seed of the negatives, the split and the classifier.")
@@ -602,6 +625,10 @@ class PairClassifierTrainer(Trainer):
                 raise ValueError("mt_model: the machine_translated negatives need it"
                                  if self.mt_model is None else
                                  "mt_model: set, but negatives has no machine_translated")
+            if ("word_for_word" in self.negatives) != (self.gloss_dictionary is not None):
+                raise ValueError("gloss_dictionary: the word_for_word negatives need it"
+                                 if self.gloss_dictionary is None else
+                                 "gloss_dictionary: set, but negatives has no word_for_word")
             return self
 
     @classmethod
@@ -615,6 +642,8 @@ class PairClassifierTrainer(Trainer):
         out = {"corpus": config.corpus}
         if config.mt_model is not None:
             out["mt_model"] = local_model(config.mt_model)
+        if config.gloss_dictionary is not None:
+            out["gloss_dictionary"] = config.gloss_dictionary
         for n, spec in enumerate(config.features):
             fcls = reg.get("filter", spec.filter)
             out[f"features[{n}].with"] = fcls.input_paths(fcls.Config(**spec.with_))
@@ -629,6 +658,17 @@ class PairClassifierTrainer(Trainer):
         """``mt_model``'s best translation of each text (:func:`translate_best`)."""
         c = self.config
         return translate_best(texts, c.mt_model, c.mt_backend, self.name)
+
+    def _gloss(self):
+        """The word_for_word negatives' translation of a source (None without the kind):
+        :func:`~.wordforword.translate_words` with each word's best dictionary translation."""
+        c = self.config
+        if c.gloss_dictionary is None:
+            return None
+        from .wordforword import translate_words, word_translations
+
+        table = word_translations(c.gloss_dictionary, tuple(c.gloss_columns), *c.gloss_langs)
+        return lambda text: translate_words(text, table)[0]
 
     def train(self):
         """Make negatives, score features, fit and save."""
@@ -658,11 +698,12 @@ class PairClassifierTrainer(Trainer):
             raise InputError(f"{self.name}: tilt.feature {c.tilt.feature!r} is not a feature of "
                              f"this model; its features are {', '.join(scorer.names)}")
         col = None if c.tilt is None else scorer.names.index(c.tilt.feature)
+        gloss = self._gloss()
         try:
             for d in range(c.draws):
                 seed = c.seed + d
                 ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), seed,
-                                               self._translate)
+                                               self._translate, gloss)
                 self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives"
                          + (f" (draw {d + 1} of {c.draws})" if c.draws > 1 else "")
                          + f" ({time.perf_counter() - t0:.1f} s)")
