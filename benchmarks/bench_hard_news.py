@@ -34,7 +34,7 @@ en-fr / en-cs figures.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --tilt   # or --tilt-half
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --ted
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --mistranslated
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --word-for-word
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hard_news.py --word-for-word   # or -budget
 
 ``--combine`` (an exploration, 2026-11-30): on newstest2019 IBM-1 P(target | source) alone ranks
 the free translations above the whole classifier, which never saw such noise in training. It
@@ -57,7 +57,8 @@ rows whose post-edit changed the MT substantially (TER of the MT against the pos
 clean is the source with its post-edit (detokenised) on even rows, noise the source with the MT
 on odd rows, and the paired win rate is the share of all those rows where the post-edit
 outscores the MT it corrected. ``--word-for-word`` (rule AK, the fifteenth round) does the same
-for ``word_for_word`` negatives, and adds TED's human reference against the systems' MT.
+for ``word_for_word`` negatives, and adds TED's human reference against the systems' MT;
+``--word-for-word-budget`` (rule AL) the same with 9,332 clean pairs (666 negatives per old kind).
 ``--post-edit-features`` prints, for each feature of the
 thirteenth design, how often the post-edit scores higher than its MT and how often lower.
 
@@ -74,7 +75,8 @@ import numpy as np
 
 from _common import fail, kind_aucs, multi30k_tables, paired_bootstrap, shared_data
 from bench_paracrawl_lexical import (LOOSE, eleventh_design, flores_table, recipe_classifier,
-                                     tilted, trained, with_mistranslated, with_word_for_word)
+                                     tilted, trained, with_budget, with_mistranslated,
+                                     with_word_for_word)
 
 #: FreeDict en-de (5.6 million entry pairs from Debian's packages) and the sample of it the bench
 #: uses: as many entries as en-cs's (148,873; en-fr's has 17,558), so the dictionary is not
@@ -509,11 +511,16 @@ def mistranslated() -> None:
     against_thirteenth("+ mistranslated", with_mistranslated)
 
 
-def word_for_word() -> None:
+def word_for_word(budget: bool = False) -> None:
     """Rule AK's en-de benches: the thirteenth design and the same with ``word_for_word``
-    negatives glossed from the bench's FreeDict en-de sample (``against_thirteenth``)."""
-    against_thirteenth("+ word_for_word",
-                       lambda cfg: with_word_for_word(cfg, "de", dictionary()))
+    negatives glossed from the bench's FreeDict en-de sample (``against_thirteenth``); with
+    ``budget``, rule AL's: also ``with_budget``'s larger limit."""
+    if budget:
+        against_thirteenth("+ word_for_word, 9,332",
+                           lambda cfg: with_budget(with_word_for_word(cfg, "de", dictionary())))
+    else:
+        against_thirteenth("+ word_for_word",
+                           lambda cfg: with_word_for_word(cfg, "de", dictionary()))
 
 
 def post_edit_features() -> None:
@@ -539,6 +546,8 @@ def post_edit_features() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--word-for-word"]:
         word_for_word()
+    elif sys.argv[1:] == ["--word-for-word-budget"]:
+        word_for_word(budget=True)
     elif sys.argv[1:] == ["--post-edit-features"]:
         post_edit_features()
     elif sys.argv[1:] == ["--mistranslated"]:
@@ -555,6 +564,7 @@ if __name__ == "__main__":
         tilt(0.5)
     elif sys.argv[1:]:
         raise fail("bench_hard_news.py takes no arguments but --combine, --tilt, --tilt-half, "
-                   "--wmt, --ted, --mistranslated, --word-for-word or --post-edit-features")
+                   "--wmt, --ted, --mistranslated, --word-for-word(-budget) or "
+                   "--post-edit-features")
     else:
         main()
