@@ -319,13 +319,19 @@ def compare(names: tuple[str, str], models: tuple[str, str], german_source: bool
                   f"[{np.percentile(d, 2.5):+.4f}, {np.percentile(d, 97.5):+.4f}]", flush=True)
 
 
+def tilted_ende(weight: float = 0.5) -> dict:
+    """The eleventh design for en-de (``designs``) with the tilt at ``weight``: at 0.5, the
+    thirteenth design, the recipe's today; its options (``trained`` makes the model)."""
+    return tilted(german(eleventh_design("fr"), designs()["eleventh design"]), weight)
+
+
 def tilt(weight: float = 1.0) -> None:
     """Print rule AB's bench check (rule AC's with ``weight`` 0.5): the eleventh design and the
     same with ``tilt`` (IBM-1 P(target | source) in the log-odds, standardised on the training
     rows, at ``weight``), both for en-de, on FLORES en-de and on newstest2019 / newstest2020
     (synthetic kinds and paraphrases)."""
     first = designs()["eleventh design"]
-    model = trained(tilted(german(eleventh_design("fr"), first), weight))
+    model = trained(tilted_ende(weight))
     flores_table("de", {"eleventh design": first, "tilt": model})
     compare(("eleventh", "tilt"), (first, model))
 
@@ -382,6 +388,35 @@ def ted_segments() -> tuple[list[str], dict[str, list[str]], dict[tuple[str, int
     return ([src[s] for s in order], {k: [out[s][k] for s in order] for k in systems}, mqm)
 
 
+def ted_scores(scored, ref: list[str], german_by: dict[str, list[str]],
+               mqm: dict[tuple[str, int], float]) -> dict:
+    """Score the human reference and each system's translations with ``scored`` (German
+    translations -> scores, one call per system, so a sentence's other translations are never its
+    batch neighbours): ``ref_y`` / ``ref_p``, labels and scores of the reference's even segments
+    against every system's odd ones; ``per`` each system's AUC of that; ``wins`` each system's
+    share of segments where the reference scores higher (ties half); ``err_y`` / ``err_p``,
+    error-free (MQM 0, True) against major-error (MQM <= -5) system segments, pooled."""
+    from sklearn.metrics import roc_auc_score
+
+    r = scored(ref)
+    per, wins, pooled, err_y, err_p = [], [], [], [], []
+    for system, de in german_by.items():
+        m = scored(de)
+        per.append(roc_auc_score(np.r_[np.ones(len(r[0::2])), np.zeros(len(m[1::2]))],
+                                 np.r_[r[0::2], m[1::2]]))
+        wins.append(np.mean((r > m) + 0.5 * (r == m)))
+        pooled.append(m[1::2])
+        for i, v in enumerate(m):
+            value = mqm.get((system, i))
+            if value is not None and (value == 0 or value <= -5):
+                err_y.append(value == 0)
+                err_p.append(v)
+    pooled = np.concatenate(pooled)
+    return {"ref_y": np.r_[np.ones(len(r[0::2])), np.zeros(len(pooled))],
+            "ref_p": np.r_[r[0::2], pooled], "per": per, "wins": wins,
+            "err_y": np.array(err_y), "err_p": np.array(err_p)}
+
+
 def ted() -> None:
     """Print rule AF's measurement: real machine translation against the human reference on the
     MQM-rated WMT21 TED talks en-de (13 systems), and error-free machine translations against
@@ -394,7 +429,7 @@ def ted() -> None:
     ref = german_by.pop("ref")
     built = designs()
     first = built["eleventh design"]
-    thirteenth = trained(tilted(german(eleventh_design("fr"), first), 0.5))
+    thirteenth = trained(tilted_ende())
     wmt_plain, wmt_tilted = wmt_classifier(), wmt_classifier(0.5)
     # label -> the scores of (English source, each German translation of ``de``)
     scorers = {"eleventh design": lambda de: score(first, en, de),
@@ -414,23 +449,10 @@ def ted() -> None:
     good = {(k, i) for (k, i), v in mqm.items() if k in german_by and v == 0}
     bad = {(k, i) for (k, i), v in mqm.items() if k in german_by and v <= -5}
     for label, scored in scorers.items():
-        r = scored(ref)
-        per, wins, pooled, err_y, err_p = [], [], [], [], []
-        for system, de in german_by.items():
-            m = scored(de)
-            per.append(roc_auc_score(np.r_[np.ones(len(r[0::2])), np.zeros(len(m[1::2]))],
-                                     np.r_[r[0::2], m[1::2]]))
-            wins.append(np.mean((r > m) + 0.5 * (r == m)))
-            pooled.append(m[1::2])
-            for i, v in enumerate(m):
-                if (system, i) in good or (system, i) in bad:
-                    err_y.append((system, i) in good)
-                    err_p.append(v)
-        pooled = np.concatenate(pooled)
-        auc = roc_auc_score(np.r_[np.ones(len(r[0::2])), np.zeros(len(pooled))],
-                            np.r_[r[0::2], pooled])
-        print(f"| {label} | {auc:.3f} | {min(per):.3f} - {max(per):.3f} | "
-              f"{100 * np.mean(wins):.1f} % | {roc_auc_score(err_y, err_p):.3f} |", flush=True)
+        t = ted_scores(scored, ref, german_by, mqm)
+        print(f"| {label} | {roc_auc_score(t['ref_y'], t['ref_p']):.3f} | {min(t['per']):.3f} - "
+              f"{max(t['per']):.3f} | {100 * np.mean(t['wins']):.1f} % | "
+              f"{roc_auc_score(t['err_y'], t['err_p']):.3f} |", flush=True)
     print(f"({len(good)} error-free and {len(bad)} major-error MT segments; mean MQM score of the "
           f"reference {np.mean([v for (k, _), v in mqm.items() if k == 'ref']):.2f}, of the "
           f"systems {np.mean([v for (k, _), v in mqm.items() if k != 'ref']):.2f})")
@@ -458,8 +480,7 @@ def against_thirteenth(label: str, variant) -> None:
     major-error MT; newstest2019 / 2020 (synthetic kinds and free translations)."""
     from sklearn.metrics import roc_auc_score
 
-    first = designs()["eleventh design"]
-    base = tilted(german(eleventh_design("fr"), first), 0.5)
+    base = tilted_ende()
     models = {"the thirteenth design": trained(base), label: trained(variant(base))}
     old, new = models.values()
     flores_table("de", models)
@@ -483,25 +504,14 @@ def against_thirteenth(label: str, variant) -> None:
 
     ted_en, german_by, mqm = ted_segments()
     ref = german_by.pop("ref")
-    good = {(k, i) for (k, i), v in mqm.items() if k in german_by and v == 0}
-    bad = {(k, i) for (k, i), v in mqm.items() if k in german_by and v <= -5}
-    ref_p, err_p = {}, {}
-    for name, model in models.items():
-        r = score(model, ted_en, ref)
-        pooled, ys, ps = [r[0::2]], [], []
-        for system, de in german_by.items():
-            m = score(model, ted_en, de)
-            pooled.append(m[1::2])
-            for i, v in enumerate(m):
-                if (system, i) in good or (system, i) in bad:
-                    ys.append((system, i) in good)
-                    ps.append(v)
-        ref_y = np.r_[np.ones(len(r[0::2])), np.zeros(sum(len(x) for x in pooled[1:]))]
-        ref_p[name], err_p[name], err_y = np.concatenate(pooled), np.array(ps), ys
-        print(f"TED MQM, {name}: reference vs MT {roc_auc_score(ref_y, ref_p[name]):.3f}, "
-              f"no error vs major error {roc_auc_score(ys, ps):.3f}")
-    gain("TED reference vs MT", ref_y, ref_p)
-    gain("TED no error vs major error", err_y, err_p)
+    t = {name: ted_scores(lambda de, m=model: score(m, ted_en, de), ref, german_by, mqm)
+         for name, model in models.items()}
+    for name, got in t.items():
+        print(f"TED MQM, {name}: reference vs MT {roc_auc_score(got['ref_y'], got['ref_p']):.3f}, "
+              f"no error vs major error {roc_auc_score(got['err_y'], got['err_p']):.3f}")
+    some = t[label]  # the labels are the same for both models
+    gain("TED reference vs MT", some["ref_y"], {k: v["ref_p"] for k, v in t.items()})
+    gain("TED no error vs major error", some["err_y"], {k: v["err_p"] for k, v in t.items()})
     compare(("thirteenth", label), (old, new))
 
 
@@ -528,7 +538,7 @@ def post_edit_features() -> None:
     train rows (``post_edits``) where the post-edit scores higher than its MT, and lower."""
     from bitextforge.plugins.lexical.pair_classifier import PairClassifierFilter
 
-    model = trained(tilted(german(eleventh_design("fr"), designs()["eleventh design"]), 0.5))
+    model = trained(tilted_ende())
     en, pe, mt = post_edits()
     filt = PairClassifierFilter(PairClassifierFilter.Config(model=model))
     try:

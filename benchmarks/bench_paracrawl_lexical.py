@@ -712,16 +712,20 @@ def with_mistranslated(cfg: dict) -> dict:
             "output": cfg["output"].replace(".joblib", "-mistr.joblib")}
 
 
-def run_mistranslated(lang: str) -> None:
-    """Print the fourteenth round's table for en-``lang``: the thirteenth design (the recipe then)
-    and the same with ``mistranslated`` negatives; ROC-AUC on FLORES with the nine kinds as noise
-    (the new kind is not among them: the rule asks that the old kinds lose nothing), and the
-    paired differences the round's rule reads. Same seed and draws."""
+def against_thirteenth(lang: str, label: str, variant) -> None:
+    """Print a round's table for en-``lang``: the thirteenth design (the recipe then) and
+    ``variant`` of its options, labelled ``label``; ROC-AUC on FLORES with the nine kinds as noise
+    (a new kind is not among them: the rules ask that the old kinds lose nothing), and the paired
+    differences the round's rule reads. Same seed and draws."""
     base = recipe_classifier(lang)
-    models = {"the thirteenth design": trained(base),
-              "+ mistranslated": trained(with_mistranslated(base))}
-    print_rule(*flores_table(lang, models, timed=True), "+ mistranslated",
+    models = {"the thirteenth design": trained(base), label: trained(variant(base))}
+    print_rule(*flores_table(lang, models, timed=True), label,
                {"the thirteenth design": "the thirteenth design"})
+
+
+def run_mistranslated(lang: str) -> None:
+    """The fourteenth round (rule AI): ``mistranslated`` negatives added."""
+    against_thirteenth(lang, "+ mistranslated", with_mistranslated)
 
 
 def with_word_for_word(cfg: dict, lang: str, dictionary: str | None = None) -> dict:
@@ -745,24 +749,14 @@ def with_budget(cfg: dict) -> dict:
 
 
 def run_word_for_word_budget(lang: str) -> None:
-    """Print the sixteenth round's table for en-``lang``: the thirteenth design and the same with
-    ``word_for_word`` negatives and ``BUDGET_LIMIT`` clean pairs; FLORES as the fifteenth's."""
-    base = recipe_classifier(lang)
-    models = {"the thirteenth design": trained(base),
-              "+ word_for_word, 9,332": trained(with_budget(with_word_for_word(base, lang)))}
-    print_rule(*flores_table(lang, models, timed=True), "+ word_for_word, 9,332",
-               {"the thirteenth design": "the thirteenth design"})
+    """The sixteenth round (rule AL): ``word_for_word`` negatives and ``BUDGET_LIMIT`` pairs."""
+    against_thirteenth(lang, "+ word_for_word, 9,332",
+                       lambda cfg: with_budget(with_word_for_word(cfg, lang)))
 
 
 def run_word_for_word(lang: str) -> None:
-    """Print the fifteenth round's table for en-``lang``: the thirteenth design and the same with
-    ``word_for_word`` negatives; ROC-AUC on FLORES with the nine kinds as noise and the paired
-    differences the round's rule reads."""
-    base = recipe_classifier(lang)
-    models = {"the thirteenth design": trained(base),
-              "+ word_for_word": trained(with_word_for_word(base, lang))}
-    print_rule(*flores_table(lang, models, timed=True), "+ word_for_word",
-               {"the thirteenth design": "the thirteenth design"})
+    """The fifteenth round (rule AK): ``word_for_word`` negatives added."""
+    against_thirteenth(lang, "+ word_for_word", lambda cfg: with_word_for_word(cfg, lang))
 
 
 if __name__ == "__main__":
