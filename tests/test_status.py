@@ -1,7 +1,7 @@
 """``bitextforge status``: a finished run, an unfinished sharded run, and unfinished NMT trainings
 (with the update their state continues from, and whether the process that wrote a prepare
-trainer's partial output still runs) are each said in one line; a missing directory is an
-error."""
+trainer's partial output still runs) are each said in one line; a missing directory is a line
+among the others, and an error only when no directory given exists."""
 
 import os
 
@@ -89,9 +89,24 @@ def test_status_says_where_each_unfinished_training_continues(tmp_path, monkeypa
     assert len(rows) == 2
 
 
-def test_status_of_a_missing_directory_is_an_error(tmp_path):
-    res = run_cli("status", tmp_path / "nothing")
+def test_status_of_only_missing_directories_is_an_error(tmp_path):
+    res = run_cli("status", tmp_path / "nothing", tmp_path / "neither")
     assert res.returncode == 2
-    assert res.stderr.strip() == (f"bitextforge: error: {tmp_path / 'nothing'}: no such "
-                                  f"directory (give a run's output directory or a model "
-                                  f"directory)")
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: {tmp_path / name}: does not exist (give a run's output directory "
+        f"or a model directory)" for name in ("nothing", "neither")]
+
+
+def test_status_reports_the_run_that_exists_beside_a_missing_directory(
+        bitextforge_plugin, pair_files, tmp_path):
+    """The README's ``status runs/quickstart models`` on a fresh checkout: no models/ yet, and
+    the run is still reported."""
+    bitextforge_plugin(ExplodingAfterFirstShard, name="exploding-after-first-shard")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    ExplodingAfterFirstShard.armed = False
+    run_recipe(exploding_recipe(s, t, tmp_path / "done"))
+    res = run_cli("status", tmp_path / "done", tmp_path / "models")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'done'}: finished run of ")
+    assert lines[1] == f"{tmp_path / 'models'}: does not exist"

@@ -181,22 +181,35 @@ def _cmd_serve(args) -> int:
     return 0
 
 
+#: what needs an extra of bitextforge besides the components that declare it whatever their
+#: options (an option that picks a backend, a command, the runner, the aggregates)
+_EXTRA_USES = {"langid": "language_id.v1 with backend: lingua", "serve": "bitextforge serve",
+               "ray": "--runner ray", "full": "every extra above", "all": "every extra above",
+               "test": "the test suite"}
+
+
 def _cmd_doctor(args) -> int:
-    from ..components.extras import install_hint, missing_distributions
+    from ..components.extras import install_hint, missing_distributions, package_extras
     from ..components.registry import get_registry
 
     reg = get_registry()
     problems = 0
     checked = 0
-    users: dict[tuple[str, str], list[str]] = {}  # (package, extra) -> the components needing it
+    # (package, extra) -> the components needing it; every extra bitextforge's metadata declares
+    # is listed, those of other packages where a component of theirs names one
+    users: dict[tuple[str, str], list[str]] = {("bitextforge", extra): []
+                                               for extra in package_extras("bitextforge")}
     for kind, r in reg.registrations():
-        if r.cls.extra:
-            users.setdefault((r.package, r.cls.extra), []).append(r.cls.name)
+        for extra in r.cls.extras(None):
+            users.setdefault((r.package, extra), []).append(r.cls.name)
     for (package, extra), names in users.items():
         checked += 1
         missing = missing_distributions(package, extra)
+        uses = ", ".join(names + ([_EXTRA_USES[extra]] if package == "bitextforge"
+                                  and extra in _EXTRA_USES else []))
         print(f"[{'MISSING' if missing else 'ok  '}] {package}[{extra}]: "
-              f"{', '.join(missing) + ' not installed, ' if missing else ''}for {', '.join(names)}")
+              f"{', '.join(missing) + ' not installed' if missing else ''}"
+              f"{', ' if missing and uses else ''}{'for ' + uses if uses else ''}")
         if missing:
             problems += 1
             print(f"         {install_hint(package, extra)}")

@@ -87,12 +87,23 @@ def _trainings(root: Path, trainers: list) -> list[str]:
     return lines
 
 
+def _absent(d: Path) -> str:
+    """Why ``d``, not a directory, has nothing to report."""
+    return "not a directory" if d.exists() else "does not exist"
+
+
 def status_lines(directories: list[str]) -> list[str]:
     """What ``bitextforge status`` prints for ``directories``: a line on the run in each (if
-    any), then its unfinished trainings, one line each."""
+    any), then its unfinished trainings, one line each. A path that is not a directory is one
+    line saying so, among the others (a fresh checkout has no ``models/`` yet, and the runs that
+    do exist are still worth reporting); only when no path is a directory is it an error."""
     from ..components.registry import get_registry
     from ..errors import InputError
 
+    missing = [f"{d}: {_absent(d)} (give a run's output directory or a model directory)"
+               for d in map(Path, directories) if not d.is_dir()]
+    if len(missing) == len(directories):
+        raise InputError("\n".join(missing))
     reg = get_registry()
     registered = [reg.registration("trainer", name) for name in reg.names("trainer")]
     trainers = [r.cls for r in registered
@@ -101,8 +112,8 @@ def status_lines(directories: list[str]) -> list[str]:
     for name in directories:
         d = Path(name)
         if not d.is_dir():
-            raise InputError(f"{d}: no such directory (give a run's output directory or a "
-                             f"model directory)")
+            out.append(f"{d}: {_absent(d)}")
+            continue
         run = _run_lines(d)
         found = _trainings(d, trainers)
         if not run and not found:

@@ -61,6 +61,15 @@ def missing_distributions(package: str, extra: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(missing))
 
 
+def package_extras(package: str) -> tuple[str, ...]:
+    """Every extra that distribution ``package`` declares (its ``Provides-Extra`` lines, written
+    from pyproject.toml's table), in the order declared; empty when it is not installed."""
+    try:
+        return tuple(metadata.metadata(package).get_all("Provides-Extra") or ())
+    except metadata.PackageNotFoundError:
+        return ()
+
+
 def install_hint(package: str, extra: str) -> str:
     """The command that installs ``package``'s ``extra``."""
     return f"pip install '{package}[{extra}]'"

