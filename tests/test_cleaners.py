@@ -135,6 +135,14 @@ def test_clean_steps_change_text_and_record_each_change(tmp_path, shard):
     assert "2 rows changed (src 1, tgt 1)" in table and "1 rows changed (src 1)" in table
 
 
+def test_report_html_says_the_rows_each_clean_step_changed(tmp_path):
+    rec, out = recipe(tmp_path, SRC, TGT, STEPS)
+    run_recipe(rec)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "4 rows in, 4 rows out; 2 rows changed (src 1, tgt 1), " in page
+    assert "4 rows in, 4 rows out; 1 rows changed (src 1), " in page
+
+
 def test_no_clean_step_no_cleaned_tsv(tmp_path):
     rec, out = recipe(tmp_path, SRC, TGT, "  - filter: dedupe.v1\n")
     run_recipe(rec)

@@ -141,3 +141,13 @@ def test_only_the_kind_table_branches_on_step_kinds():
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if compare.search(line)]
     assert found == []
+
+
+def test_a_selection_that_keeps_every_row_says_nothing_was_cut(pair_files, tmp_path):
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o",
+                                              WORDS.replace("words: 20", "words: 100000")),
+                                  "r.yaml"))
+    line = summary_table(res.manifest["steps"]).splitlines()[2]
+    assert line.endswith("words 100000: nothing cut (every row kept; 7 of 7 rows, "
+                         f"{sum(len(x.split()) for x in set(SMALL_EN))} words)"), line

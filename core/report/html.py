@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..pipeline.executors import ADDS
+from .summary import step_note
 
 SAMPLE_ROWS = 8
 # Above this many rows the report reads a seeded random sample of them (histograms and sample rows
@@ -70,9 +71,13 @@ def render_report(data) -> str:
         elif st.makes == ADDS:  # candidates beside their originals
             parts.append(_paraphrase_panel(data, dec, st))
         else:
+            # the kind's note says what the step did to its rows (a clean step: the rows it
+            # changed, per side), as the terminal's table does
+            note = step_note(st.stored) if st.stored.get("kind") else ""
             parts.append(f"<div class='panel'><h3>steps[{st.index}] {st.kind} {e(st.component)}"
                          f"</h3><div class='note'>{_fmt(st.stored.get('rows_in'))} rows in, "
-                         f"{_fmt(st.stored.get('rows_out'))} rows out, "
+                         f"{_fmt(st.stored.get('rows_out'))} rows out"
+                         f"{'; ' + e(note) if note else ''}, "
                          f"{_fmt(st.stored.get('seconds'))} s</div></div>")
     if ov["evaluations"]:
         parts.append("<section id='evaluations'><h2>Evaluators</h2>")

@@ -34,6 +34,8 @@ def step_note(step: dict[str, Any]) -> str:
         kept = f"{cut['selected']:,} of {cut['candidates']:,} rows"
         if "words" in cut:
             kept += f", {cut['words']:,} words"
+        if cut["selected"] == cut["candidates"]:  # a share or budget that covers every row
+            return f"{cut['decision']}: nothing cut (every row kept; {kept})"
         best = "lowest" if cut["order"] == "lowest" else "highest"
         return f"{cut['decision']}: cut at score {cut['score']:.6g} ({best} kept; {kept})"
     kind = _kind(step)
