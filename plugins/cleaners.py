@@ -154,18 +154,26 @@ class MosesPunctuation(Cleaner):
 
 #: whitespace that is collapsed: ASCII spaces, tabs, line breaks (not U+00A0, which French
 #: typography puts inside « … » on purpose)
-_SPACES = re.compile(r"[ \t\n\r\f\v]+")
+_SPACES = re.compile("[ \t\n\r\f\v\u2028\u2029]+")
 
 
 def _control(ch: str) -> bool:
-    """A control character to drop: category Cc (tabs and line breaks are spaces, handled by the
+    """A control character to remove: category Cc (tabs and line breaks are spaces, handled by the
     whitespace rule), or a byte-order mark."""
     return ch == "\ufeff" or (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r\f\v")
 
 
+def _without_controls(text: str) -> str:
+    """``text`` with each control character replaced by a space (a BEL or ESC between two words
+    separated them: removing it would glue them) and each byte-order mark removed (it is
+    invisible inside a word)."""
+    return "".join("" if ch == "\ufeff" else " " if _control(ch) else ch for ch in text)
+
+
 class UnicodeCleaner(Cleaner):
-    """Unicode NFC, control characters removed, runs of spaces, tabs and line breaks collapsed to
-    one space and trimmed at both ends. Non-breaking spaces are kept (French « … » needs them).
+    """Unicode NFC, control characters replaced by spaces (byte-order marks removed), runs of
+    spaces, tabs and line breaks (U+2028 and U+2029 included) collapsed to one space and trimmed
+    at both ends. Non-breaking spaces are kept (French « … » needs them).
     """
 
     name = "unicode.v1"
@@ -174,15 +182,16 @@ class UnicodeCleaner(Cleaner):
         """Options of unicode.v1."""
 
         nfc: bool = Field(True, description="Compose to Unicode NFC.")
-        control: bool = Field(True, description="Remove control characters (category Cc) and "
-                              "byte-order marks.")
-        whitespace: bool = Field(True, description="Collapse spaces, tabs and line breaks into "
-                                 "one space and trim both ends.")
+        control: bool = Field(True, description="Replace control characters (category Cc) "
+                              "with a space, so that words they separated stay apart, and "
+                              "remove byte-order marks.")
+        whitespace: bool = Field(True, description="Collapse spaces, tabs and line breaks "
+                                 "(U+2028, U+2029 too) into one space and trim both ends.")
 
     def _one(self, text: str) -> str:
         c = self.config
         if c.control and not text.isprintable():
-            text = "".join(ch for ch in text if not _control(ch))
+            text = _without_controls(text)
         if c.whitespace:
             text = _SPACES.sub(" ", text).strip(" ")
         if c.nfc and not text.isascii():

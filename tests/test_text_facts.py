@@ -10,7 +10,7 @@ import pytest
 from bitextforge import text_facts
 from bitextforge.io.corpus import take_rows
 from bitextforge.cache.memo import TextScoreMemo
-from bitextforge.pipeline.sink import plain_lines
+from bitextforge.io.corpus import plain_text as plain_lines
 
 #: every character str.split() splits on, and a few that it does not but that sit near them
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]

@@ -12,6 +12,8 @@ included) enters as the identity of what is there now:
   once); names starting with ``.`` are left out, as they are temporary files of a write in
   progress (a CTranslate2 conversion's ``.ct2-*``) or version-control folders;
 - a declared path that does not exist: ``absent``; a key whose value is None is left out;
+- the settings file a trainer writes beside a declared file (``<path>.json``), when there is one,
+  under ``<key>.json``;
 - a file or directory that cannot be read through (permissions): ``unreadable:`` and its own
   size, times, inode and device.
 
@@ -56,13 +58,28 @@ def declared_paths(component_cls, config) -> list[tuple[str, str]]:
             if value is not None]
 
 
+#: the suffix of the settings file a trainer writes beside a model (``lm.bin.json``: KenLM's
+#: tokenisation and lowercasing, a classifier's features): it changes the scores as much as the
+#: model does
+SETTINGS_SUFFIX = ".json"
+
+
 def component_identity(component) -> dict[str, str]:
-    """The identity of every path a built component declares, by its key in ``with:``."""
+    """The identity of every path a built component declares, by its key in ``with:``, and of
+    the settings file beside each declared file (``<path>.json``, under ``<key>.json``) where
+    there is one: a sidecar edited between two runs changes the scores as a new model does."""
     paths = declared_paths(type(component), component.config)
     if not paths:
         return {}
     with _Sidecar() as sidecar:
-        return {key: _identity(Path(path).expanduser(), sidecar) for key, path in paths}
+        out = {}
+        for key, path in paths:
+            p = Path(path).expanduser()
+            out[key] = _identity(p, sidecar)
+            settings = p.with_name(p.name + SETTINGS_SUFFIX)
+            if p.suffix != SETTINGS_SUFFIX and settings.is_file():
+                out[key + SETTINGS_SUFFIX] = _identity(settings, sidecar)
+        return out
 
 
 def path_identity(path: str | os.PathLike, announce=None) -> str:

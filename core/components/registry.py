@@ -19,8 +19,10 @@ import difflib
 import importlib
 import inspect
 import os
+import signal
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Iterable, Iterator
@@ -29,24 +31,18 @@ import pluggy
 from pydantic import BaseModel
 
 from . import hookspecs
-from ..cli.commands import Command, collect_commands
-from .base import KINDS, Component
+from .base import Component
+from .commands import Command, collect_commands
+from .kinds import HOOK_FOR_KIND, KINDS, kind_of_class
 from ..errors import RegistryError
 
 ENTRY_POINT_GROUP = "bitextforge"
-HOOK_FOR_KIND = {
-    "splitter": "register_splitters",
-    "paraphraser": "register_paraphrasers",
-    "cleaner": "register_cleaners",
-    "generator": "register_generators",
-    "filter": "register_filters",
-    "weighter": "register_weighters",
-    "evaluator": "register_evaluators",
-    "trainer": "register_trainers",
-}
 
-#: every hook a plugin may implement: one per component kind, and register_commands
-HOOKS = (*HOOK_FOR_KIND.values(), "register_commands")
+#: the hook that registers components of every kind (each goes where its ``kind`` says)
+COMPONENTS_HOOK = "register_components"
+#: every hook a plugin may implement: register_components, each kind's own (which plugins
+#: written before register_components implement), and register_commands
+HOOKS = (COMPONENTS_HOOK, *HOOK_FOR_KIND.values(), "register_commands")
 
 @dataclass(frozen=True)
 class Registration:
@@ -129,9 +125,15 @@ class Registry:
             # commands such as `bitextforge plugins` keep working. That includes a plugin that
             # calls sys.exit (or raises another BaseException) at import; only Ctrl-C stops.
             try:
-                module = ep.load()
-            except KeyboardInterrupt:
-                raise
+                with user_interrupts() as interrupted:
+                    module = ep.load()
+            except KeyboardInterrupt as exc:
+                if interrupted():
+                    raise
+                self.problems.append(f"plugin {ep.name!r} (entry point {ep.value}) failed to "
+                                     f"import: {describe_failure(exc)} raised by the plugin "
+                                     f"itself, not by Ctrl-C; plugin skipped")
+                return
             except BaseException as exc:  # noqa: BLE001 - any import failure of foreign code
                 # an Exception's own message, as always; SystemExit's alone ("3") says nothing
                 why = str(exc) if isinstance(exc, Exception) else describe_failure(exc)
@@ -194,10 +196,16 @@ class Registry:
         self.pm.check_pending()
         self._components = None
         try:
-            self._commands[name] = collect_commands(self.pm, name)
-        except KeyboardInterrupt:
+            with user_interrupts() as interrupted:
+                self._commands[name] = collect_commands(self.pm, name)
+        except KeyboardInterrupt as exc:
+            if interrupted():
+                self.remove_plugin(name)
+                raise
+            label = self.plugin_label(name)
             self.remove_plugin(name)
-            raise
+            raise RegistryError(f"{label} failed in register_commands: {describe_failure(exc)} "
+                                f"raised by the plugin itself, not by Ctrl-C") from exc
         except BaseException as exc:  # noqa: BLE001 - foreign code, even a sys.exit in it
             label = self.plugin_label(name)
             self.remove_plugin(name)
@@ -248,13 +256,14 @@ class Registry:
         if self._components is not None:
             return self._components
         comps: dict[str, dict[str, Registration]] = {k: {} for k in KINDS}
-        for kind, hook_name in HOOK_FOR_KIND.items():
+        for kind, hook_name in [(None, COMPONENTS_HOOK), *HOOK_FOR_KIND.items()]:
             hook = getattr(self.pm.hook, hook_name)
             for impl in self._in_order(hook.get_hookimpls()):
                 plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
                 package, version = self._plugin_dists.get(plugin_name, ("?", "?"))
 
                 def register(cls, _kind=kind, _plugin=plugin_name, _pkg=package, _ver=version):
+                    _kind = _kind or self._kind_of(cls, _plugin)
                     self._check_class(cls, _kind, _plugin)
                     reg = Registration(cls, _plugin, _pkg, _ver)
                     existing = comps[_kind].get(cls.name)
@@ -271,11 +280,25 @@ class Registry:
         return comps
 
     @staticmethod
+    def _kind_of(cls: Any, plugin: str) -> str:
+        """The kind a class given to ``register_components`` is registered as: its base's."""
+        kind = kind_of_class(cls)
+        if kind is None:
+            bases = ", ".join(f"bitextforge.{base.__name__}" for base in KINDS.values())
+            raise RegistryError(f"plugin {plugin!r} registered {cls!r}, which subclasses none "
+                                f"of {bases}")
+        return kind.name
+
+    @staticmethod
     def _check_class(cls: Any, kind: str, plugin: str) -> None:
         base = KINDS[kind]
         if not (inspect.isclass(cls) and issubclass(cls, base)):
             raise RegistryError(f"plugin {plugin!r} registered {cls!r} as a {kind}, "
                                 f"but it does not subclass bitextforge.{base.__name__}")
+        if inspect.isabstract(cls):
+            missing = ", ".join(f"{m}()" for m in sorted(cls.__abstractmethods__))
+            raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__} does not implement "
+                                f"{missing}, which bitextforge.{base.__name__} declares abstract")
         if not isinstance(cls.name, str) or "." not in cls.name:
             raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.name must be a versioned "
                                 f"string like 'my_filter.v1', got {cls.name!r}")
@@ -385,6 +408,33 @@ def _unknown_hooks(plugin: Any) -> list[str]:
             if hook not in known:
                 out.append(hook)
     return out
+
+
+@contextmanager
+def user_interrupts():
+    """Run foreign code (a plugin's import or hook) telling a real Ctrl-C from a
+    ``KeyboardInterrupt`` the code raises itself: yields a function that says whether SIGINT
+    arrived meanwhile. Only the first should stop the command; the second is a broken plugin.
+    Outside the main thread no handler can be set, and every ``KeyboardInterrupt`` counts as the
+    user's."""
+    seen: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: True
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum, frame):
+        seen.append(True)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield lambda: bool(seen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import random
+import re
 import tempfile
 from itertools import chain, islice
 from operator import itemgetter
@@ -39,6 +40,9 @@ class ReadStats:
 
     rows: int = 0
     replaced_invalid_utf8: int = 0
+    #: TSV rows whose fields past the named columns were dropped (``extra_fields_policy:
+    #: drop-extra``): each such row was misaligned in its file, and the manifest says how many
+    extra_fields_dropped: int = 0
     files: list[str] = field(default_factory=list)
 
 
@@ -427,6 +431,7 @@ class Reader:
             if len(fields) != len(cols):
                 if spec.extra_fields_policy == "drop-extra" and len(fields) > len(cols):
                     fields = fields[: len(cols)]
+                    self.stats.extra_fields_dropped += 1
                 elif len(fields) < len(cols):
                     raise InputError(
                         f"{spec.path}:{lineno}: {len(fields)} tab-separated fields, expected "
@@ -563,22 +568,61 @@ class MultiReader:
                 paired += reader.stats.rows
             self.stats.files += reader.stats.files
             self.stats.replaced_invalid_utf8 += reader.stats.replaced_invalid_utf8
+            self.stats.extra_fields_dropped += reader.stats.extra_fields_dropped
             self.per_input.append({"name": spec.label, "rows": reader.stats.rows,
                                    "side": spec.side or "both", "files": reader.stats.files})
         self.stats.rows = start
 
 
+#: the characters other than LF that some reader ends a line at: ``str.splitlines`` ends lines at
+#: all of them, Python's ``open()`` and pyarrow's CSV reader at CR. Text written as lines never
+#: holds one raw (:func:`format_value` escapes them, :func:`plain_text` turns them into spaces).
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+#: how :func:`format_value` escapes text: backslash, tab and LF as ``\\``, ``\t``, ``\n``, CR as
+#: ``\r``, the other line breaks as ``\xHH`` / ``\uHHHH`` (:func:`unescape` inverts it)
+_TSV_ESCAPES = {ord("\\"): "\\\\", ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r",
+                **{ord(c): (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+                   for c in LINE_BREAKS if c != "\r"}}
+_PLAIN_BREAKS = re.compile("[\n" + LINE_BREAKS + "]")
+_UNESCAPE = re.compile(r"\\(x[0-9a-f]{2}|u[0-9a-f]{4}|.)", re.DOTALL)
+_UNESCAPED = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}
+
+
 def format_value(v: Any) -> str:
-    """Render one cell for TSV/plain output: floats in 6 significant digits, None as empty."""
+    """Render one cell for TSV/plain output: floats in 6 significant digits, None as empty; in
+    text, backslashes, tabs and every line break (:data:`LINE_BREAKS`, LF) escaped, so that a
+    cell never splits its line for any reader."""
     if v is None:
         return ""
     if isinstance(v, float):
         return "nan" if v != v else format(v, ".6g")
     if isinstance(v, str):
-        if "\t" in v or "\n" in v or "\\" in v:
-            return v.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
-        return v
+        # isprintable() is False for every tab and line break: one C scan clears most cells
+        if v.isprintable() and "\\" not in v:
+            return v
+        return v.translate(_TSV_ESCAPES)
     return str(v)
+
+
+def json_line_text(text: str) -> str:
+    """JSON Lines written with ``ensure_ascii=False``, with the line breaks JSON leaves raw
+    (U+0085, U+2028, U+2029) escaped as ``\\uXXXX``: still the same JSON, one record a line for
+    readers that split at every line break."""
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        text = text.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return text
+
+
+def plain_text(texts: list[str]) -> str:
+    """``texts`` as lines of a plain file (``corpus.src``, a trainer's text file): a line break
+    inside a text (LF or any of :data:`LINE_BREAKS`) is written as a space, so that every reader
+    counts one line per text."""
+    if not texts:
+        return ""
+    joined = "\n".join(texts)
+    if joined.count("\n") != len(texts) - 1 or _PLAIN_BREAKS.search(joined.replace("\n", "")):
+        joined = "\n".join(_PLAIN_BREAKS.sub(" ", t) for t in texts)
+    return joined + "\n"
 
 
 def current_umask() -> int:
@@ -680,17 +724,14 @@ def unescape(v: str) -> str:
     """Invert :func:`format_value`'s escaping of text cells."""
     if "\\" not in v:
         return v
-    out, i = [], 0
-    while i < len(v):
-        c = v[i]
-        if c == "\\" and i + 1 < len(v):
-            nxt = v[i + 1]
-            out.append({"t": "\t", "n": "\n", "\\": "\\"}.get(nxt, "\\" + nxt))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    return _UNESCAPE.sub(_unescape_one, v)
+
+
+def _unescape_one(m: "re.Match[str]") -> str:
+    code = m.group(1)
+    if len(code) > 1:
+        return chr(int(code[1:], 16))
+    return _UNESCAPED.get(code, m.group(0))
 
 
 class CorpusView:

@@ -16,6 +16,7 @@ from typing import Any, Iterator, Protocol
 
 from ..recipe.checks import check_recipe_files
 from ..errors import BitextforgeError
+from ..log import say
 from .plan import Plan, seed_everything
 from .prepare import run_prepare
 from ..components.registry import Registry
@@ -143,6 +144,10 @@ class Driver:
                 state = store.state(done - 1)
                 plan.restore(state)
                 source.stats.replaced_invalid_utf8 = state["replaced_invalid_utf8"]
+                say("", f"{self.sink.dir}: resuming an earlier, stopped run of this recipe after "
+                        f"its {done} finished shard{'' if done == 1 else 's'} "
+                        f"(its first {done * self.shard_size:,} input rows); --restart "
+                        f"starts again")
             for k, shard in enumerate(source.shards(self.shard_size)):
                 if k < done:
                     for _ in shard:  # already processed: read past its lines
@@ -166,7 +171,7 @@ class Driver:
             files = self.sink.open().commit()
             self.finish()  # nothing to resume
         return Written(files, sum(st["rows"] for st in states),
-                       sum(st["rejected_rows"] for st in states), True)
+                       sum(st["rejected_rows"] for st in states), True, resumed_shards=done)
 
     def _shard_state(self, k: int, writer) -> dict[str, Any]:
         return {"shard": k, "rows": writer.rows, "rejected_rows": writer.rejected_rows,

@@ -61,6 +61,18 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
             written = driver.run()
         manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written,
                                           run.prepared, run.started)
+        claim.remove_stale(files_of_run(manifest, recipe.output.report))
         driver.finish()
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,
                      manifest["signature"], manifest, reports)
+
+
+def files_of_run(manifest: dict[str, Any], report: bool) -> list[str]:
+    """The files a finished run wrote in its directory, relative to it, as its manifest lists
+    them (``report``: the recipe asked for ``report.html``)."""
+    files = list(manifest["output"]["files"]) + ["recipe.filled.yaml", "signature.txt",
+                                                 "manifest.json"]
+    files += [f"reports/{key}.json" for key in manifest.get("evaluations", {})]
+    if report:
+        files.append("report.html")
+    return files

@@ -23,16 +23,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io.corpus import AtomicFile, Batch, TsvWriter, batch_len, format_value, with_tags
+from ..io.corpus import (AtomicFile, Batch, TsvWriter, batch_len, format_value, json_line_text,
+                         plain_text, with_tags)
 from ..errors import BitextforgeError
 from .runners.stream import Packet
 from ..io.shards import MERGED_DIR, SHARD_DIR
-from .executors import Changed, Rejected
-
-#: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
-CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
-from ..io.shards import ShardStore, input_fingerprint
-from .source import Source
 from .executors import Changed, Rejected
 
 #: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
@@ -58,6 +53,8 @@ class Written:
     rows: int
     rejected: int
     resumable: bool
+    #: shards an earlier, stopped run of the same recipe had finished, which this run kept
+    resumed_shards: int = 0
 
 
 class Outputs:
@@ -104,8 +101,8 @@ class Outputs:
         if self.tsv:
             self.tsv.write(batch)
         if self.plain:
-            self.plain[0].write(plain_lines(batch["src"]))
-            self.plain[1].write(plain_lines(batch["tgt"]))
+            self.plain[0].write(plain_text(batch["src"]))
+            self.plain[1].write(plain_text(batch["tgt"]))
             w = batch["weight"]
             if w.count(1.0) == len(w):  # the usual case: no formatting per row
                 self.weights.write("1\n" * len(w))
@@ -115,8 +112,9 @@ class Outputs:
         if self.jsonl:
             names = [c for c in self.columns if c in batch]
             cols = [batch[c] for c in names]
-            self.jsonl.write("".join(json.dumps(dict(zip(names, r)), ensure_ascii=False) + "\n"
-                                     for r in zip(*cols)))
+            self.jsonl.write(json_line_text(
+                "".join(json.dumps(dict(zip(names, r)), ensure_ascii=False) + "\n"
+                        for r in zip(*cols))))
 
     def reject(self, rej: Rejected) -> None:
         """Append rejected rows with the step and score that rejected them."""
@@ -163,16 +161,6 @@ class Outputs:
         """Remove every temporary file."""
         for f in self.files:
             f.discard()
-
-
-def plain_lines(texts: list[str]) -> str:
-    """``texts`` as lines of a plain file, a line break inside a text written as a space."""
-    if not texts:
-        return ""
-    joined = "\n".join(texts)
-    if joined.count("\n") != len(texts) - 1:
-        joined = "\n".join(t.replace("\n", " ") for t in texts)
-    return joined + "\n"
 
 
 def check_writable(out_dir: Path) -> None:
@@ -223,10 +211,14 @@ class RunDir:
         self.path = path
         self.force = force
         self.created = False
+        #: the directory held a run of bitextforge's when claimed: its files are this run's to
+        #: replace, and those this run does not write again are removed (:meth:`remove_stale`)
+        self.held_a_run = False
         self._fd: int | None = None
 
     def __enter__(self) -> "RunDir":
         self.created = not self.path.exists()
+        self.held_a_run = not self.created and self.path.is_dir() and holds_run_marker(self.path)
         if not self.created and not self.force:
             refuse_foreign(self.path)
         check_writable(self.path)
@@ -256,6 +248,25 @@ class RunDir:
                 self.path.rmdir()  # only when empty: nothing of this run is left to resume
             except OSError:
                 pass
+
+    def remove_stale(self, written: list[str]) -> list[str]:
+        """Remove the files an earlier run left in the directory that this finished run did not
+        write again (``cleaned.tsv`` of a recipe that no longer cleans, the report of an
+        evaluator no longer in it), so that every file in it is this run's. Only the names a run
+        writes (:data:`RUN_FILES`, ``reports/*.json``) are touched, and only in a directory that
+        held a bitextforge run: files of someone else's that ``--force`` wrote beside stay.
+        ``written``: this run's files, relative to the directory. Returns what was removed."""
+        if not self.held_a_run:
+            return []
+        keep = set(written)
+        stale = [n for n in RUN_FILES if n not in keep and (self.path / n).is_file()]
+        reports = self.path / "reports"
+        if reports.is_dir():
+            stale += [f"reports/{p.name}" for p in sorted(reports.glob("*.json"))
+                      if f"reports/{p.name}" not in keep]
+        for name in stale:
+            (self.path / name).unlink(missing_ok=True)
+        return stale
 
     def _holds_more_than_the_lock(self) -> bool:
         try:
@@ -293,9 +304,29 @@ class RunDir:
 
 
 def holds_run_marker(path: Path) -> bool:
-    """Whether directory ``path`` holds any of ``RUN_MARKERS``: what tells a run's directory
-    (finished, or stopped and continued by the same command) from someone else's files."""
-    return any((path / m).exists() for m in RUN_MARKERS)
+    """Whether directory ``path`` holds a mark that only bitextforge writes: what tells a run's
+    directory (finished, or stopped and continued by the same command) from someone else's files.
+
+    A file is not taken for a mark by its name alone (a web app's ``manifest.json`` is common):
+    the manifest must be a JSON object with the ``bitextforge`` and ``signature`` keys a run
+    writes, a shard folder must hold the ``run.json`` fingerprint a run writes, and the lock file
+    has a name of bitextforge's own."""
+    if (path / LOCK_FILE).is_file():
+        return True
+    if _json_has(path / "manifest.json", ("bitextforge", "signature")):
+        return True
+    return any(_json_has(path / d / "run.json", ("fingerprint",)) for d in (SHARD_DIR, MERGED_DIR))
+
+
+def _json_has(file: Path, keys: tuple[str, ...]) -> bool:
+    """Whether ``file`` is a small JSON object holding every one of ``keys``."""
+    try:
+        if not file.is_file() or file.stat().st_size > (64 << 20):
+            return False
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and all(k in data for k in keys)
 
 
 def refuse_foreign(path: Path) -> None:

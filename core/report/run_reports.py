@@ -47,6 +47,7 @@ def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
         view.rejected = CorpusView(out_dir / "rejected.tsv", numeric=numeric)
     results: dict[str, Any] = {}
     for ev, cfg in zip(recipe.evaluate, recipe.eval_configs):
+        t0 = time.perf_counter()  # building counts too: an evaluator may load a model
         comp = build_component(registry, "evaluator", ev.evaluator, cfg)
         try:
             report = comp.evaluate(view)
@@ -55,11 +56,24 @@ def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
             comp.close()
         key = ev.evaluator if ev.evaluator not in results else f"{ev.evaluator}#{len(results)}"
         results[key] = report.to_dict()
+        # the step table's seconds stop before the evaluators, which can take most of a run
+        results[key]["seconds"] = round(time.perf_counter() - t0, 3)
         if info:
             results[key]["info"] = info
         write_atomic(out_dir / "reports" / f"{key}.json",
                      json.dumps(report.to_dict(with_items=True), indent=2, ensure_ascii=False) + "\n")
     return results
+
+
+def input_warnings(stats) -> list[str]:
+    """What the reading of the input changed that the user should hear of."""
+    out = []
+    if stats.extra_fields_dropped:
+        n = stats.extra_fields_dropped
+        out.append(f"input: {n:,} TSV row{'' if n == 1 else 's'} had more fields than columns; "
+                   f"the fields past the last column were dropped "
+                   f"(input.extra_fields_policy: drop-extra)")
+    return out
 
 
 def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan, source: Source,
@@ -88,14 +102,15 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
         "seconds": round(time.time() - started, 3),
         "input": {"files": stats.files, "rows": stats.rows,
                   "replaced_invalid_utf8": stats.replaced_invalid_utf8,
+                  "extra_fields_dropped": stats.extra_fields_dropped,
                   **({"inputs": source.reader.per_input}
                      if getattr(source.reader, "per_input", None) else {})},
         "prepare": prepared,
         "steps": step_dicts,
-        "warnings": run_warnings(step_dicts, prepared),
+        "warnings": input_warnings(stats) + run_warnings(step_dicts, prepared),
         "output": {"dir": str(out_dir), "rows": written.rows, "rejected": written.rejected,
                    "files": written.files, "columns": plan.columns,
-                   "resumable": written.resumable,
+                   "resumable": written.resumable, "resumed_shards": written.resumed_shards,
                    **({"opustrainer": opustrainer} if opustrainer else {})},
         "evaluations": dict(eval_results),
         "plugins": registry.packages(),

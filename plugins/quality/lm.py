@@ -22,13 +22,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
 from bitextforge.io.corpus import text_lines
+from bitextforge.processes import die_with_parent, scratch_dir
 
 from ._common import Tokenizer
 
@@ -67,15 +67,18 @@ def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: 
         raise ComponentError(f"train-lm: KenLM's {missing} was not found; {_BUILD_HINT}")
     tok = Tokenizer(lang, lowercase, enabled=tokenize)
     output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="bitextforge-lm-") as tmp:
-        arpa = Path(tmp) / "model.arpa"
+    with scratch_dir("bitextforge-lm-") as tmp:
+        arpa = tmp / "model.arpa"
         # --discount_fallback: small corpora lack the count-of-counts Kneser-Ney estimation needs.
-        cmd = [lmplz, "-o", str(order), "-S", memory, "-T", tmp, "--discount_fallback",
+        cmd = [lmplz, "-o", str(order), "-S", memory, "-T", str(tmp), "--discount_fallback",
                "--arpa", str(arpa)]
         if prune:
             cmd += ["--prune", *map(str, prune)]
+        # killed with bitextforge: lmplz takes its closed input for the end of the text and
+        # would go on estimating a model nobody reads
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, text=True, encoding="utf-8")
+                                stdout=subprocess.DEVNULL, text=True, encoding="utf-8",
+                                preexec_fn=die_with_parent)
         lines = 0
         try:
             for t in texts:
@@ -99,7 +102,8 @@ def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: 
         if proc.wait() != 0:
             tail = err.strip().splitlines()[-1:] or ["(no message)"]
             raise ComponentError(f"train-lm: lmplz failed on {', '.join(map(str, texts))} ({lines} lines): {tail[0]}")
-        res = subprocess.run([build, str(arpa), str(output)], capture_output=True, text=True)
+        res = subprocess.run([build, str(arpa), str(output)], capture_output=True, text=True,
+                             preexec_fn=die_with_parent)
         if res.returncode != 0:
             tail = res.stderr.strip().splitlines()[-1:] or ["(no message)"]
             raise ComponentError(f"train-lm: build_binary failed: {tail[0]}")
