@@ -323,7 +323,7 @@ FLORES = {"en": "eng_Latn", "fr": "fra_Latn", "cs": "ces_Latn", "de": "deu_Latn"
 
 def negative_kinds(loose: bool = False) -> tuple[str, ...]:
     """The synthetic noise of the ParaCrawl design rounds: the classifier's kinds plus
-    ``appended`` (the seven of recipes/paracrawl-filter.yaml); with ``loose``, also ``partial``
+    ``appended`` (the seven of benchmarks/studies/paracrawl-filter/recipes/filter.yaml); with ``loose``, also ``partial``
     and ``neighbour``, the noise of loose translations and aligner errors."""
     from bitextforge.plugins.lexical.pair_classifier import NEGATIVES
 

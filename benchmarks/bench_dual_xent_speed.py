@@ -1,7 +1,7 @@
 """Speed of the dual conditional cross-entropy's two directions (``nmt_logprob.v1`` with
 models/general-de-en and models/general-en-de, recipes/models-deen.yaml) in CTranslate2 float32
 against int8, interleaved, median of ``--runs``, on ``--pairs`` de-en pool pairs (News Commentary).
-Issue #33: does int8 make the two features cheap enough for recipes/wmt-filter-deen.yaml (1,395
+Issue #33: does int8 make the two features cheap enough for benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml (1,395
 pairs/s without them; goal 200)? Prints pairs/s per compute type and the Pearson correlation of
 each direction's int8 scores with float32.
 

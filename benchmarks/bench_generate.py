@@ -15,7 +15,7 @@ that keep a run short (beam 1, ``max_length`` 32); the peak of the whole process
 RSS (the run and its CTranslate2 child process, read from /proc every 0.2 s) and the largest
 single process's peak from ``/usr/bin/time -v``.
 
-Run from the repository root (the model is the one ``recipes/bt-multi30k.yaml`` trains):
+Run from the repository root (the model is the one ``benchmarks/studies/bt-multi30k/recipes/first-arms.yaml`` trains):
     .venv/bin/python benchmarks/bench_generate.py --runs 3 --lines 20000
     .venv/bin/python benchmarks/bench_generate.py --memory 100000 500000 --runs 0
 Data: $BITEXTFORGE_SHARED_DATA/multi30k.
@@ -220,7 +220,7 @@ def main() -> None:
     args = ap.parse_args()
     shared_data("multi30k", "train.en.gz")  # a missing shared data folder says so first
     if not (args.model / "config.json").exists():
-        sys.exit(f"needs the model {args.model} (recipes/bt-multi30k.yaml trains it)")
+        sys.exit(f"needs the model {args.model} (benchmarks/studies/bt-multi30k/recipes/first-arms.yaml trains it)")
     if args.runs:
         speed(args, args.model.resolve())
     if args.memory:

@@ -20,7 +20,7 @@ and that kind's rows together), because the encoder's margin takes its neighbour
 and a sentence's paraphrase would be its nearest neighbour. The paired win rate is the share of
 all 1,997 lines where the WMT reference outscores its own paraphrase (ties count half).
 
-The classifiers are recipes/paracrawl-filter.yaml's designs (the eleventh and the fourth)
+The classifiers are benchmarks/studies/paracrawl-filter/recipes/filter.yaml's designs (the eleventh and the fourth)
 trained for en-de the way the recipe trains them for en-fr (FreeDict en-de as dictionary and
 eflomal prior, cut to en-cs's size; tables on Multi30k en-de), except that the news pairs (NTREX,
 whose source is newstest2019's) are the first 1,997 lines of newstest2017 en-de, so no bench
@@ -44,7 +44,7 @@ newstest2020 en-de (1,418 lines, whose WMT reference Google paraphrased too; rea
 check), each with the nine synthetic kinds and the paraphrases. ``--tilt`` / ``--tilt-half``
 (the twelfth and thirteenth ParaCrawl rounds) measure the same idea as the pair classifier's
 ``tilt`` option, z from the training rows, at weight 1 and 0.5 (docs/benchmarks.md). ``--wmt``
-(after ``bitextforge prepare recipes/wmt-filter-deen.yaml``) scores that recipe's de -> en
+(after ``bitextforge prepare benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml``) scores that recipe's de -> en
 classifier and the same with the tilt at 0.5, the sides turned: a measurement, since that
 recipe's own measure is BLEU of a model trained on its selection. ``--ted`` (a measurement,
 2026-12-01) scores real machine translation: the MQM-rated WMT21 TED talks en-de (Freitag et al.
@@ -337,22 +337,22 @@ def tilt(weight: float = 1.0) -> None:
 
 
 def wmt_classifier(weight: float | None = None) -> str:
-    """recipes/wmt-filter-deen.yaml's pair classifier (de -> en), trained once by its own
-    options (``bitextforge prepare recipes/wmt-filter-deen.yaml`` makes the tables and LMs it
+    """benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml's pair classifier (de -> en), trained once by its own
+    options (``bitextforge prepare benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml`` makes the tables and LMs it
     reads), or the same with ``tilt`` at ``weight``; the model path."""
     import yaml
 
-    recipe = yaml.safe_load(Path("recipes/wmt-filter-deen.yaml").read_text(encoding="utf-8"))
+    recipe = yaml.safe_load(Path("benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml").read_text(encoding="utf-8"))
     cfg = next(s["with"] for s in recipe["prepare"] if s["train"] == "pair_classifier_model.v1")
     missing = [f["with"].get("tables") or f["with"].get("model") for f in cfg["features"]
                if not Path(f["with"].get("tables") or f["with"].get("model") or ".").exists()]
     if missing:
-        raise fail(f"{missing[0]} is missing: run bitextforge prepare recipes/wmt-filter-deen.yaml")
+        raise fail(f"{missing[0]} is missing: run bitextforge prepare benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml")
     return trained(cfg if weight is None else tilted(cfg, weight))
 
 
 def wmt(weight: float = 0.5) -> None:
-    """Print rule AD's measurement: recipes/wmt-filter-deen.yaml's classifier and the same with
+    """Print rule AD's measurement: benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml's classifier and the same with
     ``tilt`` at ``weight``, on newstest2019 / newstest2020 with the sides turned (German, the
     WMT reference or another translation, as source; English as target)."""
     compare(("the WMT recipe's classifier", f"tilt x {weight:g}"),

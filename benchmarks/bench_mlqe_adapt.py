@@ -1,6 +1,6 @@
 """Domain adaptation by continued training (``train-nmt --init-model``): BLEU and chrF on
 Wikipedia of the general en->de model of ``recipes/models-deen.yaml`` and of the models that
-``recipes/mlqe-qe.yaml`` adapts from it with MLQE-PE train post-edits (Luong & Manning 2015;
+``benchmarks/studies/mlqe-qe/recipes/qe.yaml`` adapts from it with MLQE-PE train post-edits (Luong & Manning 2015;
 Freitag & Al-Onaizan 2016).
 
 The test set is MLQE-PE's dev split: its 1,000 English Wikipedia sources and their human

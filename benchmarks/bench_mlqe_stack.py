@@ -1,9 +1,9 @@
 """MLQE-PE en-de (issue #33, item 4): which of the project's own scores should the supervised
-regression of ``recipes/mlqe-qe.yaml`` stack, chosen by 5-fold cross-validation on the 7,000
+regression of ``benchmarks/studies/mlqe-qe/recipes/qe.yaml`` stack, chosen by 5-fold cross-validation on the 7,000
 train rows alone, with the dev split read once, for the chosen design, at the end?
 
 The candidates add to the recipe's regression (``ours``) the encoder-based prediction of
-``recipes/mlqe-embedding-qe.yaml`` (``embedding_qe``, TransQuest's siamese idea with a frozen
+``benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml`` (``embedding_qe``, TransQuest's siamese idea with a frozen
 multilingual-e5-small; its train rows are scored by the fold model that left them out, so a
 stacked regression sees on train the kind of score it meets on dev), and the back direction of
 Junczys-Dowmunt's (2018) dual conditional cross-entropy: ``nmt_back``, log P(English source |
@@ -14,8 +14,8 @@ a missing score imputed by its mean. Prints one JSON object: each candidate's CV
 choice, and the chosen design's dev Pearson with the 95 % bootstrap interval of
 ``score_correlation.v1`` (and the recipe's ``ours`` on dev, the reference the issue reports).
 
-    .venv/bin/bitextforge run recipes/mlqe-qe.yaml
-    .venv/bin/bitextforge run recipes/mlqe-embedding-qe.yaml
+    .venv/bin/bitextforge run benchmarks/studies/mlqe-qe/recipes/qe.yaml
+    .venv/bin/bitextforge run benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml
     .venv/bin/python benchmarks/bench_mlqe_stack.py runs/mlqe-qe/corpus.tsv \\
         runs/mlqe-embedding-qe/corpus.tsv
 """
@@ -32,7 +32,7 @@ import numpy as np
 from bitextforge.plugins.combine import ridge_regression
 from bitextforge.plugins.evaluation.correlation import bootstrap_pearson
 
-#: the recipe's combination ``ours`` (recipes/mlqe-qe.yaml)
+#: the recipe's combination ``ours`` (benchmarks/studies/mlqe-qe/recipes/qe.yaml)
 OURS = ["nmt_logprob", "nmt_adapted", "kenlm_de", "ibm1_mt_given_src", "ibm1_src_given_mt",
         "coverage", "pair_classifier", "source_regressor", "source_length", "length_ratio"]
 #: candidate designs, fixed before the first run (2026-11-27)
@@ -80,8 +80,8 @@ def cv_pearson(X: np.ndarray, y: np.ndarray, folds: int = 5, seed: int = 1234) -
 def main(argv: list[str] | None = None) -> int:
     """Print the JSON object."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("scores", help="recipes/mlqe-qe.yaml's corpus.tsv")
-    ap.add_argument("embedding", help="recipes/mlqe-embedding-qe.yaml's corpus.tsv")
+    ap.add_argument("scores", help="benchmarks/studies/mlqe-qe/recipes/qe.yaml's corpus.tsv")
+    ap.add_argument("embedding", help="benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml's corpus.tsv")
     args = ap.parse_args(argv)
     ours_cols = sorted({c for v in CANDIDATES.values() for c in v} - {"embedding_qe"})
     a = read_columns(args.scores, ["split", "da_z_mean"] + ours_cols)

@@ -1,4 +1,4 @@
-"""MLQE-PE en-de: does the supervised regression of ``recipes/mlqe-qe.yaml`` predict the human
+"""MLQE-PE en-de: does the supervised regression of ``benchmarks/studies/mlqe-qe/recipes/qe.yaml`` predict the human
 direct assessments (``da_z_mean``) of the dev split better when it is fitted to the train split's
 post-editing effort (HTER: TER of the machine translation against its human post-edit, Snover et
 al. 2006, with sacrebleu) than to the train split's own direct assessments?
@@ -9,7 +9,7 @@ train rows; the dev split is evaluated on DA as the recipe does. Reads the score
 ridge regressions (scikit-learn ``RidgeCV`` on standardised columns) fitted to each target, with
 the 95 % bootstrap interval of ``score_correlation.v1``.
 
-    .venv/bin/bitextforge run recipes/mlqe-qe.yaml
+    .venv/bin/bitextforge run benchmarks/studies/mlqe-qe/recipes/qe.yaml
     .venv/bin/python benchmarks/bench_mlqe_targets.py runs/mlqe-qe/corpus.tsv
 """
 
@@ -53,7 +53,7 @@ def main(argv=None):
     from sklearn.preprocessing import StandardScaler
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("corpus", help="corpus.tsv of a recipes/mlqe-qe.yaml run")
+    ap.add_argument("corpus", help="corpus.tsv of a benchmarks/studies/mlqe-qe/recipes/qe.yaml run")
     ap.add_argument("--columns", nargs="+", default=OURS, help="score columns to regress on")
     a = ap.parse_args(argv)
     with open(a.corpus, encoding="utf-8", newline="") as fh:

@@ -1,4 +1,4 @@
-"""Choose the design of recipes/paracrawl-filter.yaml without looking at ParaCrawl's labels: train
+"""Choose the design of benchmarks/studies/paracrawl-filter/recipes/filter.yaml without looking at ParaCrawl's labels: train
 pair classifiers on Multi30k (image captions) with several feature sets and score a synthetic
 validation set from another domain, FLORES-200 devtest (Wikipedia-style general text): the even
 lines as clean pairs, the odd lines turned into noise by the classifier's negative kinds. The

@@ -1,4 +1,4 @@
-"""Choose the lexical features of recipes/paracrawl-filter.yaml without ParaCrawl's labels: the
+"""Choose the lexical features of benchmarks/studies/paracrawl-filter/recipes/filter.yaml without ParaCrawl's labels: the
 second design round after bench_paracrawl_design.py, which found that IBM-1 tables learned from
 image captions alone poison a classifier that must judge other text.
 
@@ -33,7 +33,7 @@ pairs, so the classifier trains on the other 14,500 (+ NTREX), which they never 
 trains that classifier with the nine kinds and with ten (``pair_classifier_model.v1`` with the
 recipe's options), and scores FLORES with the ten kinds as noise, the MT kind being the same
 model's translation of FLORES's English, and against those translations alone. The models and
-the split are made as recipes/paracrawl-filter.yaml's header says.
+the split are made as benchmarks/studies/paracrawl-filter/recipes/filter.yaml's header says.
 
     apt-get install dict-freedict-eng-fra dict-freedict-fra-eng dict-freedict-eng-ces dict-freedict-ces-eng
     .venv/bin/python scripts/freedict_tsv.py en fr models/freedict-en-fr.tsv.gz
@@ -74,7 +74,7 @@ takes the 8,000-pair classifier with the margin if on both pairs its FLORES AUC 
 classifier's (40,000 pairs, no margin) has a paired-bootstrap mean >= 0.
 
 A ninth round (``--fluency``, issue #33, 2026-11-30) adds the English side's KenLM perplexity
-(the English LM of recipes/wmt-filter-deen.yaml, trained here when missing) to the eighth round's
+(the English LM of benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml, trained here when missing) to the eighth round's
 8,000-pair CTranslate2 classifier, because the pairs ParaCrawl's annotators call MT read as
 literal translations with a clumsy side. The rule, fixed before the first run: the recipe takes
 that classifier iff on both pairs its FLORES AUC minus the seventh design's, and minus the
@@ -210,7 +210,7 @@ def ntrex(lang: str) -> tuple[list[str], list[str]]:
 
 
 def recipe_specs(lang: str) -> list[tuple[str, str, dict]]:
-    """(column, filter, options) of the features of recipes/paracrawl-filter.yaml for en-``lang``:
+    """(column, filter, options) of the features of benchmarks/studies/paracrawl-filter/recipes/filter.yaml for en-``lang``:
     language ID of each side, coverage and IBM-1 both ways with margins (the tables are trained
     once)."""
     dic = f"models/freedict-en-{lang}.tsv.gz"
@@ -335,20 +335,20 @@ def mt_paths(lang: str) -> dict[str, str]:
             "flores_mt": f"runs/flores-odd-mt-en{lang}.txt"}
 
 
-#: the margin as a classifier feature (seventh round), as recipes/paracrawl-filter.yaml had it
+#: the margin as a classifier feature (seventh round), as benchmarks/studies/paracrawl-filter/recipes/filter.yaml had it
 #: until the eleventh round moved it to CTranslate2
 MARGIN_FEATURE = {"filter": "multilingual_embedding.v1",
                   "with": {"measure": "margin", "k": 4, "threads": 1}}
 
 
 def recipe_classifier(lang: str, margin: bool = True) -> dict:
-    """The ``with:`` of recipes/paracrawl-filter.yaml's pair classifier for en-``lang`` (its
+    """The ``with:`` of benchmarks/studies/paracrawl-filter/recipes/filter.yaml's pair classifier for en-``lang`` (its
     YAML anchors and merge keys resolved; today the thirteenth design); with ``margin`` false, the
     design before the seventh round (the fourth: 40,000 pairs, one draw, no encoder margin, no
     tilt, models/paracrawl-en``lang``.joblib), which the fifth and later rounds start from."""
     import yaml
 
-    recipe = yaml.safe_load(Path("recipes/paracrawl-filter.yaml").read_text(encoding="utf-8"))
+    recipe = yaml.safe_load(Path("benchmarks/studies/paracrawl-filter/recipes/filter.yaml").read_text(encoding="utf-8"))
     for step in recipe["prepare"]:
         if step["train"] == "pair_classifier_model.v1" and Path(
                 step["with"]["output"]).name.startswith(f"paracrawl-en{lang}-ct2-draws3"):
@@ -359,7 +359,7 @@ def recipe_classifier(lang: str, margin: bool = True) -> dict:
                            features=[f for f in cfg["features"]
                                      if f["filter"] != MARGIN_FEATURE["filter"]])
             return cfg
-    raise fail(f"recipes/paracrawl-filter.yaml has no en-{lang} pair classifier")
+    raise fail(f"benchmarks/studies/paracrawl-filter/recipes/filter.yaml has no en-{lang} pair classifier")
 
 
 def eleventh_design(lang: str) -> dict:
@@ -605,13 +605,13 @@ def run_encoder_ct2(lang: str) -> None:
                      p[large], p[small])
 
 
-#: the English language model of recipes/wmt-filter-deen.yaml (deen-train-pool English, order 4),
+#: the English language model of benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml (deen-train-pool English, order 4),
 #: which saw none of the classifier's training text (Multi30k, NTREX) nor FLORES
 ENGLISH_LM = "models/general-lm/en.binary"
 
 
 def english_lm() -> str:
-    """Train (once) the English KenLM model exactly as recipes/wmt-filter-deen.yaml's
+    """Train (once) the English KenLM model exactly as benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml's
     ``prepare:`` does (its step is read from the recipe, so there is one definition); its path."""
     import yaml
 
@@ -620,12 +620,12 @@ def english_lm() -> str:
 
     if Path(ENGLISH_LM).exists():
         return ENGLISH_LM
-    recipe = yaml.safe_load(Path("recipes/wmt-filter-deen.yaml").read_text(encoding="utf-8"))
+    recipe = yaml.safe_load(Path("benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml").read_text(encoding="utf-8"))
     for step in recipe["prepare"]:
         if step["train"] == KenlmTrainer.name and step["with"]["output"] == ENGLISH_LM:
             run_trainer(KenlmTrainer.name, KenlmTrainer.Config(**step["with"]))
             return ENGLISH_LM
-    raise fail(f"recipes/wmt-filter-deen.yaml does not train {ENGLISH_LM}")
+    raise fail(f"benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml does not train {ENGLISH_LM}")
 
 
 #: the ninth round's fluency feature: the English side's per-word perplexity under that model

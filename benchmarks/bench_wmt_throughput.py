@@ -6,7 +6,7 @@ turn (news commentary, newstest 2008-2013, Europarl, Tatoeba, the OPUS-100 sampl
 sample, IWSLT, LibreOffice help) so that short and long, clean and noisy lines are mixed as in a
 crawl, with no pair repeated (a repeated line could be answered from a cache). The recipe's models
 are made first by its ``prepare:`` (not timed; skipped when they exist). Then
-``bitextforge run recipes/wmt-filter-deen.yaml`` runs ``--runs`` times on that input as a whole
+``bitextforge run benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml`` runs ``--runs`` times on that input as a whole
 command, each into a fresh output directory, with the word budget scaled to the input
 (``--words``). The figures: the whole command's wall time (median of the runs) and pairs/s over
 it, then from the last run's manifest each step's pairs/s over the rows it saw, and the pair
@@ -38,7 +38,7 @@ POOL = ("news-commentary-v11-deen-20k/train.de-en.tsv.gz",
         "wmt-mixed-sample-opennmt-10k/train.de-en.tsv.gz",
         "iwslt14-deen-ted-lc-tok-valid-test/train.de-en.tsv.gz",
         "libreoffice-7.4-help-ui-deen/help.train.de-en.tsv.gz")
-RECIPE = ROOT / "recipes" / "wmt-filter-deen.yaml"
+RECIPE = ROOT / "benchmarks/studies/wmt-filter-design/recipes/wmt-filter-deen.yaml"
 
 
 def pool_input(lines: int, path: Path) -> Path:

@@ -1,13 +1,13 @@
 """Issue #31's news setting (Sennrich, Haddow & Birch 2016) on a lent GPU, inside one short
-device call: ``recipes/bt-news-bitext.yaml`` and ``recipes/bt-news.yaml`` run as their headers
+device call: ``benchmarks/studies/bt-news/recipes/bitext.yaml`` and ``benchmarks/studies/bt-news/recipes/bt.yaml`` run as their headers
 say, with a smaller update budget and the seeds trained side by side on the one GPU.
 
 Phases (each a ``bitextforge`` command; their logs and the run reports go to ``--out``):
 
-A. the reverse en->de model (``bitextforge prepare recipes/bt-news.yaml``) and the three
-   bitext-only seeds (``bitextforge run recipes/bt-news-bitext.yaml``, one process per seed into
+A. the reverse en->de model (``bitextforge prepare benchmarks/studies/bt-news/recipes/bt.yaml``) and the three
+   bitext-only seeds (``bitextforge run benchmarks/studies/bt-news/recipes/bitext.yaml``, one process per seed into
    one shared ``model_dir``), four trainings at once;
-B. the back-translation (``bitextforge run recipes/bt-news.yaml`` without its evaluator): the
+B. the back-translation (``bitextforge run benchmarks/studies/bt-news/recipes/bt.yaml`` without its evaluator): the
    English monolingual text capped at ``--mono-ratio`` times the bitext, a random sample, decoded
    on the GPU (transformers where CTranslate2 sees no GPU);
 C. the three back-translation seeds, trained on exactly the corpus phase B wrote (read back as
@@ -305,7 +305,7 @@ def main(argv=None) -> int:
 
     # -- A: the reverse model and the bitext-only seeds, side by side
     # prepare validates the whole recipe, so every path it names must be there
-    prep = [*cli, "prepare", "recipes/bt-news.yaml", *bitext_inputs, *paths("recipes/bt-news.yaml"),
+    prep = [*cli, "prepare", "benchmarks/studies/bt-news/recipes/bt.yaml", *bitext_inputs, *paths("benchmarks/studies/bt-news/recipes/bt.yaml"),
             *data("input[2].path=../shared/data/deen-train-pool/wmt-newstest-2008-2013-deen/"
                   "train.de-en.tsv.gz"),
             *data("input[3].path=../shared/data/deen-train-pool/tatoeba-anki-deu-eng-2018-05/"
@@ -328,8 +328,8 @@ def main(argv=None) -> int:
                  "--set=prepare[0].with.min_warmup_steps=2"]
     cmds = {"A-reverse": prep}
     for s in seeds:
-        cmds[f"A-bitext-s{s}"] = [*cli, "run", "recipes/bt-news-bitext.yaml", *bitext_inputs,
-                                  *paths("recipes/bt-news-bitext.yaml"), *train,
+        cmds[f"A-bitext-s{s}"] = [*cli, "run", "benchmarks/studies/bt-news/recipes/bitext.yaml", *bitext_inputs,
+                                  *paths("benchmarks/studies/bt-news/recipes/bitext.yaml"), *train,
                                   f"--set=evaluate[0].with.seeds=[{s}]",
                                   f"--set=evaluate[0].with.model_dir={models_a}",
                                   f"--set=output.dir={BITEXT_RUN}-s{s}"]
@@ -363,7 +363,7 @@ def main(argv=None) -> int:
            f"--set=prepare[0].with.output={REVERSE}"]
     # the reverse model is phase A's; its training data need not be named again
     if args.from_phase in "AB" and not ph.run("B", {"B-back-translate": [
-            *cli, "run", "recipes/bt-news.yaml", *bitext_inputs, *mono, *gen, "--set=prepare=[]",
+            *cli, "run", "benchmarks/studies/bt-news/recipes/bt.yaml", *bitext_inputs, *mono, *gen, "--set=prepare=[]",
             "--set=evaluate=[]", "--set=output.formats=[plain, tsv]", "--force",
             f"--set=output.dir={BT_RUN}"]}):
         return 1
@@ -375,8 +375,8 @@ def main(argv=None) -> int:
               f"tgt: {BT_RUN}/corpus.tgt}}]", "--set=steps=[]", "--set=prepare=[]"]
     cmds = {}
     for s in seeds:
-        cmds[f"C-bt-s{s}"] = [*cli, "run", "recipes/bt-news.yaml", *corpus,
-                              *paths("recipes/bt-news.yaml"), *train,
+        cmds[f"C-bt-s{s}"] = [*cli, "run", "benchmarks/studies/bt-news/recipes/bt.yaml", *corpus,
+                              *paths("benchmarks/studies/bt-news/recipes/bt.yaml"), *train,
                               f"--set=evaluate[0].with.seeds=[{s}]",
                               f"--set=evaluate[0].with.model_dir={models_c}",
                               "--set=evaluate[0].with.baseline_recipe=null",

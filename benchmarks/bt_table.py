@@ -1,4 +1,4 @@
-"""The table of the low-resource back-translation experiment (recipes/bt-multi30k.yaml) from its
+"""The table of the low-resource back-translation experiment (benchmarks/studies/bt-multi30k/recipes/first-arms.yaml) from its
 runs' train_and_test.v1 reports: BLEU and chrF per seed, the median, each seed's difference from
 the bitext-only model of the same seed with its paired-bootstrap p-value, and the share of the gap
 to the 29,000-real-pairs upper bound that the median closes.
@@ -279,7 +279,7 @@ def longer() -> None:
 #: issue #31's regularization check: each arm's dropout and budget chosen on val (label, dropout,
 #: updates, run); a run's figures come from runs/ when it is here, else from DOCUMENTED. The arm's
 #: rows share one synthetic corpus (one draw of the reverse model): at 12,000 updates
-#: recipes/bt-multi30k-best.yaml with max_steps 12000 (runs/bt-multi30k-best-12k), at 16,000 the
+#: benchmarks/studies/bt-multi30k/recipes/best.yaml with max_steps 12000 (runs/bt-multi30k-best-12k), at 16,000 the
 #: run of the section "The arm trained to 16,000 updates" (the best recipe's models), at 20,000
 #: the runs of "Both sides at 20,000 updates" (the baseline recipe and the best recipe with
 #: max_steps 20000), at 24,000 those of "Both sides at 24,000 updates"
@@ -294,11 +294,11 @@ REGULARIZED = {
                                             (0.1, 20000, "bt-sr20-arm"),
                                             (0.1, 24000, "bt-sr24-arm")],
     # the same arm with the Ding dictionary's word-for-word rows beside it (Hu et al. 2019;
-    # recipes/bt-multi30k-lex-arm.yaml): a resource the bitext-only baseline does not read
+    # benchmarks/studies/bt-multi30k/recipes/lex-arm.yaml): a resource the bitext-only baseline does not read
     "the arm + the dictionary's word-for-word rows": [(0.1, 24000, "bt-lex-arm")],
-    # the same with the bitext read three times (recipes/bt-multi30k-lex-rep3.yaml; rule V)
+    # the same with the bitext read three times (benchmarks/studies/bt-multi30k/recipes/lex-rep3.yaml; rule V)
     "the arm + the dictionary's rows, bitext x3": [(0.1, 24000, "bt-lex-rep3")],
-    # read four times (recipes/bt-multi30k-lex-rep4.yaml; rule X: a tie with x3 on val)
+    # read four times (benchmarks/studies/bt-multi30k/recipes/lex-rep4.yaml; rule X: a tie with x3 on val)
     "the arm + the dictionary's rows, bitext x4": [(0.1, 24000, "bt-lex-rep4")],
     "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
 }

@@ -2,8 +2,8 @@
 the human verdict V (valid) against the rest, on the whole file, without and with the cleaning
 defaults of recipes/defaults/en-fr.yaml in front.
 
-Without: the run of recipes/paracrawl-auc.yaml, every pair scored on its raw text. With: the run
-of recipes/paracrawl-auc-clean.yaml, where the defaults reject some pairs and the others are
+Without: the run of benchmarks/studies/paracrawl-filter/recipes/auc.yaml, every pair scored on its raw text. With: the run
+of benchmarks/studies/cleaning/recipes/paracrawl-auc.yaml, where the defaults reject some pairs and the others are
 scored on their cleaned text. The rejected pairs rank below every kept pair, tied among
 themselves, so the whole file's ROC-AUC follows from label_auc.v1's AUC over the kept pairs
 (``A_k``) and the counts of positives and negatives kept (``P_k``, ``N_k``) and rejected (``P_r``,
@@ -37,7 +37,7 @@ from bitextforge.plugins.evaluation.label_auc import _rank_ready
 
 RELEASES = ("v3", "v6", "v6-2", "v7")
 SHOWN = ("bicleaner", "zipporah", "langid_heliport", "unigram_overlap", "combined(logreg)")
-LOWER_IS_BETTER = {"unigram_overlap"}  # as recipes/paracrawl-auc.yaml evaluates it
+LOWER_IS_BETTER = {"unigram_overlap"}  # as benchmarks/studies/paracrawl-filter/recipes/auc.yaml evaluates it
 
 
 def whole_file_auc(auc_kept: float, pk: int, nk: int, pr: int, nr: int) -> float:

@@ -5,7 +5,7 @@
 corpus, and more wrong words. This script measures both sides on data the recipes may read, not
 the test set: (a) precision on the 5,000-pair Multi30k bitext, the share of translated English
 words whose German the pair's own German holds (the figure the ranking was chosen by,
-docs/guide.md); (b) reach on the 24,000 English sentences of recipes/bt-multi30k-lex-arm.yaml,
+docs/guide.md); (b) reach on the 24,000 English sentences of benchmarks/studies/bt-multi30k/recipes/lex-arm.yaml,
 how many word types of the Multi30k val German that the bitext lacks the synthetic German holds.
 Words are the generator's own (``words.WORD``), lowercased. It chooses nothing by itself.
 

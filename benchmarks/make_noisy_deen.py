@@ -6,7 +6,7 @@ newstest2015 and the Tatoeba test set by the pair classifier's six synthetic noi
 
     .venv/bin/python benchmarks/make_noisy_deen.py runs/noisy-deen.tsv
 
-The columns are ``src tgt label kind``; ``recipes/wmt-filter-deen-auc.yaml`` reads the file.
+The columns are ``src tgt label kind``; ``benchmarks/studies/wmt-filter-design/recipes/auc.yaml`` reads the file.
 The noise comes from the same generator as the classifier's training negatives (on other
 sentences): the ROC-AUC measures how well the scores catch these kinds of noise, not noise of
 kinds nobody simulated.

@@ -1,4 +1,4 @@
-"""Write the labelled noisy de-en corpus of ``recipes/wmt18-filtering.yaml``: the WMT18
+"""Write the labelled noisy de-en corpus of ``benchmarks/studies/wmt18-filtering/recipes/filtering.yaml``: the WMT18
 corpus-filtering task (Koehn et al. 2018; Kim et al. Table 2) at small scale on Multi30k.
 
 Half the Multi30k training pairs (rows 0-14,499) stay clean (label ``V``, kind ``clean``). The
@@ -28,7 +28,7 @@ and prints the clean rows' target words (the recipe's word budget).
 
     .venv/bin/python benchmarks/make_noisy_multi30k.py --news runs/wmt18-news-data
 
-builds the general-domain variant of ``recipes/wmt18-filtering-news.yaml`` instead: the clean rows
+builds the general-domain variant of ``benchmarks/studies/wmt18-filtering/recipes/news.yaml`` instead: the clean rows
 and the noise come from the pool's News Commentary, Europarl and WMT news 2008-2013 sets and a
 30,000-pair sample of Tatoeba (:func:`news_split`), the wrong-language targets are French
 Multi30k captions of other images. The pairs of those sets that the noisy corpus does not use are

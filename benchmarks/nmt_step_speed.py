@@ -3,7 +3,7 @@
 ``train-nmt``'s ``precision: auto`` picks bf16 where the CPU has native bf16 instructions; this
 measures what that buys on the machine at hand, with the trainer's own model builder and loss, on
 random token batches of a fixed shape (the default model: 7.7M parameters, vocabulary 8,000;
-``--size small`` is the model of the low-resource experiments and of recipes/seed-spread.yaml:
+``--size small`` is the model of the low-resource experiments and of benchmarks/studies/wmt18-filtering/recipes/seed-spread.yaml:
 width 128, 2 layers, feed-forward 256, vocabulary 2,000). It prints the median of the timed
 updates (the first few are warm-up and not counted).
 

@@ -1,5 +1,5 @@
-"""The table of the low-resource paraphrase-expansion experiment (recipes/para-multi30k.yaml,
-recipes/para-bt-multi30k.yaml) from its runs' train_and_test.v1 reports: rows, BLEU and chrF per
+"""The table of the low-resource paraphrase-expansion experiment (benchmarks/studies/para-multi30k/recipes/para.yaml,
+benchmarks/studies/para-multi30k/recipes/para-bt.yaml) from its runs' train_and_test.v1 reports: rows, BLEU and chrF per
 seed and their medians, each seed's difference from the bitext-only model of the same seed with its
 paired-bootstrap p-value, and for the arm with back-translation the same against the beam BT arm
 (BLEU and chrF).

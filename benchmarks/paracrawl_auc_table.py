@@ -1,5 +1,5 @@
 """The ParaCrawl tables of docs/benchmarks.md ("Lexical filtering") from the eight runs of
-recipes/paracrawl-filter.yaml: each file's ROC-AUC of the classifier and of the shipped bicleaner
+benchmarks/studies/paracrawl-filter/recipes/filter.yaml: each file's ROC-AUC of the classifier and of the shipped bicleaner
 score for V (valid) against the rest, the paired bootstrap interval of their difference (rows
 resampled, both scores on the same resample), and ROC-AUC of V against one verdict at a time.
 
@@ -51,7 +51,7 @@ def main(root: str = "runs") -> int:
         for lang in ("fr", "cs"):
             run = Path(root) / f"paracrawl-filter-{rel}-en-{lang}"
             if not (run / "corpus.tsv").is_file():
-                print(f"{run}/corpus.tsv: missing; run recipes/paracrawl-filter.yaml first",
+                print(f"{run}/corpus.tsv: missing; run benchmarks/studies/paracrawl-filter/recipes/filter.yaml first",
                       file=sys.stderr)
                 return 2
             lab, ours, bic = runs[rel, lang] = _read(run)

@@ -1,7 +1,7 @@
 """Write the pairs of two line-aligned files from line N on (0-based) as one TSV, the part of a
 corpus that ``train-nmt --train-limit N`` did not read.
 
-recipes/paracrawl-filter.yaml's ``machine_translated`` negatives replace targets by a translation
+benchmarks/studies/paracrawl-filter/recipes/filter.yaml's ``machine_translated`` negatives replace targets by a translation
 model's output; the sources it translates must be sentences that model never trained on, or it
 would reproduce the reference and the "negative" would be a clean pair. So the model trains on
 Multi30k's first 14,500 pairs (``train_limit: 14500``) and the pair classifier on the rest::

@@ -218,7 +218,7 @@ def test_trainer_needs_one_kind_of_data(tmp_path):
 def test_documented_recipe_parses():
     from bitextforge.recipe.load import load_recipe
 
-    r = load_recipe(str(ROOT / "recipes" / "combine-paracrawl.yaml"))
+    r = load_recipe(str(ROOT / "benchmarks/studies/paracrawl-filter/recipes/combine.yaml"))
     assert r.prepare[0].train == "combine_model.v1" and r.steps[-1].filter == "combine.v1"
 
 

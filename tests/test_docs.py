@@ -32,9 +32,10 @@ def test_reference_is_current():
 
 def test_every_hook_documented_with_signature():
     text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
-    from bitextforge.components.base import KINDS
+    from bitextforge.components.kinds import KINDS
 
-    assert len(HOOKS) == len(KINDS) + 1  # one per component kind, and register_commands
+    # register_components, one per component kind, and register_commands
+    assert len(HOOKS) == len(KINDS) + 2
     for hook in HOOKS:
         assert f"### `{hook}(register)`" in text, hook
         assert f"def {hook}(register):" in text, hook
@@ -49,7 +50,7 @@ def test_every_hook_exercised_by_a_test():
     tests = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("test_*.py")
                       if p.name != "test_docs.py")
     by_hook = {hook: kind for kind, hook in _HOOKS.items()}
-    assert set(by_hook) == set(HOOKS) - {"register_commands"}
+    assert set(by_hook) == set(HOOKS) - {"register_commands", "register_components"}
     for hook in HOOKS:
         base = by_hook.get(hook, "").capitalize()
         assert re.search(rf"def {hook}\(register\)", tests) or (
@@ -58,11 +59,12 @@ def test_every_hook_exercised_by_a_test():
 
 
 def test_every_shipped_recipe_validates():
-    """Each recipe in recipes/ is a valid recipe for the built-in components (validated, not run:
-    some need ../shared/data or train models first)."""
+    """Each recipe in recipes/ and benchmarks/studies/ is a valid recipe for the built-in
+    components (validated, not run: some need ../shared/data or train models first)."""
     from bitextforge.recipe.load import load_recipe
 
-    recipes = sorted((ROOT / "recipes").glob("*.yaml"))
+    recipes = sorted((ROOT / "recipes").glob("*.yaml")) \
+        + sorted((ROOT / "benchmarks" / "studies").glob("*/recipes/*.yaml"))
     assert len(recipes) >= 8
     reg = builtin_registry()
     for path in recipes:
@@ -154,6 +156,7 @@ def test_benchmark_index_and_named_scripts_exist():
     helpers = {"handloop.py", "gpu_check.py"}  # run by core and gpu-check, not on their own
     assert listed == scripts - helpers
     sources = _user_docs() + sorted((ROOT / "recipes").glob("*.yaml")) \
+        + sorted((ROOT / "benchmarks" / "studies").rglob("*.yaml")) \
         + sorted((ROOT / "tests").glob("*.py"))
     missing = [f"{p.name}: {m}" for p in sources
                for m in re.findall(r"\bbenchmarks/[\w./-]+\.(?:py|sh|yaml|md)\b",

@@ -42,10 +42,10 @@ evaluate:
 
 
 def test_example_recipe_runs(tmp_path):
-    """recipes/paracrawl-auc.yaml as shipped (first 300 pairs, to keep the test short): every
+    """benchmarks/studies/paracrawl-filter/recipes/auc.yaml as shipped (first 300 pairs, to keep the test short): every
     labelled pair is kept and scored by every filter, and text columns are not taken for scores."""
     path = shared("paracrawl-human-eval", "paracrawl-v3-validation-data", "sorted.en-fr")
-    recipe = load_recipe(str(ROOT / "recipes" / "paracrawl-auc.yaml"),
+    recipe = load_recipe(str(ROOT / "benchmarks/studies/paracrawl-filter/recipes/auc.yaml"),
                          [f"output.dir={tmp_path}", f"input.path={path}", "input.limit=300",
                           "steps[4].with.lingua_candidates=[en, fr]"])
     res = run_recipe(recipe)

@@ -83,7 +83,7 @@ def test_news_run_commands_validate_before_a_gpu_is_spent(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert sorted(json.loads((tmp_path / "out2" / "news.json").read_text())["phases"]) == ["A", "B"]
     # a misspelt key fails the check, with the key named
-    bad = [sys.executable, "-m", "bitextforge.cli", "run", "recipes/bt-news-bitext.yaml",
+    bad = [sys.executable, "-m", "bitextforge.cli", "run", "benchmarks/studies/bt-news/recipes/bitext.yaml",
            "--set=evaluate[0].with.no_such_key=1", "--force"]
     argv = benchmark("bt_news_gpu").check_command(bad, tmp_path / "scratch")
     assert argv[3] == "validate" and "--force" not in argv

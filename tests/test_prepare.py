@@ -166,7 +166,9 @@ def test_shipped_recipes_that_share_a_model_ask_for_the_same_options():
     registry = get_registry()
     seen: dict[str, tuple[str, dict]] = {}
     shared_outputs = 0
-    for path in sorted(Path("recipes").glob("*.yaml")):
+    shipped = sorted(Path("recipes").glob("*.yaml")) \
+        + sorted(Path("benchmarks/studies").glob("*/recipes/*.yaml"))
+    for path in shipped:
         recipe = parse_recipe(path.read_text(encoding="utf-8"), str(path))
         for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
             options = trained_options(registry.get("trainer", prep.train), cfg)

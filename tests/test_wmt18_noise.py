@@ -1,4 +1,4 @@
-"""The noisy-corpus builder of recipes/wmt18-filtering.yaml (benchmarks/make_noisy_multi30k.py):
+"""The noisy-corpus builder of benchmarks/studies/wmt18-filtering/recipes/filtering.yaml (benchmarks/make_noisy_multi30k.py):
 every row carries the label and noise kind it was made with, and the recipe's documented random
 and oracle variants validate."""
 
@@ -63,7 +63,7 @@ def test_builder_rejects_unaligned_foreign_lines():
 
 
 def test_wmt18_random_and_oracle_variants_validate():
-    path = ROOT / "recipes" / "wmt18-filtering.yaml"
+    path = ROOT / "benchmarks/studies/wmt18-filtering/recipes/filtering.yaml"
     select = "steps=[{filter: dedupe.v1, keep: {min: 1, words: 166000}}]"
     main = load_recipe(path)
     assert main.steps[-1].keep.words == 166000
@@ -90,7 +90,7 @@ def test_news_split_keeps_the_scorers_data_apart_from_the_corpus():
 
 
 def test_wmt18_news_variants_validate():
-    path = ROOT / "recipes" / "wmt18-filtering-news.yaml"
+    path = ROOT / "benchmarks/studies/wmt18-filtering/recipes/news.yaml"
     main = load_recipe(path)
     assert main.steps[-1].keep.words == 424000
     # the scorers are trained on the scorer files only, never on the corpus

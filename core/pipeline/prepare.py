@@ -1,7 +1,7 @@
 """Running trainers: a recipe's ``prepare:`` list (the models its steps load) and
 ``bitextforge train``.
 
-A recipe such as ``recipes/bet-roundtrip.yaml`` builds its own NMT models from ``../shared/data``
+A recipe such as ``benchmarks/studies/bet/recipes/roundtrip.yaml`` builds its own NMT models from ``../shared/data``
 the first time it runs and reuses them afterwards. In a recipe a trainer is skipped when every path it writes exists; it
 trains into temporary names beside the final ones, which are moved into place only when training
 succeeds, so an interrupted run never leaves a half-written model that a later run would take for

@@ -19,6 +19,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError,
                       model_validator)
 
 from ..components.base import ComponentConfig
+from .moved import moved_hint
 from ..errors import RecipeError, RegistryError, check_message
 from ..pipeline.kinds import STEP_KINDS
 from ..components.registry import Registry, get_registry, suggest
@@ -643,8 +644,8 @@ def _layered(data: Any, source: str, chain: tuple[str, ...] = ()) -> tuple[Any, 
         names = " -> ".join(Path(c).name for c in (*chain, key))
         raise RecipeError(f"{source}: extends: {ref} makes a cycle ({names})")
     if not base_path.is_file():
-        raise RecipeError(f"{source}: extends: {ref}: no such recipe file "
-                          f"({base_path.resolve()})")
+        raise RecipeError(f"{source}: extends: {ref}: " + (moved_hint(base_path) or (
+            f"no such recipe file ({base_path.resolve()})")))
     base_source = str(base_path)
     base = _yaml_load(base_path.read_text(encoding="utf-8"), base_source)
     if not isinstance(base, dict):
@@ -676,7 +677,7 @@ def recipe_data(path: str | Path) -> dict:
     code that reads parts of a recipe itself."""
     p = Path(path)
     if not p.is_file():
-        raise RecipeError(f"{p}: no such recipe file")
+        raise RecipeError(moved_hint(p) or f"{p}: no such recipe file")
     data, _ = _layered(_yaml_load(p.read_text(encoding="utf-8"), str(p)), str(p))
     if not isinstance(data, dict):
         raise RecipeError(f"{p}: a recipe is a YAML mapping with name, input, steps, output")
@@ -688,7 +689,7 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None,
     """Read, override and validate a recipe file; raise one :class:`RecipeError` listing problems."""
     p = Path(path)
     if not p.exists():
-        raise RecipeError(f"{p}: no such recipe file")
+        raise RecipeError(moved_hint(p) or f"{p}: no such recipe file")
     return parse_recipe(p.read_text(encoding="utf-8"), str(p), overrides, registry)
 
 
