@@ -1,22 +1,26 @@
 """What a new user tripped over, each fixed and held here: ``doctor`` lists every extra of the
-package, every built-in component declares the extra whose libraries it imports, and the set-up
-script says what it installs and how long that takes, leaving no temporary file behind."""
+package, every built-in component declares the extra whose libraries it imports, an evaluator's
+time is in the manifest and on the terminal, and the set-up script says what it installs and how
+long that takes, leaving no temporary file behind."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import time
 import types
 from importlib import metadata
 
 import pytest
 
-from conftest import ROOT, run_cli
+import bitextforge
+from conftest import ROOT, SMALL_DE, SMALL_EN, run_cli
 
 _REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
@@ -151,3 +155,86 @@ def test_doctor_lists_every_extra_of_the_package():
                      res.stdout, re.M)
     assert re.search(r"^\[(ok  |MISSING)\] bitextforge\[ray\]: .*for --runner ray$",
                      res.stdout, re.M)
+
+
+class SlowEvaluator(bitextforge.Evaluator):
+    """Test evaluator that takes a measurable while: the rows it read."""
+
+    name = "slow_eval_test.v1"
+
+    def evaluate(self, corpus):
+        time.sleep(0.3)
+        return bitextforge.Report(numbers={"rows": len(corpus.column("src"))},
+                                  summary="read every row")
+
+
+def test_evaluator_seconds_are_in_the_manifest_and_on_the_terminal(bitextforge_plugin,
+                                                                   pair_files, tmp_path):
+    bitextforge_plugin(SlowEvaluator, name="slow")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"name: t\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: '{tmp_path / 'o'}'\n"
+                      f"progress: false\nsteps:\n  - filter: dedupe.v1\n"
+                      f"evaluate: [slow_eval_test.v1]\n")
+    res = run_cli("run", recipe)
+    assert res.returncode == 0, res.stderr
+    m = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    took = m["evaluations"]["slow_eval_test.v1"]["seconds"]
+    assert 0.3 <= took < m["seconds"]
+    assert f"slow_eval_test.v1 ({took:.1f} s): read every row" in res.stdout.splitlines()
+
+
+class ShortScores(bitextforge.Filter):
+    """Test filter with a bug: one score for a whole batch."""
+
+    name = "short_scores_test.v1"
+    default_keep = {"min": 0.0}
+
+    def score(self, batch):
+        return [1.0]
+
+
+def test_a_filter_with_the_wrong_number_of_scores_is_named_with_its_step(bitextforge_plugin,
+                                                                          pair_files, tmp_path):
+    bitextforge_plugin(ShortScores, name="short")
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"name: t\ninput: {{src: '{s}', tgt: '{t}'}}\noutput: '{tmp_path / 'o'}'\n"
+                      f"progress: false\nsteps:\n  - filter: dedupe.v1\n"
+                      f"  - filter: short_scores_test.v1\n")
+    res = run_cli("run", recipe)
+    assert res.returncode == 2
+    assert res.stderr.splitlines()[-1].startswith(
+        "bitextforge: error: steps[1]:short_scores_test.v1: score() returned 1 scores for 7 rows")
+
+
+def _fake_env(tmp_path):
+    """A virtual environment whose python only records the commands it is given, with KenLM's
+    binaries in place, and a PATH that has chromium: what ``setup-env.sh`` runs, without pip."""
+    venv, fake_bin, tmp = tmp_path / "venv", tmp_path / "fakebin", tmp_path / "tmp"
+    for d in (venv / "bin", fake_bin, tmp):
+        d.mkdir(parents=True)
+    for path, body in ((venv / "bin" / "python", f'echo "$@" >> {tmp_path / "calls"}'),
+                       (venv / "bin" / "lmplz", ""), (venv / "bin" / "build_binary", ""),
+                       (fake_bin / "chromium", "")):
+        path.write_text(f"#!/bin/sh\n{body}\nexit 0\n")
+        path.chmod(0o755)
+    env = dict(os.environ, TMPDIR=str(tmp), PATH=f"{fake_bin}:{os.environ['PATH']}")
+    return venv, tmp, env
+
+
+def test_setup_says_each_stage_and_its_time_and_leaves_no_temporary_file(tmp_path):
+    venv, tmp, env = _fake_env(tmp_path)
+    for attempt in ("first", "rerun, everything in place"):
+        res = subprocess.run(["bash", str(ROOT / "scripts" / "setup-env.sh"), str(venv)],
+                             capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert list(tmp.iterdir()) == [], attempt
+        assert re.search(r"^\[setup\] environment ready: .* \(\d+m\d+s\)$", res.stdout, re.M)
+        if attempt == "first":
+            stages = [ln for ln in res.stdout.splitlines() if re.match(r"\[setup\] \d/3 ", ln)]
+            assert len(stages) == 3, res.stdout
+            assert all(re.search(r"\(.*(minutes?|seconds)\)$", ln) for ln in stages), stages
+            assert res.stdout.count("[setup]   done in ") == 3
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert len(calls) == 3 and all(" -q install " in c for c in calls)  # quiet without a TTY

@@ -52,6 +52,8 @@ def _cmd_run(args) -> int:
     for name, rep in res.reports.items():
         if isinstance(rep, dict) and rep.get("summary"):
             summary = rep["summary"]
+            if rep.get("seconds") is not None:
+                name = f"{name} ({rep['seconds']:.1f} s)"
             # a multi-line summary is a table: its header must start a line of its own
             print(f"{name}:\n{summary}" if "\n" in summary else f"{name}: {summary}")
         elif isinstance(rep, str):
@@ -126,7 +128,7 @@ def _cmd_plugins(args) -> int:
 
 def _kind_argument(value: str | None) -> str | None:
     """``filter``, ``filters`` or ``Filters`` -> ``filter``; a wrong kind is a one-line error."""
-    from ..components.base import KINDS
+    from ..components.kinds import KINDS
     from ..components.registry import suggest
 
     if value is None:
@@ -262,9 +264,11 @@ def _cmd_cache(args) -> int:
             print(f"{used:<16}  {(time.time() - f.used) / 86400:>5.0f}  {rows:>10}  "
                   f"{_size(f.size):>9}  {f.path.name}")
         return 0
-    if args.older_than is None or args.older_than < 0:
+    # NaN fails every comparison and 1e309 reads as infinity: neither is a number of days
+    if args.older_than is None or not 0 <= args.older_than < float("inf"):
+        got = "" if args.older_than is None else f"; got {args.older_than:g}"
         raise BitextforgeError("cache prune: --older-than DAYS is required (a number of days, "
-                               "0 or more)")
+                               f"0 or more{got})")
     gone = prune(args.older_than, dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     for f in gone:

@@ -328,7 +328,7 @@ class SplitExec(Executor):
         with component_call(self.label, "split()", batch):
             pieces = self.comp.split(batch) if n else []
         if len(pieces) != n:
-            raise ComponentError(f"{self.comp.name}: split() returned {len(pieces)} lists for "
+            raise ComponentError(f"{self.label}: split() returned {len(pieces)} lists for "
                                  f"{n} rows")
         idx: list[int] = []
         src: list[str] = []
@@ -424,7 +424,7 @@ class ParaphraseExec(Executor):
             else:
                 results = self.comp.paraphrase(texts) if texts else []
         if len(results) != len(texts):
-            raise ComponentError(f"{self.comp.name}: paraphrase() returned {len(results)} lists "
+            raise ComponentError(f"{self.label}: paraphrase() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")
         cands = dict(zip(targets, results))
         self._count_candidates(targets, results, S)
@@ -552,7 +552,7 @@ class GenerateExec(Executor):
         with component_call(self.label, "generate()", batch):
             results = self.comp.generate(texts) if texts else []
         if len(results) != len(texts):
-            raise ComponentError(f"{self.comp.name}: generate() returned {len(results)} lists "
+            raise ComponentError(f"{self.label}: generate() returned {len(results)} lists "
                                  f"for {len(texts)} sentences")
         cands = dict(zip(targets, results))
         old_score = batch.get(self.score_col)
@@ -696,7 +696,7 @@ class FilterExec(Executor):
         if scope is None:
             raw = self._score(batch) if n else []
             if len(raw) != n:
-                raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
+                raise ComponentError(f"{self.label}: score() returned {len(raw)} scores for "
                                      f"{n} rows")
             import numpy as np
 
@@ -708,7 +708,7 @@ class FilterExec(Executor):
         sub = take_rows(batch, scope)
         raw = self._score(sub) if scope else []
         if len(raw) != len(scope):
-            raise ComponentError(f"{self.comp.name}: score() returned {len(raw)} scores for "
+            raise ComponentError(f"{self.label}: score() returned {len(raw)} scores for "
                                  f"{len(scope)} rows")
         out: list = [None] * n
         for i, s in zip(scope, as_scores(raw, self.label)):
@@ -907,10 +907,10 @@ class CleanExec(Executor):
     def _checked(self, out, n: int) -> list[str]:
         out = list(out)
         if len(out) != n:
-            raise ComponentError(f"{self.comp.name}: clean() returned {len(out)} texts for {n}")
+            raise ComponentError(f"{self.label}: clean() returned {len(out)} texts for {n}")
         for t in out:
             if not isinstance(t, str):
-                raise ComponentError(f"{self.comp.name}: clean() returned {type(t).__name__} "
+                raise ComponentError(f"{self.label}: clean() returned {type(t).__name__} "
                                      f"{t!r}; cleaned texts must be str")
         return out
 
