@@ -21,6 +21,7 @@ from bitextforge.cache.memo import Int64Table
 from bitextforge.text_facts import text_facts, token_counts
 
 from .combine import ColumnFilter, CombineFilter, CombineModelTrainer
+from .spilled_keys import MIN_MEMORY_MB, SpilledKeySet
 
 
 def _lengths(texts, unit: str) -> np.ndarray:
@@ -114,8 +115,10 @@ class DedupeFilter(Filter):
 
     Normalisation: Unicode NFKC, whitespace collapsed, optionally lowercased and reduced to
     letters and digits. Duplicates are found across the whole run (state is kept between
-    batches); memory grows with the number of distinct keys (a 64-bit xxh3 hash each, in a
-    table of 16 to 32 bytes per key).
+    batches): a 64-bit xxh3 hash of each distinct key, in an in-memory table of 32 to 64 bytes
+    a key by default; with ``max_memory_mb`` the table has that fixed size and older keys spill
+    to sorted files on disk (8 bytes a key, :mod:`bitextforge.plugins.spilled_keys`), with the
+    same decisions.
     """
 
     name = "dedupe.v1"
@@ -129,6 +132,14 @@ class DedupeFilter(Filter):
                                                   "as a duplicate.")
         lowercase: bool = Field(True, description="Compare case-insensitively.")
         letters_only: bool = Field(False, description="Ignore everything but letters and digits.")
+        max_memory_mb: int | None = Field(
+            None, ge=MIN_MEMORY_MB, description="Hold the seen keys in about this many MB (plus "
+            "16 bytes per thousand distinct keys) and spill the rest to sorted files on disk (8 "
+            "bytes a key): same decisions, memory that does not grow with the corpus. Default: "
+            "all keys in memory (32 to 64 bytes a key).")
+        spill_dir: str | None = Field(
+            None, description="Folder for the spilled keys with max_memory_mb (default: the "
+            "system's temporary folder); a resumable run keeps them there until it finishes.")
 
     #: what the seen keys are, saved with them: a resumed run must hash as the killed one did
     KEY_HASH = "xxh3_64, pair = src * 0x9E3779B97F4A7C15 + tgt"
@@ -138,7 +149,13 @@ class DedupeFilter(Filter):
         super().__init__(config)
         # 64-bit xxh3 of the normalised text: stable across processes (str hash() is salted per
         # process, and a resumed run must recognise the keys the killed one saved)
-        self.seen = Int64Table()
+        self.seen = self._new_set()
+
+    def _new_set(self):
+        c = self.config
+        if c.max_memory_mb:
+            return SpilledKeySet(c.max_memory_mb, c.spill_dir)
+        return Int64Table()
 
     def _norm(self, texts):
         c = self.config
@@ -177,7 +194,10 @@ class DedupeFilter(Filter):
         return out
 
     def get_state(self):
-        """The keys seen so far (a resumed run must still recognise earlier pairs)."""
+        """The keys seen so far (a resumed run must still recognise earlier pairs); with
+        ``max_memory_mb``, the in-memory keys and the names of the spilled files."""
+        if isinstance(self.seen, SpilledKeySet):
+            return {"hash": self.KEY_HASH, "spilled": self.seen.get_state()}
         return {"hash": self.KEY_HASH, "keys": self.seen.stored()}
 
     def set_state(self, state):
@@ -186,12 +206,28 @@ class DedupeFilter(Filter):
             raise ComponentError("dedupe.v1: the unfinished run in the output directory saved "
                                  "its duplicate keys with another hash function (an older "
                                  "bitextforge); rerun with --restart to start it again")
-        self.seen = Int64Table()
-        self.seen.insert(np.asarray(state["keys"], dtype=np.int64))
+        self.seen = self._new_set()
+        if "spilled" in state:
+            try:
+                self.seen.set_state(state["spilled"])
+            except FileNotFoundError as exc:
+                raise ComponentError(
+                    f"dedupe.v1: the unfinished run's spilled keys are gone ({exc.args[0]} is "
+                    f"missing or cut short); rerun with --restart to start it again") from None
+        else:
+            self.seen.insert(np.asarray(state["keys"], dtype=np.int64))
+
+    def close(self):
+        """Remove the spilled keys (kept for a resume when the run is failing)."""
+        if isinstance(self.seen, SpilledKeySet):
+            self.seen.close()
 
     def manifest_info(self):
-        """Number of distinct keys seen."""
-        return {"distinct": self.seen.count}
+        """Number of distinct keys seen (and, when keys spilled, the files they spilled to)."""
+        info = {"distinct": self.seen.count}
+        if isinstance(self.seen, SpilledKeySet) and self.seen.spilled:
+            info["spilled_runs"] = len(self.seen.spilled)
+        return info
 
 
 @bitextforge.hookimpl
