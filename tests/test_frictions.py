@@ -238,3 +238,32 @@ def test_setup_says_each_stage_and_its_time_and_leaves_no_temporary_file(tmp_pat
             assert res.stdout.count("[setup]   done in ") == 3
     calls = (tmp_path / "calls").read_text().splitlines()
     assert len(calls) == 3 and all(" -q install " in c for c in calls)  # quiet without a TTY
+
+
+def test_an_input_column_named_id_is_refused_and_a_renamed_one_reported(tmp_path):
+    """A file's ``id`` column silently replaced the row ids (and text ids broke report.html):
+    it is refused before anything is written, naming the file and how to rename it; renamed,
+    its text values are an ordinary column and the report is written."""
+    data = tmp_path / "in.tsv"
+    data.write_text("id\tsrc\ttgt\n" + "".join(f"doc-{i}\t{s}\t{t}\n" for i, (s, t)
+                                               in enumerate(zip(SMALL_DE, SMALL_EN))),
+                    encoding="utf-8")
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"name: t\ninput: {{path: '{data}', format: tsv, header: true}}\n"
+                      f"output: '{tmp_path / 'o'}'\nprogress: false\n"
+                      f"steps:\n  - filter: dedupe.v1\n")
+    res = run_cli("run", recipe)
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        f"bitextforge: error: {data}: header column 'id' is a column bitextforge makes itself "
+        f"(id, variant, origin and weight are the run's own); name it otherwise in "
+        f"input.columns (e.g. source_id)"]
+    assert not (tmp_path / "o").exists()
+    res = run_cli("run", recipe, "--set", "input.columns=[source_id, src, tgt]")
+    assert res.returncode == 0, res.stderr
+    assert "note:" not in res.stdout
+    rows = (tmp_path / "o" / "corpus.tsv").read_text(encoding="utf-8").splitlines()
+    head = rows[0].split("\t")
+    assert [r.split("\t")[head.index("source_id")] for r in rows[1:3]] == ["doc-0", "doc-1"]
+    assert [r.split("\t")[head.index("id")] for r in rows[1:3]] == ["0", "1"]
+    assert "<html" in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")

@@ -296,11 +296,24 @@ class Reader:
     def _file_columns(self) -> list[str]:
         spec = self.spec
         if spec.format == "tsv":
-            cols = self._tsv_columns()
-            return [c for c in cols if c not in ("src", "tgt")]
-        if spec.format == "jsonl":
-            return list(spec.extra_fields or [])
-        return []
+            cols = [c for c in self._tsv_columns() if c not in ("src", "tgt")]
+            where = (f"{spec.path}: input.columns" if spec.columns else
+                     f"{spec.path}: header column")
+        elif spec.format == "jsonl":
+            cols = list(spec.extra_fields or [])
+            where = f"{spec.path}: input.extra_fields"
+        else:
+            return []
+        # a file's column of these names would silently replace what the run numbers itself:
+        # ids that are not numbers broke the report, and rows of one id would be taken for
+        # paraphrases of one original
+        taken = [c for c in cols if c in BASE_COLUMNS]
+        if taken:
+            how = (f"name it otherwise in input.columns (e.g. source_{taken[0]})"
+                   if spec.format == "tsv" else "rename the key in the file")
+            raise InputError(f"{where} {taken[0]!r} is a column bitextforge makes itself (id, "
+                             f"variant, origin and weight are the run's own); {how}")
+        return cols
 
     def _tsv_columns(self) -> list[str]:
         spec = self.spec
