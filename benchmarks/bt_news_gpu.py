@@ -23,7 +23,7 @@ phase, so a call cut off by its limit still returns what finished.
 ``--smoke`` runs the same commands with tiny settings on the CPU (a check of this script, a few
 minutes); ``--check`` only validates every command's recipe and options (``bitextforge
 validate``, seconds), so a misspelt ``--set`` key fails here and not after minutes of a lent GPU.
-How it was run: docs/experiments.md, "The news setting".
+How it was run: benchmarks/studies/bt-news/history.md, "The news setting".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ParaCrawl table of docs/experiments.md ("Does cleaning help?"): each score's ROC-AUC for
+"""The ParaCrawl table of benchmarks/studies/cleaning/history.md ("Does cleaning help?"): each score's ROC-AUC for
 the human verdict V (valid) against the rest, on the whole file, without and with the cleaning
 defaults of recipes/defaults/en-fr.yaml in front.
 
@@ -65,7 +65,7 @@ def main(root: str = "runs", pair: str = "en-fr") -> int:
     for rel in RELEASES:
         raw, clean = (Path(root) / f"clean-auc-{arm}-{rel}-{pair}" for arm in ("raw", "clean"))
         if not (raw / "manifest.json").is_file() or not (clean / "manifest.json").is_file():
-            print(f"{raw} or {clean}: missing; run the commands in docs/experiments.md",
+            print(f"{raw} or {clean}: missing; run the commands in benchmarks/studies/README.md",
                   file=sys.stderr)
             return 2
         kept, rejected = _rows(clean / "corpus.tsv"), _rows(clean / "rejected.tsv")
