@@ -1,11 +1,16 @@
 """The web application of ``bitextforge serve``: one page over a finished run and a small JSON API.
 
-Starlette routes, served by uvicorn. The API only reads the run held in memory
-(:class:`bitextforge.serve.data.RunData`); the one write is ``POST /api/export``, which saves a
-recipe under a bare file name inside the save directory given at start. Every bad request (bounds
-that are not finite numbers or contradict each other, unknown keys, JSON nested deeper than
-:data:`MAX_DEPTH` or a body over :data:`MAX_BODY`, a page size over :data:`MAX_LIMIT`, a file name
-with a path in it) gets a 4xx answer with a one-line JSON error and no traceback.
+Starlette routes, served by uvicorn. The endpoints are module-level functions; what they share (the
+run, the save directory, the table of decisions) lives on ``app.state``, set by :func:`create_app`.
+The API only reads the run held in memory (:class:`bitextforge.serve.data.RunData`); decisions and
+everything else that reads the run's arrays run in worker threads, not on the event loop, so one
+slow request does not hold up the others, and identical bounds are decided once
+(:class:`bitextforge.serve.decisions.Decisions`). The one write is ``POST /api/export``, which
+saves a recipe under a bare file name inside the save directory given at start, never over a file
+serve did not write. Every bad request (bounds that are not finite numbers or contradict each
+other, unknown or duplicate keys, JSON nested deeper than :data:`MAX_DEPTH` or a body over
+:data:`MAX_BODY`, a page size over :data:`MAX_LIMIT`, a file name with a path in it) gets a 4xx
+answer with a one-line JSON error and no traceback.
 
 A page on another site must neither write nor read through the user's browser:
 :class:`RequestGuard` answers 403 to a ``Host`` that is not an address of this server (DNS
@@ -21,13 +26,13 @@ import json
 import math
 import re
 import socket
-from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -38,7 +43,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import BitextforgeError
 from ..recipe.load import KeepSpec
 from . import is_loopback
-from .data import Decision, RunData
+from .data import AXES, RunData, SaveRefused
+from .decisions import Decisions
 
 MAX_LIMIT = 200
 #: a saved recipe's file name, matched whole (``$`` would let a name end in a newline)
@@ -77,8 +83,8 @@ def _depth(raw: str) -> int:
 
 def strict_json(raw: str, what: str) -> Any:
     """JSON as the API takes it: finite numbers only (``NaN``, ``Infinity`` and ``1e999999``,
-    which Python's parser turns into non-finite floats, are refused) and at most
-    :data:`MAX_DEPTH` levels; anything else is a 400 naming ``what``."""
+    which Python's parser turns into non-finite floats, are refused), no key twice in one object,
+    and at most :data:`MAX_DEPTH` levels; anything else is a 400 naming ``what``."""
     def constant(name: str) -> Any:
         raise _bad(f"{what}: {name} is not a finite number")
 
@@ -96,10 +102,21 @@ def strict_json(raw: str, what: str) -> Any:
             raise _bad(f"{what}: {text[:20]}... is not a finite number") from None
         return value
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # json.loads keeps the last of two equal keys; the recipe loader refuses them, and so
+        # does the API, so that the bounds saved are never other than the bounds sent
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise _bad(f"{what}: duplicate key {key[:40]!r}")
+            out[key] = value
+        return out
+
     if _depth(raw) > MAX_DEPTH:
         raise _bad(f"{what}: nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(raw, parse_constant=constant, parse_float=number, parse_int=integer)
+        return json.loads(raw, parse_constant=constant, parse_float=number, parse_int=integer,
+                          object_pairs_hook=unique)
     except (ValueError, RecursionError):
         raise _bad(f"{what}: not JSON") from None
 
@@ -276,117 +293,176 @@ async def _body(request: Request) -> str:
         raise _bad("body: not UTF-8") from None
 
 
+def _state(request: Request) -> Any:
+    """What the endpoints share, kept on the application (see :func:`create_app`)."""
+    return request.app.state
+
+
+def _decision(request: Request):
+    """The decision (an :class:`~bitextforge.serve.decisions.Entry`) for the request's ``keep``
+    bounds; blocking: endpoints call it in a worker thread."""
+    state = _state(request)
+    return state.decisions.get(parse_keep(request.query_params.get("keep"), state.data))
+
+
+def _step_index(request: Request) -> int:
+    return _int(request, "step", 0, 0, max(0, len(_state(request).data.steps) - 1))
+
+
+def _axis(request: Request) -> str:
+    axis = request.query_params.get("axis", "score")
+    if axis not in AXES:
+        raise _bad(f"axis: {axis[:20]!r} is not one of {', '.join(AXES)}")
+    return axis
+
+
+async def index(request: Request) -> Response:
+    """The page."""
+    page = resources.files("bitextforge.serve").joinpath("static", "page.html").read_text(
+        encoding="utf-8")
+    return HTMLResponse(page)
+
+
+async def static(request: Request) -> Response:
+    """The page's script and stylesheet, and plotly.js, from a fixed list."""
+    name = request.path_params["name"]
+    if name == "plotly.min.js":
+        return FileResponse(plotly_js(), media_type="text/javascript")
+    if name not in STATIC:
+        raise _bad("not found", 404)
+    path = resources.files("bitextforge.serve").joinpath("static", name)
+    media = "text/javascript" if name.endswith(".js") else "text/css"
+    return Response(path.read_text(encoding="utf-8"), media_type=media)
+
+
+async def favicon(request: Request) -> Response:
+    """No icon (browsers ask for one)."""
+    return Response(status_code=204)
+
+
+async def overview(request: Request) -> Response:
+    """``GET /api/run``: the run, its recipe and steps, once per page."""
+    return JSONResponse(await run_in_threadpool(_state(request).data.overview))
+
+
+async def decide(request: Request) -> Response:
+    """``GET /api/decide?keep=...&axis=score|logit``: counts and histograms under the bounds."""
+    axis = _axis(request)
+
+    def work() -> Any:
+        return _decision(request).summary(_state(request).data, axis)
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+async def rows(request: Request) -> Response:
+    """``GET /api/rows``: a page of one filter step's kept or rejected rows, nearest the bound."""
+    side = request.query_params.get("side", "rejected")
+    query = request.query_params.get("q", "")[:200]
+    index, offset = _step_index(request), _int(request, "offset", 0, 0, 10**9)
+    limit = _int(request, "limit", 20, 1, MAX_LIMIT)
+
+    def work() -> Any:
+        return _state(request).data.rows(_decision(request).decision, index, side, query,
+                                         offset, limit)
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+async def groups(request: Request) -> Response:
+    """``GET /api/groups``: originals beside the rows a paraphrase step made."""
+    query = request.query_params.get("q", "")[:200]
+    index, offset = _step_index(request), _int(request, "offset", 0, 0, 10**9)
+    limit = _int(request, "limit", 10, 1, MAX_LIMIT)
+
+    def work() -> Any:
+        return _state(request).data.groups(_decision(request).decision, index, query, offset,
+                                           limit)
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+async def changes(request: Request) -> Response:
+    """``GET /api/changes``: a page of the texts a clean step changed."""
+    index, offset = _step_index(request), _int(request, "offset", 0, 0, 10**9)
+    limit = _int(request, "limit", 10, 1, MAX_LIMIT)
+    return JSONResponse(await run_in_threadpool(_state(request).data.changes, index, offset,
+                                                limit))
+
+
+async def export(request: Request) -> Response:
+    """``POST /api/export``: save the recipe with the page's bounds under a bare name inside the
+    save directory; a name taken by a file serve did not write is refused (409)."""
+    state = _state(request)
+    save_dir, data = state.save_dir, state.data
+    if save_dir is None:
+        raise _bad("saving is off (start bitextforge serve with --save-dir)", 403)
+    body = strict_json(await _body(request), "body")
+    if not isinstance(body, dict):
+        raise _bad("body: expected an object with name and keep")
+    unknown = sorted(set(body) - {"name", "keep"})
+    if unknown:
+        raise _bad(f"body: unknown key {unknown[0][:40]!r} (expected name, keep)")
+    name = body.get("name")
+    if not isinstance(name, str) or not SAVE_NAME.fullmatch(name) or ".." in name:
+        raise _bad("name: a file name ending in .yaml, without a directory "
+                   "(letters, digits, . _ -; no '..')")
+    keep = body.get("keep") or {}
+    keeps = parse_keep(keep, data) if isinstance(keep, str) else keeps_from(keep, data)
+    target = (save_dir / name).resolve()
+    if target.parent != save_dir.resolve():
+        raise _bad("name: outside the save directory")
+
+    def work() -> tuple[Path, int]:
+        try:
+            path = data.export_recipe(keeps, target)
+        except SaveRefused as exc:
+            raise _bad(str(exc), 409) from None
+        return path, state.decisions.get(keeps).decision.kept
+
+    path, kept = await run_in_threadpool(work)
+    return JSONResponse({"path": str(path), "kept": kept, "command": f"bitextforge run {path}"})
+
+
+async def on_http_error(request: Request, exc: HTTPException) -> Response:
+    """A refused request: its status and one line of JSON."""
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+
+
+async def on_user_error(request: Request, exc: BitextforgeError) -> Response:
+    """A request the run cannot answer (a wrong step, a missing cleaned.tsv): 400, one line."""
+    return JSONResponse({"error": str(exc).splitlines()[0] if str(exc) else "bad request"},
+                        status_code=400)
+
+
+async def on_bug(request: Request, exc: Exception) -> Response:
+    """Anything else: 500 with the exception's type, never a traceback."""
+    return JSONResponse({"error": f"internal error: {type(exc).__name__}"}, status_code=500)
+
+
+ROUTES = [
+    Route("/", index),
+    Route("/favicon.ico", favicon),
+    Route("/static/{name}", static),
+    Route("/api/run", overview),
+    Route("/api/decide", decide),
+    Route("/api/rows", rows),
+    Route("/api/groups", groups),
+    Route("/api/changes", changes),
+    Route("/api/export", export, methods=["POST"]),
+]
+
+
 def create_app(data: RunData, save_dir: Path | None = None, host: str = "127.0.0.1",
                allow_hosts: Iterable[str] = ()) -> Starlette:
     """The Starlette application over ``data``; recipes are saved only inside ``save_dir``; it
     answers only requests addressed to ``host`` (where it is bound), as :class:`RequestGuard`
-    says."""
-    cache: OrderedDict[str, Decision] = OrderedDict()
-
-    def decision(request: Request) -> Decision:
-        keeps = parse_keep(request.query_params.get("keep"), data)
-        key = json.dumps({k: v.model_dump() for k, v in sorted(keeps.items())})
-        if key not in cache:
-            cache[key] = data.decide(keeps)
-            while len(cache) > 4:  # about 10 MB each at 1M rows
-                cache.popitem(last=False)
-        cache.move_to_end(key)
-        return cache[key]
-
-    def step_index(request: Request) -> int:
-        return _int(request, "step", 0, 0, max(0, len(data.steps) - 1))
-
-    async def index(request: Request) -> Response:
-        page = resources.files("bitextforge.serve").joinpath("static", "page.html").read_text(
-            encoding="utf-8")
-        return HTMLResponse(page)
-
-    async def static(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name == "plotly.min.js":
-            return FileResponse(plotly_js(), media_type="text/javascript")
-        if name not in STATIC:
-            raise _bad("not found", 404)
-        path = resources.files("bitextforge.serve").joinpath("static", name)
-        media = "text/javascript" if name.endswith(".js") else "text/css"
-        return Response(path.read_text(encoding="utf-8"), media_type=media)
-
-    async def overview(request: Request) -> Response:
-        return JSONResponse(data.overview())
-
-    async def decide(request: Request) -> Response:
-        return JSONResponse(data.summary(decision(request)))
-
-    async def rows(request: Request) -> Response:
-        dec = decision(request)
-        side = request.query_params.get("side", "rejected")
-        query = request.query_params.get("q", "")[:200]
-        return JSONResponse(data.rows(dec, step_index(request), side, query,
-                                      _int(request, "offset", 0, 0, 10**9),
-                                      _int(request, "limit", 20, 1, MAX_LIMIT)))
-
-    async def groups(request: Request) -> Response:
-        dec = decision(request)
-        query = request.query_params.get("q", "")[:200]
-        return JSONResponse(data.groups(dec, step_index(request), query,
-                                        _int(request, "offset", 0, 0, 10**9),
-                                        _int(request, "limit", 10, 1, MAX_LIMIT)))
-
-    async def changes(request: Request) -> Response:
-        return JSONResponse(data.changes(step_index(request), _int(request, "offset", 0, 0, 10**9),
-                                         _int(request, "limit", 10, 1, MAX_LIMIT)))
-
-    async def export(request: Request) -> Response:
-        if save_dir is None:
-            raise _bad("saving is off (start bitextforge serve with --save-dir)", 403)
-        body = strict_json(await _body(request), "body")
-        if not isinstance(body, dict):
-            raise _bad("body: expected an object with name and keep")
-        unknown = sorted(set(body) - {"name", "keep"})
-        if unknown:
-            raise _bad(f"body: unknown key {unknown[0][:40]!r} (expected name, keep)")
-        name = body.get("name")
-        if not isinstance(name, str) or not SAVE_NAME.fullmatch(name) or ".." in name:
-            raise _bad("name: a file name ending in .yaml, without a directory "
-                       "(letters, digits, . _ -; no '..')")
-        keep = body.get("keep") or {}
-        keeps = parse_keep(keep, data) if isinstance(keep, str) else keeps_from(keep, data)
-        target = (save_dir / name).resolve()
-        if target.parent != save_dir.resolve():
-            raise _bad("name: outside the save directory")
-        path = data.export_recipe(keeps, target)
-        dec = decision_for(keeps)
-        return JSONResponse({"path": str(path), "kept": dec.kept,
-                             "command": f"bitextforge run {path}"})
-
-    def decision_for(keeps: dict[int, KeepSpec]) -> Decision:
-        return data.decide(keeps)
-
-    async def on_http_error(request: Request, exc: HTTPException) -> Response:
-        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
-
-    async def on_user_error(request: Request, exc: BitextforgeError) -> Response:
-        return JSONResponse({"error": str(exc).splitlines()[0] if str(exc) else "bad request"},
-                            status_code=400)
-
-    async def on_bug(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"error": f"internal error: {type(exc).__name__}"}, status_code=500)
-
-    async def favicon(request: Request) -> Response:
-        return Response(status_code=204)
-
-    routes = [
-        Route("/", index),
-        Route("/favicon.ico", favicon),
-        Route("/static/{name}", static),
-        Route("/api/run", overview),
-        Route("/api/decide", decide),
-        Route("/api/rows", rows),
-        Route("/api/groups", groups),
-        Route("/api/changes", changes),
-        Route("/api/export", export, methods=["POST"]),
-    ]
+    says. The run, the save directory and the shared :class:`Decisions` live on ``app.state``."""
     handlers: dict[Any, Any] = {HTTPException: on_http_error, BitextforgeError: on_user_error,
                                 Exception: on_bug}
-    return Starlette(routes=routes, exception_handlers=handlers,
-                     middleware=[Middleware(_Guarded, guard=RequestGuard(host, allow_hosts))])
+    app = Starlette(routes=ROUTES, exception_handlers=handlers,
+                    middleware=[Middleware(_Guarded, guard=RequestGuard(host, allow_hosts))])
+    app.state.data = data
+    app.state.save_dir = save_dir
+    app.state.decisions = Decisions(data)
+    return app

@@ -22,9 +22,11 @@ as *near the bound*, because the full-precision score a rerun uses may fall on t
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import math
+import os
 import random
 import re
 import time
@@ -39,12 +41,19 @@ from ..io.corpus import unescape, write_atomic
 from ..pipeline.decide import count_words, decide_rows, in_scope
 from ..errors import BitextforgeError
 from ..pipeline.kinds import kind_of
-from ..recipe.load import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
+from ..recipe.load import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe, recipe_data
 from ..pipeline.executors import ADDS, REPLACES
 from ..pipeline.sink import CLEANED_COLUMNS
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
 HIST_BINS = 60
+#: the x axes a histogram can be drawn on: the score itself, or the log-odds ``log(p / (1 - p))``
+#: of a probability-like score (every score in [0, 1]), which spreads the rows crowded near 1
+#: (or 0) over a readable width
+AXES = ("score", "logit")
+#: probabilities are clipped to [LOGIT_EPS, 1 - LOGIT_EPS] before the log-odds: 0 and 1 stay
+#: finite, a little beyond the 6-digit scores a TSV stores (0.999999: 13.8; 1: 16.1)
+LOGIT_EPS = 1e-7
 #: changed texts kept per clean step for its before/after view: a seeded sample of at most this
 #: many, so a cleaned.tsv of millions of lines costs one pass and bounded memory
 CHANGES_SAMPLE = 200
@@ -77,6 +86,7 @@ class StepInfo:
     mark: str | None = None  # the column filled in exactly the rows this step made
     replicates: bool = False  # writes a kept row possibly several times (a weighter)
     changes_text: bool = False  # a clean step: its changes are in cleaned.tsv
+    probability: bool = False  # every score in [0, 1], not whole numbers: a logit axis helps
 
     @property
     def label(self) -> str:
@@ -92,7 +102,8 @@ class StepInfo:
                 "decides": self.decides, "makes": self.makes,
                 "rows_in": self.stored.get("rows_in"), "rows_out": self.stored.get("rows_out"),
                 "seconds": self.stored.get("seconds"), "info": self.stored.get("info"),
-                "changes_text": self.changes_text, "counts": self.stored.get("counts")}
+                "changes_text": self.changes_text, "counts": self.stored.get("counts"),
+                "probability": self.probability}
 
 
 @dataclass
@@ -130,9 +141,17 @@ class RunData:
         self._made: dict[int, np.ndarray] = {}
         self._plots: dict[str, list[dict[str, Any]]] | None = None
         self._changes: dict[str, tuple[int, list[tuple]]] | None = None
+        for st in self.steps:
+            if st.decides:
+                v = self.scores[st.column]
+                f = v[np.isfinite(v)]
+                st.probability = bool(len(f)) and not self.exact[st.column] and \
+                    bool(f.min() >= 0.0) and bool(f.max() <= 1.0)
         self.edges = {st.index: self._edges(st) for st in self.steps if st.decides}
         # each score's histogram bin, once: a histogram per request is then one bincount
         self.bins = {st.index: self._bins(st) for st in self.steps if st.decides}
+        #: the same on the logit axis, for probability-like steps, made when first asked for
+        self._logit: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -262,20 +281,37 @@ class RunData:
         """One text cell as the run wrote it (unescaped)."""
         return unescape(self.text[name][int(self.file_row[i])].as_py() or "")
 
-    def _edges(self, st: StepInfo) -> np.ndarray:
-        """Histogram bin edges of a filter step: see :func:`histogram_edges`."""
+    def _edges(self, st: StepInfo, axis: str = "score") -> np.ndarray:
+        """Histogram bin edges of a filter step on ``axis``: see :func:`histogram_edges`."""
         v = self.scores[st.column]
         bounds = [b for b in ((st.keep.min, st.keep.max) if st.keep else ()) if b is not None]
+        if axis == "logit":
+            v, bounds = logit(v), [float(logit(np.float64(b))) for b in bounds]
         return histogram_edges(v[np.isfinite(v)], bounds)
 
-    def _bins(self, st: StepInfo) -> np.ndarray:
-        """Each row's bin of its step's score; NaN gets one past the last bin (not drawn), an
-        infinite score the first or the last."""
-        edges = self.edges[st.index]
+    def _bins(self, st: StepInfo, edges: np.ndarray | None = None,
+              axis: str = "score") -> np.ndarray:
+        """Each row's bin of its step's score on ``axis``; NaN gets one past the last bin (not
+        drawn), an infinite score the first or the last."""
+        edges = self.edges[st.index] if edges is None else edges
         nb = len(edges) - 1
         v = self.scores[st.column]
+        if axis == "logit":
+            v = logit(v)
         b = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, nb - 1)
         return np.where(np.isnan(v), nb, b).astype(np.int16)
+
+    def axis_bins(self, st: StepInfo, axis: str) -> tuple[np.ndarray, np.ndarray, str]:
+        """``(edges, bins, axis drawn)`` of a filter step: on the logit axis when asked and the
+        step's scores are probability-like, else on the score itself."""
+        if axis != "logit" or not st.probability:
+            return self.edges[st.index], self.bins[st.index], "score"
+        made = self._logit.get(st.index)
+        if made is None:  # two threads may both make it: the same arrays, no harm
+            edges = self._edges(st, "logit")
+            made = (edges, self._bins(st, edges, "logit"))
+            self._logit[st.index] = made
+        return (*made, "logit")
 
     # -- deciding ----------------------------------------------------------------------------
 
@@ -411,12 +447,13 @@ class RunData:
             raise RunDataError(f"no step {index}; the recipe has {len(self.steps)} steps")
         return self.steps[index]
 
-    def histogram(self, dec: Decision, st: StepInfo) -> dict[str, Any]:
-        """Counts per bin of the scores reaching a filter step, kept and rejected apart."""
-        edges = self.edges[st.index]
+    def histogram(self, dec: Decision, st: StepInfo, axis: str = "score") -> dict[str, Any]:
+        """Counts per bin of the scores reaching a filter step, kept and rejected apart. On the
+        ``logit`` axis (probability-like steps only; others stay on ``score``, and ``axis`` in
+        the answer says which) the edges are log-odds; bounds and the cutoff stay scores."""
+        edges, bins, drawn = self.axis_bins(st, axis)
         reach = dec.entered[st.index] & self.scope(st) & self.has_score[st.column]
         v = self.scores[st.column]
-        bins = self.bins[st.index]
         rej = dec.rejected_at == st.index
         nb = len(edges) - 1
         kept_counts = np.bincount(bins[reach & ~rej], minlength=nb + 1)[:nb]
@@ -440,11 +477,14 @@ class RunData:
                 cutoff = float(sel.min() if keep.order == "highest" else sel.max())
         return {"edges": edges.tolist(), "kept": kept_counts.tolist(), "cutoff": cutoff,
                 "rejected": rej_counts.tolist(), "nan": int((reach & ~finite).sum()),
-                "near_bound": int(near.sum())}
+                "near_bound": int(near.sum()), "axis": drawn}
 
-    def summary(self, dec: Decision) -> dict[str, Any]:
-        """The page's JSON for one decision: funnel, counts and histograms."""
-        hists = {str(st.index): self.histogram(dec, st) for st in self.steps
+    def summary(self, dec: Decision, axis: str = "score") -> dict[str, Any]:
+        """The page's JSON for one decision: funnel, counts and histograms (on ``axis``, see
+        :meth:`histogram`)."""
+        if axis not in AXES:
+            raise RunDataError(f"axis must be one of {', '.join(AXES)}, not {axis!r}")
+        hists = {str(st.index): self.histogram(dec, st, axis) for st in self.steps
                  if st.decides}
         return {"rows": self.n, "kept": dec.kept, "unscored": int(dec.unscored.sum()),
                 "steps": dec.steps, "histograms": hists, "ms": round(dec.seconds * 1000, 2),
@@ -493,13 +533,16 @@ class RunData:
     def _search(self, idx: np.ndarray, query: str) -> np.ndarray:
         import pyarrow.compute as pc
 
-        if "search" not in self._lower or self._lower["search"][0] != query:
+        # one slot, read once into a local: another thread may store its own query meanwhile
+        last = self._lower.get("search")
+        if last is None or last[0] != query:
             hit = np.zeros(len(self.text["src"]), dtype=bool)  # in file order
             for side in ("src", "tgt"):
                 hit |= pc.match_substring(self.text[side], query, ignore_case=True).to_numpy(
                     zero_copy_only=False)
-            self._lower["search"] = (query, hit[self.file_row])
-        return idx[self._lower["search"][1][idx]]
+            last = (query, hit[self.file_row])
+            self._lower["search"] = last
+        return idx[last[1][idx]]
 
     def _row(self, i: int, dec: Decision, st: StepInfo | None) -> dict[str, Any]:
         at = int(dec.rejected_at[i])
@@ -613,9 +656,10 @@ class RunData:
         ``reports/<name>.json``: sentence lengths, repetition, per-segment scores)."""
         if self._plots is not None:
             return self._plots
-        self._plots = {}
+        found: dict[str, list[dict[str, Any]]] = {}
         if self.run_dir is None:
-            return self._plots
+            self._plots = found
+            return found
         reports = (self.run_dir / "reports").resolve()
         for name in (self.manifest.get("evaluations") or {}):
             path = (reports / f"{name}.json").resolve()
@@ -638,8 +682,9 @@ class RunData:
                 plots.append({"key": key, "edges": edges.tolist(), "counts": counts.tolist(),
                               "n": int(len(v)), "mean": float(v.mean())})
             if plots:
-                self._plots[name] = plots
-        return self._plots
+                found[name] = plots
+        self._plots = found  # whole, once made: requests in other threads read it
+        return found
 
     def overview(self) -> dict[str, Any]:
         """What the page shows once: the recipe, the manifest, the steps, the evaluations."""
@@ -656,55 +701,261 @@ class RunData:
 
     # -- export ------------------------------------------------------------------------------
 
-    def export_recipe(self, keeps: dict[int, KeepSpec], path: Path) -> Path:
-        """Write the user's recipe with ``keeps`` as its filter bounds and an ``output.dir`` beside
-        the run shown; validated before writing.
+    def run_base(self) -> Path:
+        """The directory the run was started from, as far as the run tells: relative paths in
+        its recipe (inputs, models, ``output.dir``) were relative to it. Where the manifest's
+        ``output.dir`` is relative, the run directory shown ends with it and what comes before is
+        that directory; otherwise the first of serve's own current directory and the run
+        directory's parents in which every input file the manifest lists exists; else the
+        current directory."""
+        candidates: list[Path] = []
+        out = (self.manifest.get("output") or {}).get("dir")
+        shown = Path(os.path.abspath(self.run_dir)) if self.run_dir is not None else None
+        if shown is not None and isinstance(out, str) and out and not Path(out).is_absolute():
+            parts = Path(os.path.normpath(out)).parts
+            if ".." not in parts and shown.parts[-len(parts):] == parts:
+                candidates.append(Path(*shown.parts[:-len(parts)]))
+        candidates.append(Path.cwd())
+        if shown is not None:
+            candidates += list(shown.parents)
+        files = [f for f in ((self.manifest.get("input") or {}).get("files") or [])
+                 if isinstance(f, str) and not Path(f).expanduser().is_absolute()]
+        return next((c for c in candidates if all((c / f).exists() for f in files)),
+                    candidates[0])
 
-        The user's recipe file (the manifest's ``recipe_file``) is edited as text: only the
-        ``keep:`` of each edited step and ``output.dir`` change, so comments, order and the keys
-        left to their defaults stay as the user wrote them. When that file is gone or no longer
-        the recipe that ran (edited since, or run with ``--set``), the run's filled recipe is
-        the base instead, and the saved file says so."""
+    def export_recipe(self, keeps: dict[int, KeepSpec], path: Path) -> Path:
+        """Write a recipe that reruns this run with ``keeps`` as its filter bounds into an
+        ``output.dir`` beside the run shown; validated before writing, and never written over a
+        file that serve did not write (:class:`SaveRefused`).
+
+        Its input and model paths are absolute (a relative one is resolved against
+        :meth:`run_base`), so it runs from any directory, and its header says where it came
+        from. Its body is one of:
+
+        - the user's recipe file (the manifest's ``recipe_file``), edited as text: only the
+          ``keep:`` of each edited step, ``output.dir`` and relative paths change, so comments,
+          order and the keys left to their defaults stay as the user wrote them;
+        - where that file ``extends:`` another, or cannot be edited exactly: a short recipe that
+          ``extends:`` the file (by its absolute path) and sets only the changed bounds,
+          ``output.dir`` and relative paths made absolute;
+        - where the file is gone or no longer the recipe that ran (edited since, or run with
+          ``--set``): the run's filled recipe, every option written out, and the header says
+          why."""
         for index in keeps:
             st = self.step(index)
             if not st.decides or not st.editable:
                 raise RunDataError(f"steps[{index}] has no bounds to change")
-        out = (self.recipe.output.dir if self.recipe.output else None)
+        base = self.run_base()
         # beside the run shown (``run -o DIR`` is not in the filled recipe), never over it
-        base = (self.manifest.get("output") or {}).get("dir") or out or "runs/" + self.recipe.name
-        out_dir = f"{base.rstrip('/')}-{path.stem}"
-        stamp = (f"# {self.recipe.name} with thresholds chosen in bitextforge serve "
-                 f"({time.strftime('%Y-%m-%d %H:%M')})\n")
-        user = self._user_recipe()
-        text = _edit_recipe_text(user[1], keeps, out_dir) if user else None
-        if text is not None:
-            text = stamp + f"# from {user[0]}\n" + text
-        else:
+        shown = self.run_dir or (self.manifest.get("output") or {}).get("dir") or (
+            self.recipe.output.dir if self.recipe.output else None) or "runs/" + self.recipe.name
+        shown = Path(os.path.abspath(base / Path(shown).expanduser()))
+        out_dir = f"{shown}-{path.stem}"
+        header = [f"{SAVED_MARK} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): "
+                  f"{self.recipe.name} with the filter bounds chosen on its page",
+                  f"# the run shown: {self.run_dir and os.path.abspath(self.run_dir) or shown}"
+                  if self.manifest.get("scores_file") is None else
+                  f"# the scores shown: {os.path.abspath(self.manifest['scores_file'])}"]
+        user = self._user_recipe(base)
+        text = None
+        if user is not None:
+            user_path, user_text, raw = user
+            edits = _path_edits(raw, base)
+            if "extends" not in (_plain_yaml(user_text) or {}):
+                body = _edit_recipe_text(user_text, keeps, out_dir, edits)
+                if body is not None:
+                    text = "\n".join([*header, f"# from {user_path}, edited: the bounds "
+                                      f"changed on the page, output.dir and relative paths"]) \
+                        + "\n" + body
+            if text is None:
+                body = _extends_recipe(user_path, raw, keeps, out_dir, edits)
+                text = "\n".join([*header, f"# the recipe that ran, {user_path}, with only the "
+                                  f"bounds changed on the page, output.dir and relative paths "
+                                  f"set here"]) + "\n" + body
+        if text is None:
             import yaml
 
             data = yaml.safe_load(self.recipe_text)
             for index, keep in keeps.items():
                 data["steps"][index]["keep"] = keep.model_dump(exclude_none=True)
             data["output"] = {**(data.get("output") or {}), "dir": out_dir}
-            why = (f"{self.manifest.get('recipe_file')} is not the recipe that ran (edited "
-                   f"since, or run with --set)" if self.manifest.get("recipe_file")
-                   else "the run names no recipe file")
-            text = stamp + f"# every option written out: {why}\n" + dump_yaml(data)
-        parse_recipe(text, str(path))  # a saved recipe is valid, or nothing is written
-        return write_atomic(path, text)
+            for where, value in _path_edits(data, base):
+                _set_at(data, where, value)
+            name = self.manifest.get("recipe_file")
+            why = (f"{name} is not the recipe that ran (gone, edited since, or run with --set)"
+                   if name else "the run names no recipe file")
+            text = "\n".join([*header, f"# every option written out: {why}"]) + "\n" + \
+                dump_yaml(data)
+        saved = parse_recipe(text, str(path))  # a saved recipe is valid, or nothing is written
+        if any(saved.steps[i].keep != keep for i, keep in keeps.items()) or \
+                saved.output is None or saved.output.dir != out_dir:
+            raise RunDataError(f"{path.name}: the recipe to save does not read back as the "
+                               f"bounds chosen; nothing written")
+        return write_saved(path, text)
 
-    def _user_recipe(self) -> tuple[str, str] | None:
-        """``(path, text)`` of the recipe file the run was started with, when it still reads as
-        exactly the recipe that ran."""
+    def _user_recipe(self, base: Path) -> tuple[Path, str, dict] | None:
+        """``(absolute path, text, data with extends: merged)`` of the recipe file the run was
+        started with (a relative name is relative to ``base``), when it still reads as exactly
+        the recipe that ran."""
         name = self.manifest.get("recipe_file")
         if not name:
             return None
+        path = Path(os.path.abspath(base / Path(name).expanduser()))
         try:
-            text = Path(name).read_text(encoding="utf-8")
-            same = parse_recipe(text, name).filled() == self.recipe.filled()
+            text = path.read_text(encoding="utf-8")
+            same = parse_recipe(text, str(path)).filled() == self.recipe.filled()
+            raw = recipe_data(path) if same else None
         except (OSError, UnicodeDecodeError, BitextforgeError):
             return None
-        return (name, text) if same else None
+        return (path, text, raw) if same else None
+
+
+#: the first words of every recipe ``bitextforge serve`` saves: a file that starts otherwise was
+#: not written by serve, and is never overwritten
+SAVED_MARK = "# saved by bitextforge serve"
+
+
+class SaveRefused(RunDataError):
+    """A save that would overwrite a file serve did not write."""
+
+
+def write_saved(path: Path, text: str) -> Path:
+    """Write a saved recipe: a new file, or over a file that starts with :data:`SAVED_MARK`; any
+    other file of that name (or a link, a directory) is left alone and :class:`SaveRefused`
+    raised. A new file is linked into place, which fails if another appeared meanwhile."""
+    import tempfile
+
+    if path.exists() or path.is_symlink():
+        first = ""
+        if path.is_file() and not path.is_symlink():
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    first = fh.readline()
+            except (OSError, UnicodeDecodeError):
+                pass
+        if not first.startswith(SAVED_MARK):
+            raise SaveRefused(f"{path.name}: {path.parent} already has a file of that name that "
+                              f"bitextforge serve did not write; choose another name")
+        return write_atomic(path, text)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise SaveRefused(f"{path.name}: a file of that name appeared in {path.parent} while "
+                              f"saving; choose another name") from None
+    finally:
+        os.unlink(tmp)
+    return path
+
+
+def _plain_yaml(text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+def _absolute(value: Any, base: Path) -> Any:
+    """``value`` with every string that names an existing file or directory relative to
+    ``base`` made absolute (lists and mappings walked); other values as they are. A string that
+    names nothing there (a column, a language, a hub model id) is not a path of this run."""
+    if isinstance(value, dict):
+        return {k: _absolute(v, base) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_absolute(v, base) for v in value]
+    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value \
+            or "://" in value or value.startswith("~") or Path(value).is_absolute():
+        return value
+    try:
+        found = (base / value).exists()
+    except (OSError, ValueError):
+        found = False
+    return os.path.abspath(base / value) if found else value
+
+
+def _path_edits(raw: dict, base: Path) -> list[tuple[str, Any]]:
+    """``(key path, value)`` for every relative path in a recipe's data that ``base`` resolves:
+    input files, and each top-level key of a ``with:`` of ``prepare``, ``steps`` and
+    ``evaluate`` that holds one (trainers' outputs and models included), made absolute."""
+    edits: list[tuple[str, Any]] = []
+    inp = raw.get("input")
+    items = [(f"input[{i}]", x) for i, x in enumerate(inp)] if isinstance(inp, list) \
+        else [("input", inp)]
+    for where, spec in items:
+        if isinstance(spec, dict):
+            for key in ("src", "tgt", "path"):
+                value = spec.get(key)
+                new = _absolute(value, base)
+                if new != value:
+                    edits.append((f"{where}.{key}", new))
+    for section in ("prepare", "steps", "evaluate"):
+        for i, entry in enumerate(raw.get(section) or []):
+            options = entry.get("with") if isinstance(entry, dict) else None
+            for key, value in (options.items() if isinstance(options, dict) else ()):
+                new = _absolute(value, base)
+                if new != value:
+                    edits.append((f"{section}[{i}].with.{key}", new))
+    return edits
+
+
+_KEY_PATH = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _set_at(data: Any, where: str, value: Any) -> None:
+    """Set the value at key path ``where`` (``steps[2].with.model``) of plain data."""
+    parts = [int(i) if i else k for k, i in _KEY_PATH.findall(where)]
+    for part in parts[:-1]:
+        data = data[part]
+    data[parts[-1]] = value
+
+
+def _keep_written(keep: KeepSpec, given: Any) -> dict[str, Any]:
+    """The ``keep:`` mapping to write for ``keep``: the keys the user gave, and the others that
+    differ from their defaults; whole numbers as a user writes them (4, not 4.0)."""
+    given = given if isinstance(given, dict) else {}
+    new = {k: v for k, v in given.items() if getattr(keep, k, None) is not None}
+    for k, v in keep.model_dump().items():
+        default = KeepSpec.model_fields[k].default
+        if v is not None and (k in new or v != default):
+            # 4.0 from the page's JSON reads as 4, as a user writes it
+            new[k] = int(v) if isinstance(v, float) and v.is_integer() else v
+    return new
+
+
+def _extends_recipe(user_path: Path, raw: dict, keeps: dict[int, KeepSpec], out_dir: str,
+                    edits: list[tuple[str, Any]]) -> str:
+    """A short recipe that ``extends:`` the recipe that ran (``raw``: its data, extends merged)
+    and sets only the edited bounds, ``output.dir`` and the path ``edits``. An extending
+    recipe's mappings merge key by key into the base's, so a bound the base sets and the page
+    cleared is written as null."""
+    doc: dict[str, Any] = {"extends": str(user_path)}
+    if isinstance(raw.get("input"), list) and any(w.startswith("input[") for w, _ in edits):
+        doc["input"] = copy.deepcopy(raw["input"])  # a list is replaced whole: the base's
+        for where, value in edits:
+            if where.startswith("input["):
+                _set_at(doc, where, value)
+    inputs = {w.split(".", 1)[1]: v for w, v in edits if w.startswith("input.")}
+    if inputs:
+        doc["input"] = inputs
+    doc["output"] = {"dir": out_dir}  # merged into the base's output (or replacing ``output: DIR``)
+    items: dict[str, dict[str, Any]] = {}
+    for index in sorted(keeps):
+        given = (raw["steps"][index] or {}).get("keep")
+        written = _keep_written(keeps[index], given)
+        for k in (given if isinstance(given, dict) else {}):
+            written.setdefault(k, None)  # cleared on the page: null, or the base's stays
+        items.setdefault(f"steps[{index}]", {})["keep"] = written
+    for where, value in edits:
+        m = re.match(r"(\w+\[\d+\])\.with\.(.+)$", where)
+        if m:
+            items.setdefault(m.group(1), {}).setdefault("with", {})[m.group(2)] = value
+    doc.update(items)
+    return dump_yaml(doc)
 
 
 def _flow(value: Any) -> str:
@@ -726,11 +977,13 @@ def _span(node) -> tuple[int, int]:
     return node.start_mark.index, end
 
 
-def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str) -> str | None:
+def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str,
+                      paths: list[tuple[str, Any]] = ()) -> str | None:
     """``text`` with each ``steps[i].keep`` replaced by ``keeps[i]`` (the keys the user gave
-    kept, a bound now unset dropped, other defaults not added) and ``output.dir`` by ``out_dir``;
-    None where the text's shape does not allow an exact edit (no ``keep:`` to replace, an
-    alias, ...), or the edited text does not parse to what was asked."""
+    kept, a bound now unset dropped, other defaults not added), ``output.dir`` by ``out_dir`` and
+    the value at each key path of ``paths`` by its new value; None where the text's shape does
+    not allow an exact edit (no ``keep:`` to replace, an alias, ...), or the edited text does
+    not parse to what was asked."""
     import yaml
 
     def get(node, key):
@@ -739,6 +992,17 @@ def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str) -> st
                 if isinstance(k, yaml.ScalarNode) and k.value == key:
                     return v
         return None
+
+    def at(node, where: str):
+        for key, index in _KEY_PATH.findall(where):
+            if index:
+                node = node.value[int(index)] if isinstance(node, yaml.SequenceNode) and \
+                    int(index) < len(node.value) else None
+            else:
+                node = get(node, key)
+            if node is None:
+                return None
+        return node
 
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -754,18 +1018,17 @@ def _edit_recipe_text(text: str, keeps: dict[int, KeepSpec], out_dir: str) -> st
         given = raw["steps"][index].get("keep")
         if node is None or not isinstance(given, dict):
             return None
-        new = {k: v for k, v in given.items() if getattr(keep, k, None) is not None}
-        for k, v in keep.model_dump().items():
-            default = KeepSpec.model_fields[k].default
-            if v is not None and (k in new or v != default):
-                # 4.0 from the page's JSON reads as 4, as a user writes it
-                new[k] = int(v) if isinstance(v, float) and v.is_integer() else v
-        edits.append((*_span(node), _flow(new)))
+        edits.append((*_span(node), _flow(_keep_written(keep, given))))
     output = get(root, "output")
     node = output if isinstance(output, yaml.ScalarNode) else get(output, "dir")
     if not isinstance(node, yaml.ScalarNode):
         return None
     edits.append((*_span(node), _flow(out_dir)))
+    for where, value in paths:
+        node = at(root, where)
+        if node is None:
+            return None
+        edits.append((*_span(node), _flow(value)))
     for start, end, value in sorted(edits, reverse=True):
         text = text[:start] + value + text[end:]
     try:
@@ -799,6 +1062,13 @@ def char_diff(before: str, after: str) -> tuple[list[list[str]], list[list[str]]
         add(old, "=" if op == "equal" else "-", before[i1:i2])
         add(new, "=" if op == "equal" else "+", after[j1:j2])
     return old, new
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    """The log-odds ``log(p / (1 - p))`` of probabilities, clipped to :data:`LOGIT_EPS` from 0
+    and 1 so that both stay finite; NaN stays NaN."""
+    q = np.clip(np.asarray(p, dtype=np.float64), LOGIT_EPS, 1.0 - LOGIT_EPS)
+    return np.log(q) - np.log1p(-q)
 
 
 def histogram_edges(v: np.ndarray, bounds: list[float] = ()) -> np.ndarray:

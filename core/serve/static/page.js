@@ -3,7 +3,11 @@
 // inserted with textContent, never as HTML.
 "use strict";
 
-const state = { keep: {}, overview: null, summary: null, views: {} };
+const state = { keep: {}, overview: null, summary: null, views: {}, axis: "score" };
+// the server's log-odds axis (serve/data.py: logit, LOGIT_EPS): probabilities clipped off 0 and 1
+const LOGIT_EPS = 1e-7;
+const logit = (p) => { const q = Math.min(Math.max(p, LOGIT_EPS), 1 - LOGIT_EPS); return Math.log(q / (1 - q)); };
+const sigmoid = (x) => 1 / (1 + Math.exp(-x));
 let timer = null;
 
 function el(tag, attrs = {}, ...children) {
@@ -56,6 +60,12 @@ async function init() {
   for (const st of ov.steps) if (st.changes_text) await loadChanges(st.index);
   renderEvaluations(ov.evaluations, ov.evaluation_plots || {});
   document.getElementById("save").addEventListener("click", save);
+  if (ov.steps.some((st) => st.probability)) {
+    // scores in [0, 1] crowd near 1 (or 0): their histograms can be drawn on log-odds
+    const box = document.getElementById("axis-logit");
+    box.closest("label").hidden = false;
+    box.addEventListener("change", () => { state.axis = box.checked ? "logit" : "score"; refresh(); });
+  }
   await refresh();
   document.body.dataset.ready = "1";
 }
@@ -200,7 +210,7 @@ async function refresh() {
   const status = document.getElementById("save-result");
   let sum;
   try {
-    sum = await api("/api/decide", { keep: keepParam() });
+    sum = await api("/api/decide", { keep: keepParam(), axis: state.axis });
   } catch (err) {
     status.textContent = "error: " + err.message;
     document.body.dataset.error = err.message;
@@ -269,23 +279,30 @@ function renderCounts(st, sum) {
 
 function renderHist(st, sum) {
   const h = sum.histograms[String(st.index)];
+  // on the log-odds axis the edges are log-odds; bounds, cutoff and labels stay scores
+  const onLogit = h.axis === "logit";
+  const toX = onLogit ? logit : (v) => v;
+  const fromX = onLogit ? sigmoid : (v) => v;
   // bins differ in width (finer where the scores are dense): each bar spans its own bin
   const centers = h.edges.slice(0, -1).map((e, k) => (e + h.edges[k + 1]) / 2);
   const width = h.edges.slice(0, -1).map((e, k) => h.edges[k + 1] - e);
-  const range = h.edges.slice(0, -1).map((e, k) => `${fmt(e)} to ${fmt(h.edges[k + 1])}`);
+  const range = h.edges.slice(0, -1).map((e, k) => `${fmt(fromX(e))} to ${fmt(fromX(h.edges[k + 1]))}`);
   const keep = sum.keep[String(st.index)] || st.keep || {};
   const shapes = [];
   const names = [];
+  const values = [];
   for (const b of ["min", "max"]) {
     if (keep[b] === undefined || keep[b] === null) continue;
     names.push(b);
-    shapes.push({ type: "line", x0: keep[b], x1: keep[b], y0: 0, y1: 1, yref: "paper",
+    values.push(keep[b]);
+    shapes.push({ type: "line", x0: toX(keep[b]), x1: toX(keep[b]), y0: 0, y1: 1, yref: "paper",
                   line: { color: "#c0392b", width: 3, dash: "dash" }, editable: st.editable });
   }
   if (h.cutoff !== null && h.cutoff !== undefined) {
     // where top/words cut: drawn, not draggable (type top or words instead)
     names.push(null);
-    shapes.push({ type: "line", x0: h.cutoff, x1: h.cutoff, y0: 0, y1: 1, yref: "paper",
+    values.push(h.cutoff);
+    shapes.push({ type: "line", x0: toX(h.cutoff), x1: toX(h.cutoff), y0: 0, y1: 1, yref: "paper",
                   line: { color: "#6b4c9a", width: 2, dash: "dot" }, editable: false });
   }
   const traces = [
@@ -294,10 +311,11 @@ function renderHist(st, sum) {
     { type: "bar", name: "rejected", x: centers, y: h.rejected, width, customdata: range,
       hovertemplate: "%{customdata}: %{y} rejected<extra></extra>", marker: { color: "#e07b39" } }];
   const layout = { barmode: "stack", margin: { l: 50, r: 10, t: 28, b: 35 }, shapes,
-                   xaxis: { title: { text: st.column } }, yaxis: { title: { text: "rows" } },
+                   xaxis: onLogit ? logitAxis(st.column, h.edges) : { title: { text: st.column } },
+                   yaxis: { title: { text: "rows" } },
                    legend: { orientation: "h", x: 1, xanchor: "right", y: 1.02, yanchor: "bottom" },
                    annotations: names.map((n, k) => ({ x: shapes[k].x0, yref: "paper",
-                                                       text: `${n || (keep.top !== undefined ? "top" : "words") + " cut"} ${fmt(shapes[k].x0)}`,
+                                                       text: `${n || (keep.top !== undefined ? "top" : "words") + " cut"} ${fmt(values[k])}`,
                                                        showarrow: false, yanchor: "top", y: 0.98, xanchor: "left", xshift: 4,
                                                        bgcolor: "rgba(255,255,255,0.8)", font: { color: n ? "#c0392b" : "#6b4c9a" } })) };
   const div = document.getElementById(`plot-${st.index}`);
@@ -311,13 +329,24 @@ function renderHist(st, sum) {
       for (const [k, v] of Object.entries(ev)) {
         const m = /^shapes\[(\d+)\]\.x0$/.exec(k);
         if (m && which[Number(m[1])]) {
-          document.getElementById(`${which[Number(m[1])]}-${st.index}`).value = Number(v.toPrecision(6));
+          const score = state.summary.histograms[String(st.index)].axis === "logit" ? sigmoid(v) : v;
+          document.getElementById(`${which[Number(m[1])]}-${st.index}`).value = Number(score.toPrecision(6));
           moved = true;
         }
       }
       if (moved) setKeep(st.index);
     });
   }
+}
+
+function logitAxis(column, edges) {
+  // ticks at readable probabilities (0.5, 0.9, 0.99, ..., and their mirrors) within the range
+  const lo = edges[0], hi = edges[edges.length - 1];
+  const probs = [0.5];
+  for (let k = 1; k <= 7; k++) { probs.push(1 - 10 ** -k, 10 ** -k); }
+  const ticks = probs.map(logit).filter((x) => x >= lo && x <= hi).sort((a, b) => a - b);
+  return { title: { text: `${column} (log-odds axis)` }, tickvals: ticks,
+           ticktext: ticks.map((x) => fmt(Number(sigmoid(x).toPrecision(7)))) };
 }
 
 async function loadRows(i) {
