@@ -341,6 +341,10 @@ def test_a_list_of_declared_paths_is_checked_path_by_path(bitextforge_plugin, tm
         def input_paths(cls, config):
             return {"texts": config.texts}
 
+        def train(self):
+            """Never asked: the recipe is only checked."""
+            return {}
+
     bitextforge_plugin(Texts, name="texts")
     (tmp_path / "a.txt").write_text("x\n")
     recipe = parse_recipe(f"name: t\nprepare:\n  - train: texts_test.v1\n    with: {{texts: "

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import cache_root
-from ..recipe.checks import _flatten
+from ..components.paths import flatten
 
 ABSENT = "absent"
 #: a file modified this recently (seconds) is not remembered: its timestamps might not change
@@ -54,7 +54,7 @@ def sidecar_path() -> Path:
 def declared_paths(component_cls, config) -> list[tuple[str, str]]:
     """``(key, path)`` for every path ``component_cls.input_paths(config)`` declares, nested
     lists and mappings flattened (``tests[0][1]``, ``files.train``); None values left out."""
-    return [(key, str(value)) for key, value in _flatten(component_cls.input_paths(config))
+    return [(key, str(value)) for key, value in flatten(component_cls.input_paths(config))
             if value is not None]
 
 

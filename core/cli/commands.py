@@ -12,45 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 import typing
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import (BitextforgeError, InputError, RecipeError, RegistryError,
-                      check_message)
-
-Setup = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
-
-
-@dataclass(frozen=True)
-class Command:
-    """One contributed subcommand."""
-
-    name: str
-    help: str
-    setup: Setup
-    plugin: str
-
-
-def collect_commands(pm, plugin: str) -> list[Command]:
-    """The commands plugin ``plugin`` declares through its ``register_commands`` hook, read once
-    when it is registered; their setups run only when the CLI needs a command's arguments. A
-    ``register`` call with a name that cannot be a command or a setup that cannot be called is
-    refused (a :class:`RegistryError` naming it)."""
-    found: list[Command] = []
-
-    def register(name: str, help: str, setup: Setup) -> None:
-        if not isinstance(name, str) or not name or name.startswith("-"):
-            raise RegistryError(f"command name {name!r} is not a word")
-        if not callable(setup):
-            raise RegistryError(f"command {name!r}: setup {setup!r} is not callable")
-        found.append(Command(name, help, setup, plugin))
-
-    for impl in pm.hook.register_commands.get_hookimpls():
-        if impl.plugin_name == plugin:
-            impl.function(register=register)
-    return found
+from ..components.commands import Command, Setup, collect_commands  # noqa: F401 - re-exported
+from ..errors import BitextforgeError, InputError, RecipeError, check_message
 
 
 def plugin_commands(registry) -> list[Command]:

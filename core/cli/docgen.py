@@ -13,11 +13,8 @@ from pydantic import BaseModel
 
 from ..pipeline.kinds import STEP_KINDS
 from ..recipe.load import EvaluateStep, InputSpec, OutputSpec, PrepareStep, Recipe
+from ..components.kinds import KIND_TITLES
 from ..components.registry import Registry, config_fields
-
-KIND_TITLES = {"splitter": "Splitters", "paraphraser": "Paraphrasers", "cleaner": "Cleaners",
-               "filter": "Filters", "weighter": "Weighters",
-               "evaluator": "Evaluators", "trainer": "Trainers"}
 
 
 def _cell(v) -> str:

@@ -15,6 +15,7 @@ Cleaner's ``pure``, a Filter's ``cache_scores``, ``uncacheable()``, ``cache_key_
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -31,8 +32,11 @@ class ComponentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-class Component:
-    """Common behaviour of all components: a versioned name, a typed config, a lifecycle."""
+class Component(ABC):
+    """Common behaviour of all components: a versioned name, a typed config, a lifecycle.
+
+    The method that does a kind's work (``score``, ``paraphrase``, ``train``, ...) is abstract:
+    the registry refuses a class that does not implement it when its plugin registers it."""
 
     name: ClassVar[str] = ""
     kind: ClassVar[str] = ""
@@ -50,6 +54,10 @@ class Component:
     #: component whose extra is not installed is still listed, and refused with one line naming
     #: the extra when a recipe uses it (:mod:`bitextforge.components.extras`)
     extra: ClassVar[str | None] = None
+    #: whether what a paraphraser or generator writes comes from a trained model (True) or from
+    #: rules or a dictionary (False); None: not said. A warning about degenerate or collapsed
+    #: output blames training only for a learned component.
+    learned: ClassVar[bool | None] = None
 
     def __init__(self, config: ComponentConfig | None = None):
         """Keep the validated ``config`` (the class's ``Config`` defaults when omitted)."""
@@ -144,6 +152,7 @@ class Paraphraser(Component):
     class Config(ComponentConfig):
         """Paraphrasers take no common options."""
 
+    @abstractmethod
     def paraphrase(self, sentences: list[str], side: list[str] | None = None) -> list[list[tuple]]:
         """Return, for each sentence, its candidates best first as ``(text, score)`` tuples.
 
@@ -152,7 +161,6 @@ class Paraphraser(Component):
         writes them as columns and appends a ``"provenance"`` entry, if any, to the row's
         ``origin``. ``side`` is given only when ``reads_side`` is true.
         """
-        raise NotImplementedError
 
 
 class Generator(Component):
@@ -173,10 +181,10 @@ class Generator(Component):
     class Config(ComponentConfig):
         """Generators take no common options."""
 
+    @abstractmethod
     def generate(self, sentences: list[str]) -> list[list[tuple]]:
         """Return, for each sentence, its generated texts best first as ``(text, score)`` tuples
         (a third element may be a dict of ``extra_columns`` values)."""
-        raise NotImplementedError
 
     def describe(self) -> str:
         """One line saying how the rows were made (model, decoding), written to each generated
@@ -196,10 +204,10 @@ class Splitter(Component):
     class Config(ComponentConfig):
         """Splitters take no common options."""
 
+    @abstractmethod
     def split(self, batch: Mapping[str, Sequence[Any]]) -> list[list[tuple[str, str]]]:
         """Return, for each row of ``batch``, its ``(src, tgt)`` pieces; an empty list or one
         piece keeps the row whole."""
-        raise NotImplementedError
 
 
 class Cleaner(Component):
@@ -218,10 +226,10 @@ class Cleaner(Component):
     class Config(ComponentConfig):
         """Cleaners take no common options."""
 
+    @abstractmethod
     def clean(self, texts: list[str], side: str) -> list[str]:
         """Return the cleaned text of every text of column ``side`` (``"src"`` or ``"tgt"``, so a
         cleaner with per-language rules knows which language it reads), in order."""
-        raise NotImplementedError
 
 
 class Filter(Component):
@@ -268,9 +276,9 @@ class Filter(Component):
         """Why ``score`` rejected its row, in a word (only asked when :attr:`explains`)."""
         raise NotImplementedError
 
+    @abstractmethod
     def score(self, batch: Mapping[str, Sequence[Any]]) -> Sequence[float]:
         """Return one float per row of ``batch`` (``batch["src"]``, ``batch["tgt"]`` are str lists)."""
-        raise NotImplementedError
 
 
 class Weighter(Component):
@@ -281,13 +289,13 @@ class Weighter(Component):
     class Config(ComponentConfig):
         """Weighters take no common options."""
 
+    @abstractmethod
     def weight(self, group: list[dict[str, Any]]) -> list[tuple[int, float]]:
         """Return ``(index into group, weight)`` pairs; indices may repeat (row replication).
 
         ``group`` holds the rows of one original, ranked: the original (variant 0) first when it
         survived the filters, then its paraphrases in rank order.
         """
-        raise NotImplementedError
 
 
 @dataclass
@@ -314,9 +322,9 @@ class Evaluator(Component):
     class Config(ComponentConfig):
         """Evaluators take no common options."""
 
+    @abstractmethod
     def evaluate(self, corpus) -> Report:
         """Return a :class:`Report` for ``corpus`` (a :class:`bitextforge.io.corpus.CorpusView`)."""
-        raise NotImplementedError
 
 
 class Trainer(Component):
@@ -357,18 +365,7 @@ class Trainer(Component):
         """Every path :meth:`train` writes (``output`` by default; add sidecar files)."""
         return [Path(self.config.output)]
 
+    @abstractmethod
     def train(self) -> dict[str, Any]:
         """Build the outputs; return facts for the run manifest (sizes, minutes, scores)."""
-        raise NotImplementedError
 
-
-KINDS: dict[str, type[Component]] = {
-    "splitter": Splitter,
-    "paraphraser": Paraphraser,
-    "cleaner": Cleaner,
-    "generator": Generator,
-    "filter": Filter,
-    "weighter": Weighter,
-    "evaluator": Evaluator,
-    "trainer": Trainer,
-}

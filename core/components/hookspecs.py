@@ -1,7 +1,10 @@
-"""The plugin hooks of bitextforge: one per component kind, and one for CLI commands.
+"""The plugin hooks of bitextforge: one for components, one for CLI commands.
 
-A plugin module implements any of them with ``@bitextforge.hookimpl`` and calls ``register(...)``
-once per thing it adds (the callback style of simonw/llm and datasette).
+A plugin module implements them with ``@bitextforge.hookimpl`` and calls ``register(...)`` once
+per thing it adds (the callback style of simonw/llm and datasette). ``register_components`` takes
+components of every kind: each is registered as the kind its base class states (``cls.kind``).
+The hooks of one kind each (``register_filters`` ...) are those plugins implemented before it, and
+keep working; the table of kinds (:mod:`.kinds`) names them.
 """
 
 from __future__ import annotations
@@ -10,6 +13,12 @@ import pluggy
 
 hookspec = pluggy.HookspecMarker("bitextforge")
 hookimpl = pluggy.HookimplMarker("bitextforge")
+
+
+@hookspec
+def register_components(register):
+    """Register component classes of any kind (Filter, Paraphraser, Trainer, ... subclasses):
+    call ``register(cls)`` for each."""
 
 
 @hookspec

@@ -295,10 +295,6 @@ class Registry:
         if not (inspect.isclass(cls) and issubclass(cls, base)):
             raise RegistryError(f"plugin {plugin!r} registered {cls!r} as a {kind}, "
                                 f"but it does not subclass bitextforge.{base.__name__}")
-        if inspect.isabstract(cls):
-            missing = ", ".join(f"{m}()" for m in sorted(cls.__abstractmethods__))
-            raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__} does not implement "
-                                f"{missing}, which bitextforge.{base.__name__} declares abstract")
         if not isinstance(cls.name, str) or "." not in cls.name:
             raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.name must be a versioned "
                                 f"string like 'my_filter.v1', got {cls.name!r}")
@@ -308,6 +304,10 @@ class Registry:
                                 f"{base.__name__}.Config")
         if cfg.model_config.get("extra") != "forbid":
             raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__}.Config must forbid extra keys")
+        if inspect.isabstract(cls):
+            missing = ", ".join(f"{m}()" for m in sorted(cls.__abstractmethods__))
+            raise RegistryError(f"plugin {plugin!r}: {cls.__qualname__} does not implement "
+                                f"{missing}, which bitextforge.{base.__name__} declares abstract")
 
     # -- queries ---------------------------------------------------------------------------------
     def check(self) -> None:

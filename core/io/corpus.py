@@ -547,7 +547,7 @@ class MultiReader:
     def expected_rows(self) -> int | None:
         """The rows the inputs will give, counted from their files (one quick pass each), for
         a progress bar with an ETA; None when a file cannot be counted."""
-        from ..recipe.checks import count_lines
+        from .lines import count_lines
 
         total = paired = 0
         for spec in self.specs:

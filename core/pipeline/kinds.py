@@ -1,52 +1,50 @@
-"""The table of step kinds: each kind a recipe step can have is declared here once.
+"""The step kinds as a run executes them: each kind of :mod:`bitextforge.recipe.kinds` with its
+executor and what the run's summary says about its counts.
 
-A :class:`StepKind` ties a recipe key (``filter:``) to its recipe model, the registry kind and base
-class of its component, and the executor that runs it. Recipe parsing and validation, the plan, the
-``score`` command and both runners ask this table (or the objects it builds); no other module
-branches on a step's type. Adding a kind means adding one row here.
+The plan, the ``score`` command, both runners, the summary and serve's replay ask this table (or
+the objects it builds); no other module branches on a step's type. The recipe's side of a kind
+(its key, model, component kind) is its row in :mod:`bitextforge.recipe.kinds`, and the
+executor states which kind it runs (``FilterExec.kind``): a new kind is a row there, its
+executor, and its row here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable
 
 from pydantic import BaseModel
 
-from ..components.base import KINDS, Component
-from ..recipe.step_models import (CleanStep, FilterStep, GenerateStep, ParaphraseStep, SplitStep,
-                          StepModel, WeightStep)
+from ..recipe import kinds as recipe_kinds
 from .executors import (CleanExec, Executor, FilterExec, GenerateExec, ParaphraseExec, SplitExec,
-                    WeightExec)
-from ..report.summary import clean_note, filter_note, generate_note, paraphrase_note, weight_note
+                        WeightExec)
+from .notes import clean_note, filter_note, generate_note, paraphrase_note, weight_note
 
 
-@dataclass(frozen=True)
-class StepKind:
-    """One kind of recipe step."""
+@dataclass(frozen=True, kw_only=True)
+class StepKind(recipe_kinds.StepKind):
+    """One kind of recipe step, with what runs it."""
 
-    key: str                       # the recipe key naming the component: ``filter: length.v1``
-    model: type[StepModel]         # the step's recipe model
-    component: str                 # the registry kind of its component
     executor: type[Executor]       # what runs it
-    before: tuple[str, ...] = ()   # kinds that may not come before a step of this kind
-    #: what the run's summary table says about a step's counts (``report/summary.py``); None: nothing
+    #: what the run's summary table says about a step's counts (:mod:`.notes`); None: nothing
     note: Callable[[dict[str, int]], str] | None = None
 
-    @property
-    def base(self) -> type[Component]:
-        """The component base class a plugin subclasses for this kind."""
-        return KINDS[self.component]
+    @classmethod
+    def running(cls, executor: type[Executor],
+                note: Callable[[dict[str, int]], str] | None = None) -> "StepKind":
+        """The row of the recipe's kind that ``executor`` runs (``executor.kind``)."""
+        row = recipe_kinds.STEP_KINDS[executor.kind]
+        return cls(**{f.name: getattr(row, f.name) for f in fields(row)}, executor=executor,
+                   note=note)
 
 
 STEP_KINDS: dict[str, StepKind] = {k.key: k for k in (
-    StepKind("split", SplitStep, "splitter", SplitExec, before=("paraphrase", "weight")),
-    StepKind("generate", GenerateStep, "generator", GenerateExec, before=("paraphrase", "weight"),
-             note=generate_note),
-    StepKind("paraphrase", ParaphraseStep, "paraphraser", ParaphraseExec, note=paraphrase_note),
-    StepKind("clean", CleanStep, "cleaner", CleanExec, note=clean_note),
-    StepKind("filter", FilterStep, "filter", FilterExec, note=filter_note),
-    StepKind("weight", WeightStep, "weighter", WeightExec, note=weight_note),
+    StepKind.running(SplitExec),
+    StepKind.running(GenerateExec, note=generate_note),
+    StepKind.running(ParaphraseExec, note=paraphrase_note),
+    StepKind.running(CleanExec, note=clean_note),
+    StepKind.running(FilterExec, note=filter_note),
+    StepKind.running(WeightExec, note=weight_note),
 )}
 
 

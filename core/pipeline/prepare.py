@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..components.base import Trainer
+from ..components.trained import (RUN_OPTIONS, declared_outputs, options_changed,  # noqa: F401
+                                  options_path, trained_options, will_train)
 from ..errors import ComponentError, RecipeError
 from ..log import say as _say
 
@@ -76,7 +78,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
     cls = registry.get("trainer", name)
     final_out = Path(cfg.output)
     # the outputs a trainer declares depend only on its config: ask a throwaway instance
-    finals = _declared_outputs(cls, cfg)
+    finals = declared_outputs(cls, cfg)
     entry: dict[str, Any] = {"trainer": name, "output": str(final_out),
                              "outputs": [str(p) for p in finals]}
     if not will_train(cls, cfg, force):
@@ -87,7 +89,7 @@ def train_one(registry, name: str, cfg, where: str, force: bool = False,
         return {**entry, "status": "exists"}
     tmp_out = _partial(final_out, str(os.getpid()))
     tmp_cfg = cfg.model_copy(update={"output": str(tmp_out)})
-    for p in _declared_outputs(cls, tmp_cfg):
+    for p in declared_outputs(cls, tmp_cfg):
         _remove(p)
     _remove_stale_partials(final_out, say, adopt=tmp_out if cls.resumable else None)
     final_out.parent.mkdir(parents=True, exist_ok=True)
@@ -163,79 +165,9 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def will_train(cls: type[Trainer], cfg, force: bool = False) -> bool:
-    """Whether a trainer with ``cfg`` trains: with ``force``, or when a path it writes is missing
-    (else its finished outputs are reused, and its inputs are not needed)."""
-    return force or not all(p.exists() for p in _declared_outputs(cls, cfg))
-
-
-def _declared_outputs(cls: type[Trainer], cfg) -> list[Path]:
-    """``outputs()`` of a trainer with ``cfg``, without running its constructor (which may load
-    libraries or check inputs); the default is just ``output``."""
-    probe = cls.__new__(cls)
-    probe.config = cfg
-    return [Path(p) for p in probe.outputs()]
-
-
-#: options of every trainer that say how it runs, not what it learns
-RUN_OPTIONS = frozenset({"threads", "device"})
-
-
-def options_path(output: str | os.PathLike) -> Path:
-    """Where the options a model was trained with are kept: ``.NAME.options.json`` beside it."""
-    out = Path(output)
-    return out.with_name(f".{out.name}.options.json")
-
-
-def trained_options(cls: type[Trainer], cfg) -> dict[str, Any]:
-    """The options of ``cfg`` that decide what ``cls`` learns (JSON values): all but ``output``
-    and the run options."""
-    skip = RUN_OPTIONS | cls.run_options | {"output"}
-    return {k: v for k, v in cfg.model_dump(mode="json").items() if k not in skip}
-
-
 def _write_options(cls: type[Trainer], name: str, cfg) -> None:
     path = options_path(cfg.output)
     tmp = path.with_name(path.name + f".{os.getpid()}")
     tmp.write_text(json.dumps({"trainer": name, "options": trained_options(cls, cfg)},
                               indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _default(cls: type[Trainer], key: str) -> Any:
-    """An option's default as a JSON value (what a model trained before the option existed
-    was trained with); a marker that equals nothing when the option has no default."""
-    from pydantic import TypeAdapter
-
-    field = cls.Config.model_fields.get(key)
-    if field is None or field.is_required():
-        return object()
-    return TypeAdapter(field.annotation).dump_python(
-        field.get_default(call_default_factory=True), mode="json")
-
-
-def options_changed(cls: type[Trainer], cfg) -> str | None:
-    """One line saying how ``cfg`` differs from the options its existing ``output`` was
-    trained with, and what to do; None when they agree or when no options were kept."""
-    path = options_path(cfg.output)
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))["options"]
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return f"{path}: unreadable ({exc}); delete it, or retrain with force: true"
-    new = trained_options(cls, cfg)
-    diffs = []
-    for key, value in new.items():
-        before = old[key] if key in old else _default(cls, key)
-        if before != value:
-            diffs.append(f"{key} {_short(before)} then, {_short(value)} now")
-    if not diffs:
-        return None
-    return (f"{cfg.output} exists but was trained with other options ({'; '.join(diffs)}): "
-            f"retrain it with force: true, or give this training its own output")
-
-
-def _short(value: Any, width: int = 60) -> str:
-    text = "not set" if value is None else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= width else text[:width - 3] + "..."

@@ -13,34 +13,12 @@ the output directory is not a file, and what the steps and evaluators check them
 
 from __future__ import annotations
 
-import gzip
 import os
 from pathlib import Path
 
+from ..components.paths import flatten, local_model  # noqa: F401 - local_model re-exported
 from ..errors import BitextforgeError
-
-_BLOCK = 1 << 20
-
-
-def count_lines(path: str | os.PathLike) -> int | None:
-    """Lines of a text file (``.gz`` read through gzip), as the corpus reader counts them: a last
-    line without a final newline counts too. None when the file cannot be read to its end."""
-    p = Path(path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    n = 0
-    last = b"\n"
-    try:
-        with opener(p, "rb") as fh:
-            while True:
-                block = fh.read(_BLOCK)
-                if not block:
-                    break
-                n += block.count(b"\n")
-                last = block[-1:]
-    except (OSError, EOFError):
-        return None  # a truncated gzip file: the reader reports it with its line number
-    return n + (last != b"\n")
-
+from ..io.lines import count_lines
 
 def _missing(source: str, key: str, path: str, what: str = "no such file or directory") -> str:
     """One problem line for a path that does not exist; a relative path says what it is
@@ -88,40 +66,6 @@ def input_problems(recipe) -> list[str]:
     return problems
 
 
-def _flatten(paths: dict) -> list[tuple[str, str | None]]:
-    """``(key, path)`` pairs, nested lists and mappings flattened depth-first: a list under one
-    key becomes ``key[0]``, ``key[1]``..., a pair inside a list ``key[0][1]``, a mapping
-    ``key.name``. Trainers read corpora as lists of ``[src, tgt]`` pairs, so one level is not
-    enough."""
-    out: list[tuple[str, str | None]] = []
-    for key, value in paths.items():
-        if isinstance(value, dict):
-            out += _flatten({f"{key}.{k}": v for k, v in value.items()})
-        elif isinstance(value, (list, tuple)):
-            out += _flatten({f"{key}[{i}]": v for i, v in enumerate(value)})
-        else:
-            out.append((key, value))
-    return out
-
-
-def local_model(spec: str | None) -> str | None:
-    """``spec`` when it names a local model directory, None when it is a model-hub id
-    (``org/name``) that is looked up when the component starts, not checked as a path.
-
-    A path that starts with ``.``, ``/`` or ``~``, has more than two parts or an empty one can only
-    be local. So can ``models/de-en`` when ``models/`` is a local directory: a recipe that keeps
-    its models there and names one that was never trained must fail in ``validate``, not minutes
-    later when the hub lookup fails."""
-    if not spec:
-        return None
-    parts = spec.split("/")
-    if spec.startswith((".", "/", "~")) or len(parts) > 2 or not all(parts):
-        return spec
-    if len(parts) == 2 and Path(parts[0]).is_dir():
-        return spec
-    return None
-
-
 def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
     p = Path(path).expanduser().resolve()
     return any(p == o or o in p.parents for o in outputs)
@@ -134,7 +78,7 @@ def component_problems(recipe, registry, trainers: list[int] | None = None) -> l
     outputs all exist (and without ``force``) will not train, so its inputs are not needed: a
     model trained on another run's corpus stays usable after that corpus is gone, unless it was
     trained with other options than the recipe asks for (also a problem here)."""
-    from ..pipeline.prepare import _declared_outputs, options_changed, will_train
+    from ..components.trained import declared_outputs, options_changed, will_train
 
     source = recipe.source
     problems: list[str] = []
@@ -156,22 +100,22 @@ def component_problems(recipe, registry, trainers: list[int] | None = None) -> l
         cls = registry.get(kind, name)
         if not checked:
             if trains:  # not checked, but later paths it writes are still not missing
-                outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
+                outputs += [p.expanduser().resolve() for p in declared_outputs(cls, cfg)]
             continue
-        for key, path in _flatten(cls.input_paths(cfg)):
+        for key, path in flatten(cls.input_paths(cfg)):
             if path is None or Path(path).expanduser().exists():
                 continue
             if _written_by_prepare(path, outputs):
                 continue
             problems.append(_missing(source, f"{where}.with.{key}", str(path)))
         if trains:
-            outputs += [p.expanduser().resolve() for p in _declared_outputs(cls, cfg)]
+            outputs += [p.expanduser().resolve() for p in declared_outputs(cls, cfg)]
     return problems
 
 
 def step_kind(step) -> str:
     """The registry kind of a recipe step's component."""
-    from ..pipeline.kinds import kind_of
+    from .kinds import kind_of
 
     return kind_of(step).component
 

@@ -11,11 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..pipeline.executors import ADDS
+from ..pipeline.kinds import STEP_KINDS
+from ..pipeline.notes import (clean_note, filter_note, generate_note,  # noqa: F401 - re-exported
+                              paraphrase_note, weight_note)
 
 #: a paraphrase step warns when more than this share of its candidates is degenerate
 DEGENERATE_SHARE = 0.5
 #: ... and it produced at least this many candidates (a handful says little)
 DEGENERATE_MIN = 10
+#: a paraphrase or generate step warns when more than this share of its texts repeat a text it
+#: made for another sentence (Multi30k's human English: 0.02 %; a collapsed back-translation
+#: model: 24 %, 5,388 of 22,254)
+DUPLICATE_SHARE = 0.1
 
 
 def step_label(step: dict[str, Any]) -> str:
@@ -42,68 +49,40 @@ def step_note(step: dict[str, Any]) -> str:
     return kind.note(counts) if kind is not None and kind.note is not None else ""
 
 
-def paraphrase_note(counts: dict[str, int]) -> str:
-    """Originals that got no paraphrase."""
-    if not counts.get("originals"):
-        return ""
-    return (f"{counts['without_candidates']:,} of {counts['originals']:,} originals got no "
-            f"paraphrase")
-
-
-def generate_note(counts: dict[str, int]) -> str:
-    """Texts generated, sentences without output, repetition loops."""
-    if not counts.get("sentences"):
-        return ""
-    note = f"{counts['generated']:,} texts for {counts['sentences']:,} sentences"
-    if counts.get("without_output"):
-        note += f", {counts['without_output']:,} without output (rejected)"
-    if counts.get("repetition_loops"):
-        note += f", {counts['repetition_loops']:,} in repetition loops"
-    return note
-
-
-def clean_note(counts: dict[str, int]) -> str:
-    """Rows changed, per side."""
-    if "changed" not in counts:
-        return ""
-    sides = ", ".join(f"{side} {counts[f'changed_{side}']:,}" for side in ("src", "tgt")
-                      if f"changed_{side}" in counts)
-    return f"{counts['changed']:,} rows changed ({sides})"
-
-
-def filter_note(counts: dict[str, int]) -> str:
-    """Rows a rule composite rejected, per rule, most first."""
-    by_rule = sorted(((n, k.split(":", 1)[1]) for k, n in counts.items()
-                      if k.startswith("rejected_by:")), key=lambda x: (-x[0], x[1]))
-    return "rejected by " + ", ".join(f"{rule} {n:,}" for n, rule in by_rule) if by_rule else ""
-
-
-def weight_note(counts: dict[str, int]) -> str:
-    """Originals left without a paraphrase."""
-    if not counts.get("groups"):
-        return ""
-    return (f"{counts['groups_without_paraphrase']:,} of {counts['groups']:,} originals have "
-            f"no paraphrase left")
-
-
 def _kind(step: dict[str, Any]):
     """The :class:`~bitextforge.pipeline.kinds.StepKind` of a manifest step entry (None if unknown)."""
-    from ..pipeline.kinds import STEP_KINDS  # kinds names this module's note functions
-
     return STEP_KINDS.get(step["kind"])
+
+
+def _cause(step: dict[str, Any]) -> str:
+    """What bad output of a step's component most likely means, as its ``learned`` declaration
+    allows: an undertrained model, rules that do not fit the input, or either."""
+    learned = step.get("learned")
+    if learned:
+        return "the model is probably undertrained (train longer or on more data)"
+    if learned is False:
+        return f"{step['component']} works by rules or a dictionary: they do not fit this input"
+    return "the component is probably undertrained or wrong for this input"
 
 
 def step_warnings(step: dict[str, Any]) -> list[str]:
     """Warnings about one step's results: generated texts caught in repetition loops ("the the
-    the ..."), degenerate paraphrase candidates."""
+    the ..."), texts that repeat one made for another sentence (a collapsed model), degenerate
+    paraphrase candidates; each says what that likely means for the kind of component."""
     counts = step.get("counts", {})
     out = []
+    made = counts.get("generated", counts.get("candidates", 0))
     loops = counts.get("repetition_loops", 0)
     if loops:
-        made = counts.get("generated", counts.get("candidates", 0))
         out.append(f"{step_label(step)}: {loops:,} of {made:,} generated texts are caught in a "
-                   f"repetition loop (a word or phrase repeated 4+ times in a row); the model is "
-                   f"probably undertrained; filter them (a repetition.v1 step) or train longer")
+                   f"repetition loop (a word or phrase repeated 4+ times in a row): "
+                   f"{_cause(step)}; filter them with a repetition.v1 step")
+    dups = counts.get("duplicates", 0)
+    if made >= DEGENERATE_MIN and dups > DUPLICATE_SHARE * made:
+        out.append(f"{step_label(step)}: {dups:,} of {made:,} generated texts ({dups / made:.0%}) "
+                   f"repeat a text already made for another sentence: the output collapsed "
+                   f"towards a few sentences; {_cause(step)}; a dedupe.v1 step removes the "
+                   f"repeats")
     total = counts.get("candidates", 0)
     kind = _kind(step)
     if kind is None or kind.executor.makes != ADDS or total < DEGENERATE_MIN:
@@ -116,8 +95,7 @@ def step_warnings(step: dict[str, Any]) -> list[str]:
         return out
     detail = ", ".join(f"{n:,} {what}" for n, what in parts if n)
     return out + [f"{step_label(step)}: {bad / total:.0%} of {total:,} paraphrase candidates "
-                  f"are degenerate ({detail}); the model is probably undertrained or wrong for "
-                  f"this input"]
+                  f"are degenerate ({detail}); {_cause(step)}"]
 
 
 def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) -> list[str]:
