@@ -323,7 +323,7 @@ def test_a_large_input_is_said_when_it_is_read_for_its_identity_and_not_again(
     name; its hash is then remembered, so a second run neither reads it nor says so. (Small
     inputs are hashed on every run, without the sidecar: the sizes are lowered here.)"""
     from bitextforge.cache import identity
-    from bitextforge.io import shards
+    from bitextforge.pipeline import shards
 
     monkeypatch.setenv("BITEXTFORGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(shards, "LARGE_INPUT", 10)

@@ -2,7 +2,7 @@
 never taken for the old one.
 
 The score cache (:mod:`bitextforge.cache.scores`) and the resume check of sharded runs
-(:func:`bitextforge.io.shards.input_fingerprint`) both call :func:`component_identity`: every path a
+(:func:`bitextforge.pipeline.shards.input_fingerprint`) both call :func:`component_identity`: every path a
 component declares with :meth:`bitextforge.Component.input_paths` (lists and mappings of paths
 included) enters as the identity of what is there now:
 

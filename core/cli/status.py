@@ -19,7 +19,7 @@ _PARTIAL = re.compile(r"^\..+\.partial-(\d+)$")
 
 def _run_lines(d: Path) -> list[str]:
     """The run in ``d``: finished (its manifest), or its shards so far."""
-    from ..io.shards import MERGED_DIR, SHARD_DIR, _done
+    from ..pipeline.shards import MERGED_DIR, SHARD_DIR, _done
     from ..pipeline.sink import holds_run_marker
 
     lines = []
@@ -60,7 +60,7 @@ def _run_lines(d: Path) -> list[str]:
 def _trainings(root: Path, trainers: list) -> list[str]:
     """Every directory under ``root`` (``DEPTH`` levels, hidden ones included) that a resumable
     trainer recognises as its unfinished output, with what it holds."""
-    from ..io.shards import MERGED_DIR, SHARD_DIR
+    from ..pipeline.shards import MERGED_DIR, SHARD_DIR
     from ..pipeline.prepare import pid_alive
 
     lines = []

@@ -1,7 +1,7 @@
 """The driver of a run, shared by ``bitextforge run`` and ``bitextforge score``: the preamble
 (recipe files checked, seeds, the output claimed, the ``prepare:`` list trained, the source
 opened), then the runner over the source, in one pass or shard by shard with resume
-(:mod:`~bitextforge.io.shards`), each packet fed to the sink, which only writes.
+(:mod:`~bitextforge.pipeline.shards`), each packet fed to the sink, which only writes.
 
 ``docs/architecture.md`` draws where it sits between the stages.
 """
@@ -21,7 +21,7 @@ from .plan import Plan, seed_everything
 from .prepare import run_prepare
 from ..components.registry import Registry
 from .runners.stream import Packet
-from ..io.shards import ShardStore, input_fingerprint
+from .shards import ShardStore, input_fingerprint
 from .sink import Written
 from .source import Source
 

@@ -27,7 +27,7 @@ from ..io.corpus import (AtomicFile, Batch, TsvWriter, batch_len, format_value, 
                          plain_text, with_tags)
 from ..errors import BitextforgeError
 from .runners.stream import Packet
-from ..io.shards import MERGED_DIR, SHARD_DIR
+from .shards import MERGED_DIR, SHARD_DIR
 from .executors import Changed, Rejected
 
 #: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them

@@ -8,7 +8,7 @@ from typing import Iterable, Iterator
 
 from ..io.corpus import Batch, MultiReader, Reader, batch_len
 from ..log import progress
-from ..io.shards import split_shards
+from .shards import split_shards
 
 
 class Source:

@@ -25,7 +25,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .corpus import AtomicFile, Batch, write_atomic
+from ..io.corpus import AtomicFile, Batch, write_atomic
 from ..errors import BitextforgeError, InputError
 from ..cache.identity import component_identity
 
