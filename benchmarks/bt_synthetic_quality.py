@@ -5,7 +5,7 @@ Multi30k's low-resource setting (recipes/bt-multi30k*.yaml) reads the English of
 to explain them and never to choose anything: it scores the synthetic source side of every
 generated row of a run's ``corpus.tsv`` (rows whose ``origin`` is not the bitext input) against the
 real German of the same English sentence, with sacrebleu's corpus BLEU and chrF. Several samples
-of one sentence each count as a row. benchmarks/studies/README.md quotes it for the reverse models of the
+of one sentence each count as a row. benchmarks/studies/bt-multi30k/history.md quotes it for the reverse models of the
 best recipe (12,000 and 24,000 updates).
 
 Run from the repository root:

@@ -24,7 +24,7 @@ the gap to the upper bound at its chosen dropout.
 
 The gap on one machine (``--one-machine``) takes each seed from a run of its own (one process a
 seed, ``runs/bt-bitext-i-s1`` ...): bitext only, an arm and the upper bound, all trained on one
-machine, since a fixed seed does not give the same model on another CPU (benchmarks/studies/README.md).
+machine, since a fixed seed does not give the same model on another CPU (benchmarks/studies/bt-multi30k/history.md).
 
 Run from the repository root after the arms:  .venv/bin/python benchmarks/bt_table.py
 Two runs made apart, seed by seed:  .venv/bin/python benchmarks/bt_table.py --pair BASE RUN --seeds 1
@@ -302,17 +302,17 @@ REGULARIZED = {
     "the arm + the dictionary's rows, bitext x4": [(0.1, 24000, "bt-lex-rep4")],
     "29,000 real pairs (upper bound)": [(0.1, 12000, UPPER_12K), (0.3, 12000, "bt-real29k-12k-d3")],
 }
-#: the figures of the runs, for machines that lack them (benchmarks/studies/README.md, the back-translation
+#: the figures of the runs, for machines that lack them (benchmarks/studies/bt-multi30k/history.md, the back-translation
 #: sections from "Is the bitext-only baseline regularized enough?" on): val mean, test BLEU by
 #: seed, chrF median. A run on this machine replaces its row; where either side of a comparison
 #: is documented only, the seed-by-seed line gives test differences without a paired test (the
 #: translations are gone with the models). Every figure here was trained on an AMD EPYC (the two
 #: used gave the same model for the one seed checked on both; an Intel Xeon gave others), so val's
 #: choices are made on one CPU family; the Intel Xeon's 16,000-update run (val 28.25, test 28.58 /
-#: 28.31 / 28.40) chose 16,000 in its day and is in benchmarks/studies/README.md only. One exception:
+#: 28.31 / 28.40) chose 16,000 in its day and is in benchmarks/studies/bt-multi30k/history.md only. One exception:
 #: bt-lex-rep3's seed 3 was trained on an Intel Xeon beside bitext only's seed 3 there (val 28.47,
 #: test 28.44), so its printed seed-3 difference against the AMD baseline (28.69) is not the
-#: same-machine +4.16 of benchmarks/studies/README.md. bt-lex-rep4's three seeds were all trained on that
+#: same-machine +4.16 of benchmarks/studies/bt-multi30k/history.md. bt-lex-rep4's three seeds were all trained on that
 #: Intel Xeon (only its seed 3 beside bitext only's there: +4.78)
 DOCUMENTED = {
     UPPER_12K: {"val": 37.37, "test": [37.50, 37.32, 37.54], "chrf": 56.67},
@@ -349,7 +349,7 @@ def regularized() -> None:
     bitext-only models seed by seed, and the share of the gap to the chosen upper bound.
 
     Val's choice is made on the documented val means where a row has them: a model trained again
-    on another CPU gives other figures (benchmarks/studies/README.md, "The baseline and the arm on one
+    on another CPU gives other figures (benchmarks/studies/bt-multi30k/history.md, "The baseline and the arm on one
     machine"), so a row trained again here changes the figures of the chosen row, not which row
     is chosen."""
     med = statistics.median

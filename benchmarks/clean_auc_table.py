@@ -65,7 +65,7 @@ def main(root: str = "runs", pair: str = "en-fr") -> int:
     for rel in RELEASES:
         raw, clean = (Path(root) / f"clean-auc-{arm}-{rel}-{pair}" for arm in ("raw", "clean"))
         if not (raw / "manifest.json").is_file() or not (clean / "manifest.json").is_file():
-            print(f"{raw} or {clean}: missing; run the commands in benchmarks/studies/README.md",
+            print(f"{raw} or {clean}: missing; run the commands in benchmarks/studies/cleaning/history.md",
                   file=sys.stderr)
             return 2
         kept, rejected = _rows(clean / "corpus.tsv"), _rows(clean / "rejected.tsv")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Why the news setting's models stay on the first plateau (benchmarks/studies/README.md, "The news
+# Why the news setting's models stay on the first plateau (benchmarks/studies/bt-news/history.md, "The news
 # setting"): on 2026-11-29 two of three bitext-only seeds ended 1,500 updates at batches of
 # 32,000 tokens (16 epochs) with training loss 5.0 and BLEU under 1. This trains the bitext-only
 # de->en model of seed 2 (a stuck one) side by side with the peak learning rate and the

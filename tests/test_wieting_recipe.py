@@ -2,7 +2,7 @@
 real data: a de->en Marian model trained for a few updates on 300 News Commentary pairs, 40
 sentences to back-translate, the real KenLM and classifier trainers, and small embedding models.
 These check the pipeline (which rows, which files, which score columns, equal-size selections),
-not the quality of the paraphrases, which benchmarks/studies/README.md measures with the real model."""
+not the quality of the paraphrases, which benchmarks/studies/wieting/history.md measures with the real model."""
 
 from __future__ import annotations
 

@@ -76,8 +76,8 @@ MOVED: dict[str, str] = {
         "benchmarks/studies/wmt18-filtering/recipes/news.yaml",
     "recipes/seed-spread.yaml":
         "benchmarks/studies/wmt18-filtering/recipes/seed-spread.yaml",
-    "recipes/kim-alignment.yaml":
-        "benchmarks/studies/kim-bilingual/recipes/alignment.yaml",
+    "recipes/kim-filter.yaml":
+        "benchmarks/studies/kim-bilingual/recipes/filter.yaml",
     "recipes/kim-paracrawl-auc.yaml":
         "benchmarks/studies/kim-bilingual/recipes/paracrawl-auc.yaml",
     "recipes/paracrawl-filter.yaml":
@@ -90,8 +90,8 @@ MOVED: dict[str, str] = {
         "benchmarks/studies/mlqe-qe/recipes/qe.yaml",
     "recipes/mlqe-embedding-qe.yaml":
         "benchmarks/studies/mlqe-qe/recipes/embedding-qe.yaml",
-    "recipes/bet-mrpc-general.yaml":
-        "benchmarks/studies/bet/recipes/mrpc-general.yaml",
+    "recipes/bet-mrpc.yaml":
+        "benchmarks/studies/bet/recipes/mrpc.yaml",
     "recipes/bet-roundtrip.yaml":
         "benchmarks/studies/bet/recipes/roundtrip.yaml",
 }
