@@ -267,3 +267,49 @@ def test_an_input_column_named_id_is_refused_and_a_renamed_one_reported(tmp_path
     assert [r.split("\t")[head.index("source_id")] for r in rows[1:3]] == ["doc-0", "doc-1"]
     assert [r.split("\t")[head.index("id")] for r in rows[1:3]] == ["0", "1"]
     assert "<html" in (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
+
+
+class CollapsedModel(bitextforge.Generator):
+    """Test generator: a collapsed translation model, one sentence for half of its inputs."""
+
+    name = "collapsed_test.v1"
+    learned = True
+
+    def generate(self, sentences):
+        return [[("A man is walking." if i % 2 else f"Sentence {i}.", -1.0)]
+                for i, _ in enumerate(sentences)]
+
+
+class LoopingRules(bitextforge.Paraphraser):
+    """Test paraphraser: rules that write a loop for every sentence."""
+
+    name = "looping_rules_test.v1"
+    learned = False
+
+    def paraphrase(self, sentences):
+        return [[(f"{s} very very very very", -1.0)] for s in sentences]
+
+
+def test_collapsed_and_looping_output_is_warned_about_as_fits_the_component(
+        bitextforge_plugin, tmp_path):
+    bitextforge_plugin(CollapsedModel, LoopingRules, name="bad_output")
+    mono = tmp_path / "mono.en"
+    mono.write_text("".join(f"English sentence number {i}.\n" for i in range(40)))
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"name: t\ninput: {{tgt: '{mono}'}}\noutput: '{tmp_path / 'o'}'\n"
+                      f"progress: false\nsteps:\n  - generate: collapsed_test.v1\n    side: src\n"
+                      f"  - paraphrase: looping_rules_test.v1\n    side: tgt\n")
+    res = run_cli("run", recipe)
+    assert res.returncode == 0, res.stderr
+    warnings = json.loads((tmp_path / "o" / "manifest.json").read_text())["warnings"]
+    assert warnings == [
+        "steps[0] collapsed_test.v1: 19 of 40 generated texts (48%) repeat a text already made "
+        "for another sentence: the output collapsed towards a few sentences; the model is "
+        "probably undertrained (train longer or on more data); a dedupe.v1 step removes the "
+        "repeats",
+        "steps[1] looping_rules_test.v1: 40 of 40 generated texts are caught in a repetition "
+        "loop (a word or phrase repeated 4+ times in a row): looping_rules_test.v1 works by "
+        "rules or a dictionary: they do not fit this input; filter them with a repetition.v1 "
+        "step"]
+    assert [f"bitextforge: warning: {w}" for w in warnings] == [
+        ln for ln in res.stderr.splitlines() if ln.startswith("bitextforge: warning:")]

@@ -98,8 +98,11 @@ def test_degenerate_candidates_are_warned_about(paraphrasers, pair_files, tmp_pa
     steps = "  - paraphrase: dots_test.v1\n    side: tgt\n"
     res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", steps), "r.yaml"))
     assert res.manifest["warnings"] == [
+        "steps[0] dots_test.v1: 4 of 20 generated texts (20%) repeat a text already made for "
+        "another sentence: the output collapsed towards a few sentences; the component is "
+        "probably undertrained or wrong for this input; a dedupe.v1 step removes the repeats",
         "steps[0] dots_test.v1: 75% of 20 paraphrase candidates are degenerate (5 empty, 5 "
-        "punctuation only, 5 identical to the text they replace); the model is probably "
+        "punctuation only, 5 identical to the text they replace); the component is probably "
         "undertrained or wrong for this input"]
     saved = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert saved["warnings"] == res.manifest["warnings"]

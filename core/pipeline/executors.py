@@ -115,6 +115,8 @@ class StepStats:
             d["counts"] = dict(self.counters)
         if self.threshold is not None:
             d["effective_threshold"] = self.threshold
+        if c.learned is not None:  # what a warning about its output blames (summary.py)
+            d["learned"] = c.learned
         info = {**c.manifest_info(), **self.extra}
         if info:
             d["info"] = info
@@ -368,6 +370,7 @@ class ParaphraseExec(Executor):
         self.orig_col = f"{step.side}_original"
         self.score_col = step.score_column()
         self.extra = tuple(comp.extra_columns)
+        self.duplicates = DuplicateOutputs()
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
@@ -382,7 +385,7 @@ class ParaphraseExec(Executor):
     def _count_candidates(self, targets, results, current: list[str]) -> None:
         """Count originals without a candidate and degenerate candidates (empty, punctuation
         only, identical to the text they replace), for the summary's warnings."""
-        empty = punct = same = total = none = loops = 0
+        empty = punct = same = total = none = loops = dups = 0
         for i, cands in zip(targets, results):
             if not cands:
                 none += 1
@@ -399,8 +402,10 @@ class ParaphraseExec(Executor):
                     same += 1
                 else:
                     loops += repetition_loop(text)
+                    dups += self.duplicates.count(text, current[i])
         self.count(originals=len(results), without_candidates=none, candidates=total,
-                   empty=empty, punctuation_only=punct, identical=same, repetition_loops=loops)
+                   empty=empty, punctuation_only=punct, identical=same, repetition_loops=loops,
+                   duplicates=dups)
 
     def apply(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
@@ -495,6 +500,29 @@ def repetition_loop(text: str, min_repeats: int = 4, max_span: int = 4) -> bool:
     return False
 
 
+class DuplicateOutputs:
+    """Counts the texts a step made that it had already made for another sentence: a model that
+    collapsed writes one sentence for thousands of inputs. Up to ``LIMIT`` distinct texts are
+    remembered (a hash each, with the hash of the first sentence they were made for), so memory
+    stays bounded; past it, texts are only compared with those remembered."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        """Start with nothing seen."""
+        self.first_for: dict[int, int] = {}
+
+    def count(self, made: str, source: str) -> int:
+        """1 when ``made`` was already made for a sentence other than ``source``, else 0."""
+        key, src = hash(" ".join(made.split())), hash(source)
+        seen = self.first_for.get(key)
+        if seen is None:
+            if len(self.first_for) < self.LIMIT:
+                self.first_for[key] = src
+            return 0
+        return int(seen != src)
+
+
 class GenerateExec(Executor):
     """Fills the empty side of monolingual rows with a Generator (back-translation of target
     text, forward translation of source text), one row per candidate; rows that already have
@@ -519,6 +547,7 @@ class GenerateExec(Executor):
         self.tag = step.tag or ""
         self.tag_col = tag_column(step.side) if step.tag else None
         self.made_by = comp.describe() + (f" tag={step.tag}" if step.tag else "")
+        self.duplicates = DuplicateOutputs()
 
     def columns(self) -> list[str]:
         """Columns this step adds."""
@@ -569,7 +598,7 @@ class GenerateExec(Executor):
         made_from: list = []
         extra: dict[str, list] = {k: [] for k in self.extra}
         failed: list[int] = []
-        loops = total = 0
+        loops = total = dups = 0
         V = batch["variant"]
         for i in range(n):
             if i not in cands:
@@ -591,6 +620,7 @@ class GenerateExec(Executor):
             for j, cand in enumerate(got):
                 total += 1
                 loops += repetition_loop(cand[0])
+                dups += self.duplicates.count(cand[0], R[i])
                 idx.append(i)
                 variant.append(V[i] + j)
                 text.append(cand[0])
@@ -625,7 +655,7 @@ class GenerateExec(Executor):
             res.rejected.append(Rejected(rej, f"{self.label}: no output", [None] * len(failed)))
             res.rows_rejected = len(failed)
         self.count(sentences=len(targets), generated=total, without_output=len(failed),
-                   repetition_loops=loops)
+                   repetition_loops=loops, duplicates=dups)
         res.counts = self._counts
         res.seconds = time.perf_counter() - t0
         return res

@@ -180,6 +180,7 @@ class ErgParaphraser(Paraphraser):
     """
 
     name = "erg.v1"
+    learned = False  # a grammar, not a trained model, writes the text
     extra = "erg"
     extra_columns: ClassVar[tuple[str, ...]] = ("change",)
 

@@ -114,6 +114,7 @@ class LexiconTranslateGenerator(Generator):
     and is rejected by the step."""
 
     name = "lexicon_translate.v1"
+    learned = False  # a dictionary, not a trained model, writes the text
 
     class Config(Generator.Config):
         """Options of lexicon_translate.v1."""

@@ -66,6 +66,7 @@ class TranslateGenerator(_OneModel, Generator):
 
     name = "translate.v1"
     extra = "nmt"
+    learned = True  # a trained translation model writes the text
 
     class Config(_NMTConfig, Generator.Config):
         """Options of translate.v1."""

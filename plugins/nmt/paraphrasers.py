@@ -139,6 +139,7 @@ class BackTranslateParaphraser(_OneModel, Paraphraser):
 
     name = "backtranslate.v1"
     extra = "nmt"
+    learned = True  # a trained translation model writes the text
     extra_columns = ("nll",)
     reads_side = True
 
@@ -219,6 +220,7 @@ class RoundTripParaphraser(Paraphraser):
 
     name = "roundtrip.v1"
     extra = "nmt"
+    learned = True  # a trained translation model writes the text
     extra_columns = ("nll", "pivot", "pivot_text")
 
     class Config(_NMTConfig):

@@ -52,6 +52,7 @@ class ContractionParaphraser(Paraphraser):
     """
 
     name = "contractions.v1"
+    learned = False  # rules, not a trained model, write the text
 
     class Config(Paraphraser.Config):
         """Options of contractions.v1."""
