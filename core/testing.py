@@ -14,6 +14,9 @@ A test that defines its components in the test file itself passes the classes in
 module: ``bitextforge_plugin(MyFilter, MyTrainer, name="mine")`` registers each under the hook of
 its kind (:func:`plugin_module` builds that module, also for a registry of one's own).
 
+:func:`run_recipe_with` runs a recipe in-process with a plugin registered (a file or a dict),
+as ``bitextforge run`` would, and returns what the run produced.
+
 It also holds the readers of shared test data that the project's tests and its benchmarks
 (benchmarks/) both use, so that a benchmark never imports a test module: the MQM-TED split of the
 reference classifier and the gold ERG profile items of the ERG plugin.
@@ -26,6 +29,7 @@ import re
 import types
 from collections import defaultdict
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import pytest
 
@@ -59,6 +63,21 @@ def _registering(members: tuple):
     return impl
 
 
+def _register(reg, plugin, more: tuple, name: str | None, who: str) -> str | None:
+    """Register ``plugin`` (a module, its import name, or component classes) in ``reg``; return
+    the name to remove it by, or None when it was registered already (pip-installed)."""
+    if isinstance(plugin, type):
+        plugin = plugin_module(plugin, *more)
+    elif more:
+        raise TypeError(f"{who}: several arguments must all be component classes")
+    if isinstance(plugin, str):
+        plugin = importlib.import_module(plugin)
+    reg.load_builtin(getattr(plugin, "__name__", ""))
+    if reg.pm.is_registered(plugin):  # pip-installed: its entry point registered it already
+        return None
+    return reg.add_plugin(plugin, name=name)
+
+
 @pytest.fixture
 def bitextforge_plugin():
     """Return ``add(plugin, name=None) -> Registry``; every plugin added is unregistered after.
@@ -67,21 +86,52 @@ def bitextforge_plugin():
     added: list[str] = []
 
     def add(plugin, *more, name: str | None = None):
-        if isinstance(plugin, type):
-            plugin = plugin_module(plugin, *more)
-        elif more:
-            raise TypeError("bitextforge_plugin: several arguments must all be component classes")
-        if isinstance(plugin, str):
-            plugin = importlib.import_module(plugin)
-        reg.load_builtin(getattr(plugin, "__name__", ""))
-        if reg.pm.is_registered(plugin):  # pip-installed: its entry point registered it already
-            return reg
-        added.append(reg.add_plugin(plugin, name=name))
+        got = _register(reg, plugin, more, name, "bitextforge_plugin")
+        if got is not None:
+            added.append(got)
         return reg
 
     yield add
     for name in added:
         reg.remove_plugin(name)
+
+
+def run_recipe_with(plugin, recipe, out_dir, *more, overrides: Sequence[str] = (),
+                    name: str | None = None):
+    """Run ``recipe`` in this process with ``plugin`` registered, then unregister it; return
+    the run's :class:`~bitextforge.pipeline.run.RunResult` (``rows_in``, ``rows_out``,
+    ``rejected``, ``manifest``, ``reports``; the files are in ``out_dir``).
+
+    ``plugin`` is what :func:`bitextforge_plugin` takes (a module, its import name, or component
+    classes, more of them in ``more``); ``recipe`` is a recipe file's path or a recipe as a dict
+    (relative paths in it are relative to the current directory); ``out_dir`` replaces the
+    recipe's output directory (a recipe dict may leave ``output`` out); ``overrides`` are
+    ``--set`` values (``["steps[0].keep.min=2"]``). A mistake in the recipe raises the
+    :class:`~bitextforge.RecipeError` that ``bitextforge run`` prints::
+
+        def test_my_filter_in_a_recipe(tmp_path):
+            res = run_recipe_with(my_plugin, {"name": "t", "input": {"src": "a.de", "tgt":
+                                  "a.en"}, "steps": [{"filter": "my_filter.v1"}]}, tmp_path / "o")
+            assert res.rows_out == 2
+    """
+    import yaml
+
+    from .pipeline.run import run_recipe
+    from .recipe.load import load_recipe, parse_recipe
+
+    reg = _registry.get_registry()
+    added = _register(reg, plugin, more, name, "run_recipe_with")
+    try:
+        if isinstance(recipe, Mapping):
+            data = {"output": {"dir": str(out_dir)}, **recipe}
+            loaded = parse_recipe(yaml.safe_dump(data, sort_keys=False), "<recipe dict>",
+                                  list(overrides))
+        else:
+            loaded = load_recipe(recipe, list(overrides))
+        return run_recipe(loaded, progress=False, output_dir=str(out_dir))
+    finally:
+        if added is not None:
+            reg.remove_plugin(added)
 
 
 # ------------------------------------------------------------------ shared test data readers
