@@ -22,8 +22,8 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bitextforge import InputError
-from bitextforge.io.corpus import read_lines, text_lines
-from bitextforge.hardware import Precision, device_field
+from bitextforge.api import read_lines, text_lines
+from bitextforge.api import Precision, device_field
 
 
 class TrainConfig(BaseModel):
@@ -167,12 +167,9 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     each of the named ``tests`` pair sets logs its cosine and CSLS (k=4) alignment-recovery error
     there too (both directions averaged), so the log holds error against training time.
     """
-    import sentencepiece as spm
     import torch
 
-    from bitextforge.hardware import autocast, resolve_device, resolve_precision
-
-    from .model import BilingualEmbedder, BilingualModel, ModelConfig
+    from bitextforge.api import autocast, resolve_device, resolve_precision
 
     if not src:
         raise InputError("no parallel training data")
@@ -182,6 +179,76 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     rng = random.Random(cfg.seed)
     t_start = time.perf_counter()
     mono = list(mono or [])
+    spm_bytes, net, model = _build_model(cfg, src, tgt, mono, device, log)
+    pairs, nmt_in, ae_pool = _training_data(cfg, model, src, tgt, mono, rng, log)
+
+    net.to(device)  # after the CPU-side initialisations, before the optimizer sees the weights
+    params = list(net.parameters())
+    if cfg.optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=cfg.lr)
+    else:
+        opt = torch.optim.SGD(params, lr=cfg.lr)
+
+    precision = resolve_precision(cfg.precision, device)
+    # autocast runs the matrix products of the GRU cells, the bridge and the output projection in
+    # bf16 (about 2x faster per update on an AVX-512 bf16 CPU); cross-entropy and the weights
+    # Adam updates stay fp32
+    log(f"training in {precision} on "
+        + (f"{cfg.threads} thread(s)" if device == "cpu" else device))
+    info: dict = {"train_pairs": len(pairs), "autoencoding_sentences": len(ae_pool),
+                  "precision": precision, "device": device, "config": cfg.model_dump(),
+                  "log": []}
+    clock = {"start": t_start, "checkpoint_seconds": 0.0}
+    step = 0
+    tokens = 0
+    loss_sum = 0.0
+    if dev is not None or tests:
+        # the starting point, which a dictionary start makes far from chance
+        _checkpoint(model, spm_bytes, out_dir, info, 0, 0, 0, 0.0, clock, dev, tests,
+                    cfg.snapshots, log)
+    last_save = time.perf_counter()
+    net.train()
+    for epoch, b in _batches(pairs, cfg.batch_size, rng):
+        if cfg.epochs and epoch >= cfg.epochs:
+            break
+        minutes = (time.perf_counter() - t_start) / 60
+        if (cfg.max_steps and step >= cfg.max_steps) or (cfg.max_minutes and
+                                                         minutes >= cfg.max_minutes):
+            break
+        for g in opt.param_groups:
+            g["lr"] = learning_rate(cfg, step)
+        start = rng.randrange(max(1, len(ae_pool) - len(b) + 1))
+        ae = [ae_pool[(start + i) % len(ae_pool)] for i in range(len(b))]
+        with autocast(torch, device, precision):
+            loss, ntok = batch_loss(net, nmt_in, [pairs[i] for i in b], ae, device)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, cfg.clip)
+        opt.step()
+        step += 1
+        tokens += ntok
+        loss_sum += float(loss.detach()) * ntok
+        if time.perf_counter() - last_save >= cfg.save_minutes * 60:
+            _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock,
+                        dev, tests, cfg.snapshots, log)
+            net.train()
+            tokens, loss_sum = 0, 0.0
+            last_save = time.perf_counter()
+    if not info["log"] or info["log"][-1]["step"] != step:  # not saved at this step already
+        _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev,
+                    tests, cfg.snapshots, log)
+    return Path(out_dir)
+
+
+def _build_model(cfg: TrainConfig, src: list[str], tgt: list[str], mono: list[str],
+                 device: str, log: Callable[[str], None]):
+    """The sentencepiece model's bytes, the network and the model around it, with its
+    embeddings initialised from vectors or a dictionary when asked."""
+    import sentencepiece as spm
+    import torch
+
+    from .model import BilingualEmbedder, BilingualModel, ModelConfig
+
     translations = None
     if cfg.init_lexicon:
         from .lexicon_init import dictionary_translations
@@ -216,7 +283,13 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
         n = init_from_dictionary(net, sp, translations)
         log(f"initialised the {cfg.src_lang} side from {cfg.init_lexicon}: {n} whole-word "
             f"subwords at the mean of their translations, the rest and the encoder copied")
+    return spm_bytes, net, model
 
+
+def _training_data(cfg: TrainConfig, model, src: list[str], tgt: list[str], mono: list[str],
+                   rng: random.Random, log: Callable[[str], None]):
+    """The NMT pairs (input side first), which side is the NMT input, and the length-sorted
+    autoencoding pool."""
     S, T = model.tokenize(src), model.tokenize(tgt)
     # pairs over the length limit were cut by tokenize(); skip them rather than learn truncations
     pairs = [(s, t) for s, t in zip(S, T)
@@ -235,82 +308,27 @@ def train_bilingual(cfg: TrainConfig, src: list[str], tgt: list[str], out_dir: s
     rng.shuffle(ae_pool)  # so sentences of one length come in random order, not corpus order
     ae_pool.sort(key=len)
     log(f"{len(pairs)} training pairs ({len(S) - len(pairs)} over {cfg.max_tokens} subwords "
-        f"skipped), {len(ae_pool)} autoencoding sentences, vocabulary {mcfg.vocab_size}")
+        f"skipped), {len(ae_pool)} autoencoding sentences, vocabulary {model.cfg.vocab_size}")
     if not pairs:
         raise InputError(f"every training pair is longer than max_tokens={cfg.max_tokens}")
+    return pairs, nmt_in, ae_pool
 
-    net.to(device)  # after the CPU-side initialisations, before the optimizer sees the weights
-    params = list(net.parameters())
-    if cfg.optimizer == "adam":
-        opt = torch.optim.Adam(params, lr=cfg.lr)
-    else:
-        opt = torch.optim.SGD(params, lr=cfg.lr)
 
-    def batches():
-        """Endless epochs; within a window of 50 batches pairs are sorted by length to limit
-        padding, then the batches are shuffled."""
-        order = list(range(len(pairs)))
-        epoch = 0
-        while True:
-            rng.shuffle(order)
-            window = cfg.batch_size * 50
-            for w in range(0, len(order), window):
-                chunk = sorted(order[w:w + window], key=lambda i: len(pairs[i][0]))
-                bs = [chunk[i:i + cfg.batch_size] for i in range(0, len(chunk), cfg.batch_size)]
-                rng.shuffle(bs)
-                for b in bs:
-                    yield epoch, b
-            epoch += 1
-
-    precision = resolve_precision(cfg.precision, device)
-    # autocast runs the matrix products of the GRU cells, the bridge and the output projection in
-    # bf16 (about 2x faster per update on an AVX-512 bf16 CPU); cross-entropy and the weights
-    # Adam updates stay fp32
-    log(f"training in {precision} on "
-        + (f"{cfg.threads} thread(s)" if device == "cpu" else device))
-    info: dict = {"train_pairs": len(pairs), "autoencoding_sentences": len(ae_pool),
-                  "precision": precision, "device": device, "config": cfg.model_dump(),
-                  "log": []}
-    clock = {"start": t_start, "checkpoint_seconds": 0.0}
-    step = 0
-    tokens = 0
-    loss_sum = 0.0
-    if dev is not None or tests:
-        # the starting point, which a dictionary start makes far from chance
-        _checkpoint(model, spm_bytes, out_dir, info, 0, 0, 0, 0.0, clock, dev, tests,
-                    cfg.snapshots, log)
-    last_save = time.perf_counter()
-    net.train()
-    for epoch, b in batches():
-        if cfg.epochs and epoch >= cfg.epochs:
-            break
-        minutes = (time.perf_counter() - t_start) / 60
-        if (cfg.max_steps and step >= cfg.max_steps) or (cfg.max_minutes and
-                                                         minutes >= cfg.max_minutes):
-            break
-        for g in opt.param_groups:
-            g["lr"] = learning_rate(cfg, step)
-        start = rng.randrange(max(1, len(ae_pool) - len(b) + 1))
-        ae = [ae_pool[(start + i) % len(ae_pool)] for i in range(len(b))]
-        with autocast(torch, device, precision):
-            loss, ntok = batch_loss(net, nmt_in, [pairs[i] for i in b], ae, device)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, cfg.clip)
-        opt.step()
-        step += 1
-        tokens += ntok
-        loss_sum += float(loss.detach()) * ntok
-        if time.perf_counter() - last_save >= cfg.save_minutes * 60:
-            _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock,
-                        dev, tests, cfg.snapshots, log)
-            net.train()
-            tokens, loss_sum = 0, 0.0
-            last_save = time.perf_counter()
-    if not info["log"] or info["log"][-1]["step"] != step:  # not saved at this step already
-        _checkpoint(model, spm_bytes, out_dir, info, step, epoch, tokens, loss_sum, clock, dev,
-                    tests, cfg.snapshots, log)
-    return Path(out_dir)
+def _batches(pairs: list, batch_size: int, rng: random.Random):
+    """Endless epochs of (epoch, row indices); within a window of 50 batches pairs are sorted by
+    length to limit padding, then the batches are shuffled."""
+    order = list(range(len(pairs)))
+    epoch = 0
+    while True:
+        rng.shuffle(order)
+        window = batch_size * 50
+        for w in range(0, len(order), window):
+            chunk = sorted(order[w:w + window], key=lambda i: len(pairs[i][0]))
+            bs = [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+            rng.shuffle(bs)
+            for b in bs:
+                yield epoch, b
+        epoch += 1
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
