@@ -171,8 +171,8 @@ def test_missing_extra_is_listed_and_refused_in_one_line(bare, tmp_path):
     res = _run([bf, "run", recipe], env=env, cwd=tmp_path)
     assert res.returncode == 2
     assert res.stderr.splitlines() == [
-        f"bitextforge: error: {recipe}: steps[1]: language_id.v1 needs the 'langid' extra "
+        f"bitextforge: error: {recipe}: steps[1] (language_id): language_id.v1 needs the 'langid' extra "
         f"(lingua-language-detector not installed): pip install 'bitextforge[langid]'",
-        f"bitextforge: error: {recipe}: steps[2]: kenlm_perplexity.v1 needs the 'quality' extra "
+        f"bitextforge: error: {recipe}: steps[2] (kenlm_perplexity): kenlm_perplexity.v1 needs the 'quality' extra "
         f"(kenlm, scikit-learn, scipy not installed): pip install 'bitextforge[quality]'"]
     assert not (tmp_path / "out").exists()

@@ -195,7 +195,7 @@ def test_a_score_that_depends_on_other_rows_cannot_be_cached(name, with_, why):
         parse_recipe(_filter_recipe(name, with_), "r.yaml")
     msg = str(err.value)
     assert len(msg.splitlines()) == 1
-    assert msg.startswith(f"r.yaml: steps[1].cache: {name} with these options cannot be cached: ")
+    assert msg.startswith(f"r.yaml: steps[1] ({name.split('.')[0]}).cache: {name} with these options cannot be cached: ")
     assert why in msg
     # without the cache the same step is fine
     parse_recipe(_filter_recipe(name, with_, cache="false"), "r.yaml")
@@ -255,7 +255,7 @@ def test_pair_classifier_caches_only_when_its_feature_filters_can(tmp_path):
     recipe = _filter_recipe("pair_classifier.v1", f"{{model: '{model}'}}")
     from bitextforge import RecipeError
 
-    with pytest.raises(RecipeError, match=r"steps\[1\]\.cache: .*unknown until the model"):
+    with pytest.raises(RecipeError, match=r"steps\[1\] \(\w+\)\.cache: .*unknown until the model"):
         parse_recipe(recipe, "r.yaml")
     feature = {"filter": "lexical_coverage.v1", "with": {"dictionary": "d.tsv"}}
     facts.write_text(json.dumps({"features": [feature]}), encoding="utf-8")

@@ -42,7 +42,8 @@ def test_user_error_is_one_line_exit_2(pair_files, tmp_path):
     r = write_recipe(tmp_path, s, t, STEPS.replace("max: 2.5", "max_ratio: 2.5"))
     res = cli("run", r)
     assert res.returncode == 2
-    assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[1].keep.max_ratio: unknown field; "
+    assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[1] (length_ratio).keep.max_ratio: "
+                                  f"unknown field; "
                                   f"did you mean max?")
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "out").exists()

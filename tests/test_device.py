@@ -134,7 +134,7 @@ steps:
     with: {{model: m, device: gpu}}
 output: {{dir: '{tmp_path / "out"}'}}
 """
-    with pytest.raises(RecipeError, match=r"steps\[0\]\.with\.device: String should match "
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(\w+\)\.with\.device: String should match "
                                           r"pattern .*auto\|cpu\|cuda"):
         parse_recipe(text, str(tmp_path / "r.yaml"))
 

@@ -53,8 +53,8 @@ steps:
   - paraphrase: nichols_split.v1
     side: tgt
 """
-    with pytest.raises(RecipeError, match=r"steps\[0\].paraphrase: unknown paraphraser "
-                       r"'nichols_split.v1'"):
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(nichols_split\).paraphrase: unknown "
+                       r"paraphraser 'nichols_split.v1'"):
         parse_recipe(text, "r.yaml")
 
 
@@ -124,8 +124,8 @@ steps:
   - weight: distributed.v1
   - split: nichols_split.v1
 """
-    with pytest.raises(RecipeError, match=r"steps\[1\]: split steps must come before"):
+    with pytest.raises(RecipeError, match=r"steps\[1\] \(nichols_split\): split steps must come before"):
         parse_recipe(text, "r.yaml")
-    with pytest.raises(RecipeError, match=r"steps\[0\].split: unknown splitter 'erg.v1'"):
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(erg\).split: unknown splitter 'erg.v1'"):
         parse_recipe(text.replace("  - weight: distributed.v1\n", "").replace(
             "nichols_split.v1", "erg.v1"), "r.yaml")

@@ -136,9 +136,9 @@ def test_missing_extra_is_listed_marked_and_refused_in_one_line(tmp_path, pair_f
     res = cli("run", recipe, env=env)
     assert res.returncode == 2
     assert res.stderr.splitlines() == [
-        f"bitextforge: error: {recipe}: steps[0]: heavy.v1 {NEEDS}",
-        f"bitextforge: error: {recipe}: steps[1]: choosy.v1 {NEEDS}",
-        f"bitextforge: error: {recipe}: steps[3]: everything.v1 needs the 'all' extra "
+        f"bitextforge: error: {recipe}: steps[0] (heavy): heavy.v1 {NEEDS}",
+        f"bitextforge: error: {recipe}: steps[1] (choosy): choosy.v1 {NEEDS}",
+        f"bitextforge: error: {recipe}: steps[3] (everything): everything.v1 needs the 'all' extra "
         f"(bitextforge-no-such-dist not installed): pip install 'extras_plugin[all]'"]
     assert not (tmp_path / "out").exists()
     res = cli("validate", recipe, "--set", "steps=[{filter: choosy.v1}]", env=env)

@@ -229,8 +229,8 @@ def test_validation_refuses_an_input_no_generate_step_takes(files, reg):
         "t.yaml: input[2]: input 'mono2' holds tgt text only, and no generate step fills its "
         "empty src side (the generate steps that fill src have `origins:` without 'mono2'), so "
         "the output would hold rows with an empty side")
-    with pytest.raises(RecipeError, match=r"steps\[0\]\.origins: 'mono3' is not the name of an "
-                       r"input"):
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(\w+\)\.origins: 'mono3' is not the name of "
+                       r"an input"):
         recipe(files, inputs, BT + "    origins: [mono, mono2, mono3]\n", reg=reg)
 
 
@@ -375,7 +375,7 @@ def test_origins_that_name_no_input_are_refused(files, reg):
                   "  - weight: distributed.v1\n    origins: [bitext]\n")
     with pytest.raises(RecipeError) as err:
         recipe(files, bitext_and_mono(files), steps, reg=reg)
-    assert str(err.value) == ("t.yaml: steps[1].origins: 'mnoo' is not the name of an input "
+    assert str(err.value) == ("t.yaml: steps[1] (length).origins: 'mnoo' is not the name of an input "
                               "(inputs: bitext, mono)")
 
 

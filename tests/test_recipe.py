@@ -35,7 +35,8 @@ def test_misspelled_parameter_names_key_path_and_suggests():
     bad = BASE.replace("{unit: chars}", "{unti: chars}")
     with pytest.raises(RecipeError) as err:
         parse_recipe(bad, "r.yaml")
-    assert str(err.value) == "r.yaml: steps[1].with.unti: unknown field; did you mean unit?"
+    assert str(err.value) == ("r.yaml: steps[1] (length_ratio).with.unti: unknown field; did you "
+                              "mean unit?")
 
 
 def test_wrong_type_and_unknown_component_reported_together():
@@ -43,8 +44,10 @@ def test_wrong_type_and_unknown_component_reported_together():
     with pytest.raises(RecipeError) as err:
         parse_recipe(bad, "r.yaml")
     lines = str(err.value).splitlines()
-    assert lines[0].startswith("r.yaml: steps[0].filter: unknown filter 'lenght.v1'; did you mean length.v1")
-    assert lines[1].startswith("r.yaml: steps[2].with.n: Input should be a valid integer")
+    assert lines[0].startswith("r.yaml: steps[0] (lenght).filter: unknown filter 'lenght.v1'; "
+                              "did you mean length.v1")
+    assert lines[1].startswith("r.yaml: steps[2] (distributed).with.n: Input should be a valid "
+                              "integer")
 
 
 def test_bad_with_and_bad_keep_of_one_step_are_both_reported():
@@ -54,19 +57,19 @@ def test_bad_with_and_bad_keep_of_one_step_are_both_reported():
     with pytest.raises(RecipeError) as err:
         parse_recipe(bad, "r.yaml")
     assert str(err.value).splitlines() == [
-        "r.yaml: steps[1].keep.mx: unknown field; did you mean max?",
-        "r.yaml: steps[1].with.unti: unknown field; did you mean unit?"]
+        "r.yaml: steps[1] (length_ratio).keep.mx: unknown field; did you mean max?",
+        "r.yaml: steps[1] (length_ratio).with.unti: unknown field; did you mean unit?"]
 
 
 def test_unknown_top_level_key_and_keep_key():
     with pytest.raises(RecipeError, match=r"r.yaml: ouptut: unknown field; did you mean output"):
         parse_recipe(BASE + "ouptut: x\n", "r.yaml")
-    with pytest.raises(RecipeError, match=r"steps\[0\].keep.mx: unknown field; did you mean max"):
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(length\).keep.mx: unknown field; did you mean max"):
         parse_recipe(BASE.replace("{max: 50}", "{mx: 50}"), "r.yaml")
 
 
 def test_keep_required_unless_default():
-    with pytest.raises(RecipeError, match=r"steps\[0\].keep: required field missing"):
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(length\).keep: required field missing"):
         parse_recipe(BASE.replace("    keep: {max: 50}\n", "", 1), "r.yaml")
     r = parse_recipe(BASE + "  - filter: dedupe.v1\n", "r.yaml")
     assert r.steps[3].keep.min == 1
@@ -102,8 +105,10 @@ def test_a_bad_set_path_names_the_set_not_the_recipe_file():
     with pytest.raises(RecipeError) as err:
         parse_recipe(BASE, "r.yaml", ["steps[1].keep.mx=2.5", "steps.2.with.n=lots"])
     assert str(err.value).splitlines() == [
-        "--set steps[1].keep.mx=2.5: steps[1].keep.mx: unknown field; did you mean max?",
-        "--set steps.2.with.n=lots: steps[2].with.n: Input should be a valid integer, unable to "
+        "--set steps[1].keep.mx=2.5: steps[1] (length_ratio).keep.mx: unknown field; did you "
+        "mean max?",
+        "--set steps.2.with.n=lots: steps[2] (distributed).with.n: Input should be a valid "
+        "integer, unable to "
         "parse string as an integer (got 'lots')"]
     with pytest.raises(RecipeError) as err:
         parse_recipe(BASE, "r.yaml", ["name.x=1"])
@@ -112,7 +117,7 @@ def test_a_bad_set_path_names_the_set_not_the_recipe_file():
     # a problem the recipe text itself has still names the recipe file
     with pytest.raises(RecipeError) as err:
         parse_recipe(BASE.replace("{n: 2}", "{n: lots}"), "r.yaml", ["steps[1].keep.max=2"])
-    assert str(err.value).startswith("r.yaml: steps[2].with.n: ")
+    assert str(err.value).startswith("r.yaml: steps[2] (distributed).with.n: ")
 
 
 def test_duplicate_score_columns_need_as():
@@ -172,6 +177,10 @@ def test_duplicate_component_name_is_reported_once(bitextforge_plugin):
         """A second length.v1."""
 
         name = "length.v1"
+
+        def score(self, batch):
+            """Every row scores 0."""
+            return [0.0] * len(batch["src"])
 
     bitextforge_plugin(Twin, name="twin")
     text = BASE + "  - filter: length.v1\n    keep: {min: 1}\n    as: second\n"

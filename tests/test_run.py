@@ -245,7 +245,7 @@ def test_score_cache_skips_recomputation(bitextforge_plugin, pair_files, tmp_pat
 def test_stateful_filter_cannot_be_cached(pair_files, tmp_path):
     from bitextforge import RecipeError
 
-    with pytest.raises(RecipeError, match=r"steps\[0\].cache: dedupe.v1 with these options cannot be "
+    with pytest.raises(RecipeError, match=r"steps\[0\] \(dedupe\).cache: dedupe.v1 with these options cannot be "
                                           r"cached: its scores depend on earlier rows"):
         parse_recipe(recipe_text("a", "b", tmp_path, "  - filter: dedupe.v1\n    cache: true\n"), "r.yaml")
 

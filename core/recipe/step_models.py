@@ -2,14 +2,17 @@
 what every step has (its component name, ``with:``, Ray ``resources``) and what a kind may add
 (a score column, checks against its component class).
 
-The table that ties each model to its component base and executor is :mod:`bitextforge.pipeline.kinds`.
+The table that ties each model to its kind of component is :mod:`.kinds`; the run adds each
+kind's executor (:mod:`bitextforge.pipeline.kinds`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, field_validator,
+                      model_validator)
 
 Strict = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -25,7 +28,8 @@ class KeepSpec(BaseModel):
     model_config = Strict
     min: float | None = Field(None, description="Keep rows whose score is >= min.")
     max: float | None = Field(None, description="Keep rows whose score is <= max.")
-    top: float | None = Field(None, gt=0, description="Keep the best rows: a fraction in (0, 1) "
+    top: float | None = Field(None, gt=0, allow_inf_nan=False,
+                              description="Keep the best rows: a fraction in (0, 1) "
                               "or a count >= 1 over the whole corpus.")
     words: int | None = Field(None, gt=0, description="Keep the best rows until this many words "
                               "(whitespace tokens, on words_side) are reached (WMT18 filtering task).")
@@ -33,6 +37,15 @@ class KeepSpec(BaseModel):
                                                       "towards `words`.")
     order: Literal["highest", "lowest"] = Field("highest", description="For top/words: whether "
                                                 "high or low scores are best (perplexity: lowest).")
+
+    @field_validator("min", "max")
+    @classmethod
+    def _not_nan(cls, value: float | None) -> float | None:
+        # every comparison with NaN is false: a NaN bound would reject every row without a word;
+        # an infinite bound is no bound, which is harmless
+        if value is not None and math.isnan(value):
+            raise ValueError("Input should be a number, not NaN")
+        return value
 
     @model_validator(mode="after")
     def _check(self):
@@ -54,9 +67,10 @@ class Resources(BaseModel):
     """What one worker of a step needs under the Ray runner (ignored by the local runner)."""
 
     model_config = Strict
-    num_cpus: float = Field(0.5, gt=0, description="CPUs per worker (below 1 leaves room for "
+    num_cpus: float = Field(0.5, gt=0, allow_inf_nan=False,
+                            description="CPUs per worker (below 1 leaves room for "
                             "read tasks on small clusters).")
-    num_gpus: float = Field(0, ge=0, description="GPUs per worker.")
+    num_gpus: float = Field(0, ge=0, allow_inf_nan=False, description="GPUs per worker.")
     concurrency: int = Field(2, ge=1, description="Workers (actors) for this step.")
 
 
