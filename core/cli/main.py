@@ -84,12 +84,14 @@ def _print_prepared(entries) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from ..recipe.checks import check_recipe_files
+    from ..recipe.checks import check_recipe_files, unread_jsonl_keys
     from ..recipe.load import dump_yaml, load_recipe
     from ..components.registry import get_registry
 
     recipe = load_recipe(args.recipe, args.set)
     check_recipe_files(recipe, get_registry(), output=True)
+    for note in unread_jsonl_keys(recipe):
+        print(f"bitextforge: note: {note}", file=sys.stderr)
     if args.filled:
         sys.stdout.write(dump_yaml(recipe.filled()))
     else:

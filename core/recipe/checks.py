@@ -13,6 +13,8 @@ the output directory is not a file, and what the steps and evaluators check them
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 from pathlib import Path
 
@@ -57,6 +59,8 @@ def input_problems(recipe) -> list[str]:
             elif p.suffix == ".gz" and (why := gzip_problem(p)):
                 found.append(f"{source}: {where}.{key}: {path}: {why}")
         problems += found
+        if spec.format == "jsonl" and not found:
+            problems += _unread_keys_in_use(recipe, spec, where)
         if (spec.format == "plain" and not spec.one_sided and not found and spec.limit is None
                 and not spec.skip):
             ns, nt = count_lines(spec.src), count_lines(spec.tgt)
@@ -64,6 +68,78 @@ def input_problems(recipe) -> list[str]:
                 problems.append(f"{source}: {where}: line counts differ: {spec.src} has {ns} "
                                 f"lines, {spec.tgt} has {nt}")
     return problems
+
+
+def first_json_keys(path: str | os.PathLike) -> list[str]:
+    """The keys of the first JSON object of a JSONL file (``.gz`` read through gzip), in file
+    order; empty when the first line is not a JSON object (the reader reports that itself)."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+            line = fh.readline(1 << 20)
+        obj = json.loads(line)
+    except (OSError, EOFError, ValueError):
+        return []
+    return [str(k) for k in obj] if isinstance(obj, dict) else []
+
+
+def _strings(value) -> list[str]:
+    """Every string inside a config value (nested lists and mappings included)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _unread_keys_in_use(recipe, spec, where: str) -> list[str]:
+    """A JSONL input carries only ``src``/``tgt`` and its ``extra_fields`` as columns; every other
+    key of its objects is dropped. A step or evaluator whose options name such a key (a column
+    to read) would fail, or find nothing, only once the run reached it: one problem each, read
+    from the file's first object."""
+    read = {spec.side} if spec.one_sided else {"src", "tgt"}
+    dropped = [k for k in first_json_keys(spec.path)
+               if k not in read and k not in (spec.extra_fields or [])]
+    if not dropped:
+        return []
+    users = [(f"steps[{i}] ({step.score_column() or step.component})",
+              [getattr(step, "read", None), *_strings(cfg.model_dump() if cfg else {})])
+             for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
+    users += [(f"evaluate[{i}] ({ev.evaluator})", _strings(cfg.model_dump() if cfg else {}))
+              for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
+    problems = []
+    for who, values in users:
+        named = [k for k in dropped if k in values]
+        if named:
+            listed = ", ".join(repr(k) for k in named)
+            problems.append(f"{recipe.source}: {where}.extra_fields: {who} names {listed}, a key "
+                            f"of {spec.path}'s JSON objects that is not read as a column (only "
+                            f"src, tgt and extra_fields are); add it to extra_fields")
+    return problems
+
+
+def unread_jsonl_keys(recipe) -> list[str]:
+    """One note per JSONL input whose first object holds keys that are not read (neither
+    ``src``/``tgt`` nor in ``extra_fields``): they are dropped, which ``validate`` says."""
+    from .models import input_specs
+
+    several = isinstance(recipe.input, list)
+    notes = []
+    for i, spec in enumerate(input_specs(recipe)):
+        if spec.format != "jsonl" or not Path(spec.path).is_file():
+            continue
+        read = {spec.side} if spec.one_sided else {"src", "tgt"}
+        dropped = [k for k in first_json_keys(spec.path)
+                   if k not in read and k not in (spec.extra_fields or [])]
+        if dropped:
+            where = f"input[{i}]" if several else "input"
+            notes.append(f"{recipe.source}: {where}: {spec.path}: the keys "
+                         f"{', '.join(repr(k[:40]) for k in dropped[:10])} of its JSON objects "
+                         f"are not read (list them in extra_fields to keep them as columns)")
+    return notes
 
 
 def _written_by_prepare(path: str, outputs: list[Path]) -> bool:
