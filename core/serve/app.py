@@ -349,10 +349,11 @@ async def decide(request: Request) -> Response:
     """``GET /api/decide?keep=...&axis=score|logit``: counts and histograms under the bounds."""
     axis = _axis(request)
 
-    def work() -> Any:
+    def work() -> bytes:
         return _decision(request).summary(_state(request).data, axis)
 
-    return JSONResponse(await run_in_threadpool(work))
+    # the answer's JSON text is made once per bounds and axis, and sent as it is
+    return Response(await run_in_threadpool(work), media_type="application/json")
 
 
 async def rows(request: Request) -> Response:

@@ -15,7 +15,7 @@ import json
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Callable
 
 from ..recipe.load import KeepSpec
 from .data import Decision, RunData
@@ -34,20 +34,21 @@ def canonical(keeps: dict[int, KeepSpec]) -> str:
 
 
 class Entry:
-    """One decision and the page's JSON for it (rendered once per histogram axis)."""
+    """One decision and the page's JSON text for it (rendered once per histogram axis)."""
 
     def __init__(self, decision: Decision):
         """Hold ``decision``; its summaries are made when first asked for."""
         self.decision = decision
-        self._summaries: dict[str, Any] = {}
+        self._summaries: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
-    def summary(self, data: RunData, axis: str) -> Any:
-        """``data.summary`` of the decision on ``axis``, made once."""
+    def summary(self, data: RunData, axis: str) -> bytes:
+        """``data.summary`` of the decision on ``axis`` as JSON text, made once."""
         with self._lock:
             done = self._summaries.get(axis)
         if done is None:
-            done = data.summary(self.decision, axis=axis)
+            done = json.dumps(data.summary(self.decision, axis=axis), ensure_ascii=False,
+                              allow_nan=False, separators=(",", ":")).encode("utf-8")
             with self._lock:
                 done = self._summaries.setdefault(axis, done)
         return done
