@@ -17,8 +17,8 @@ from xxhash import xxh3_64_intdigest
 
 import bitextforge
 from bitextforge import ComponentError, Filter
-from bitextforge.cache.memo import Int64Table
-from bitextforge.text_facts import text_facts, token_counts
+from bitextforge.api import Int64Table
+from bitextforge.api import text_facts, token_counts
 
 from .combine import ColumnFilter, CombineFilter, CombineModelTrainer
 from .spilled_keys import MIN_MEMORY_MB, SpilledKeySet

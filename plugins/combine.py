@@ -229,7 +229,7 @@ def iter_tsv_records(path: str, columns: list[str], where: dict[str, list[str]] 
     ``lineno`` is the file's line number, ``values`` the fields of ``columns`` in that order ("" when
     a line is short). ``where`` keeps only lines whose column holds one of the listed values. A
     missing column is one error naming the file and the columns it has."""
-    from bitextforge.io.corpus import iter_lines, ReadStats
+    from bitextforge.api import iter_lines, ReadStats
 
     where = where or {}
     lines = iter_lines(path, "error", ReadStats())
@@ -434,9 +434,9 @@ class CombineModelTrainer(Trainer):
         """Score clean pairs and shifted (misaligned) pairs with the recipe's filter steps."""
         import tempfile
 
-        from bitextforge.io.corpus import read_lines
-        from bitextforge.recipe.load import FilterStep, parse_recipe, recipe_data, score_column
-        from bitextforge.pipeline.scoring import score_parsed
+        from bitextforge.api import read_lines
+        from bitextforge.api import FilterStep, parse_recipe, recipe_data, score_column
+        from bitextforge.api import score_parsed
 
         c = self.config
         src, tgt = read_lines(c.clean_src, c.limit), read_lines(c.clean_tgt, c.limit)
@@ -481,6 +481,6 @@ def _field(text: str) -> str:
 
 
 def _dump(data: dict) -> str:
-    from bitextforge.recipe.load import dump_yaml
+    from bitextforge.api import dump_yaml
 
     return dump_yaml(data)

@@ -31,7 +31,7 @@ from pydantic import Field, field_validator
 
 import bitextforge
 from bitextforge import ComponentError, Filter
-from bitextforge.io.corpus import take_rows
+from bitextforge.api import take_rows
 from bitextforge.recipe.step_models import KeepSpec
 from bitextforge.pipeline.executors import within_bounds
 

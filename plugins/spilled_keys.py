@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bitextforge.cache.memo import Int64Table
+from bitextforge.api import Int64Table
 
 #: one key in this many of a run is kept in memory: 512 keys are one 4 KiB page of the run
 FENCE = 512

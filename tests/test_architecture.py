@@ -5,7 +5,9 @@ under a second."""
 
 from __future__ import annotations
 
+import ast
 import types
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +128,148 @@ def test_a_misspelled_hook_suggests_register_components():
     with pytest.raises(RegistryError, match="register_component is not a bitextforge hook; "
                                             "did you mean register_components\\?"):
         Registry().add_plugin(_plugin(register_component=register_component), name="typo")
+
+
+# ------------------------------------------------------------------------------ import contract
+# Core's floors from the top; a module may import its own floor and those below, never above.
+# The package's faces stand on top: the public API plugins import, and the testing fixture.
+ROOT = Path(__file__).resolve().parents[1]
+FLOORS = {
+    "api": 7, "testing": 7,
+    "cli": 6,
+    "serve": 5, "report": 5,
+    # the whole run: the pipeline's stages, then the run's reports and its page (report/)
+    "pipeline.run": 5,
+    "pipeline": 4,
+    "recipe": 3, "io": 3, "cache": 3,
+    "components": 2, "": 2,  # "": the package's __init__ (the base classes, errors, hookimpl)
+    "errors": 1, "log": 1, "hardware": 1, "text_facts": 1, "processes": 1,
+}
+#: what core may import of the built-in plugins: the index of what each registers, which lets the
+#: registry import a built-in plugin only when a recipe names one of its components
+CORE_MAY_IMPORT = {"bitextforge.plugins"}
+#: what a plugin may import of bitextforge besides its own package
+PUBLIC = {"bitextforge", "bitextforge.api"}
+
+
+def _modules(folder: str, package: str) -> dict[str, Path]:
+    """Every module under ``folder`` by its import name."""
+    out = {}
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join([package, *parts])] = path
+    return out
+
+
+CORE = _modules("core", "bitextforge")
+PLUGINS = _modules("plugins", "bitextforge.plugins")
+EVERY = {**CORE, **PLUGINS}
+
+
+def _imports(name: str, path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` of every bitextforge module ``name`` imports, at its top or inside a
+    function; ``from pkg import mod`` counts as importing ``pkg.mod`` when that is a module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in EVERY]
+            found += [(node.lineno, m) for m in subs] or [(node.lineno, base)]
+    return [(line, m) for line, m in found if m == "bitextforge" or m.startswith("bitextforge.")]
+
+
+def _floor(module: str) -> int:
+    """The floor of the longest entry of :data:`FLOORS` that ``module`` lies in."""
+    parts = module.removeprefix("bitextforge").lstrip(".").split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in FLOORS:
+            return FLOORS[".".join(parts[:n])]
+    return FLOORS[""]
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            scc = []
+            while True:
+                w = stack.pop()
+                scc.append(w)
+                if w == v:
+                    break
+            if len(scc) > 1:
+                out.append(sorted(scc))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    return {name: {m for _, m in _imports(name, path) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def test_every_core_module_stands_on_a_floor():
+    """A new top-level module or folder of core is given its floor here."""
+    assert [m for m in CORE if m.removeprefix("bitextforge").lstrip(".").split(".")[0]
+            not in FLOORS] == []
+
+
+def test_core_imports_no_higher_floor():
+    climbs = []
+    for name, path in CORE.items():
+        for line, target in _imports(name, path):
+            if target.startswith("bitextforge.plugins"):
+                if target not in CORE_MAY_IMPORT:
+                    climbs.append(f"{path.relative_to(ROOT)}:{line}: {target} (a plugin)")
+            elif _floor(target) > _floor(name):
+                climbs.append(f"{path.relative_to(ROOT)}:{line}: {target}")
+    assert climbs == []
+
+
+def test_core_has_no_import_circle():
+    assert _circles(_graph(CORE)) == []
+
+
+def test_plugins_have_no_import_circle():
+    assert _circles(_graph(PLUGINS)) == []
+
+
+def test_plugins_import_only_the_public_api():
+    reaching = []
+    for name, path in PLUGINS.items():
+        for line, target in _imports(name, path):
+            if target not in PUBLIC and not target.startswith("bitextforge.plugins"):
+                reaching.append(f"{path.relative_to(ROOT)}:{line}: {target}")
+    assert reaching == []
+
+
+def test_the_contract_sees_a_climb_and_a_circle():
+    """The checks above cannot pass by reading nothing."""
+    assert ("bitextforge.components.registry" in
+            {m for _, m in _imports("bitextforge.pipeline.plan", CORE["bitextforge.pipeline.plan"])})
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _floor("bitextforge.cli.main") > _floor("bitextforge.pipeline.run")

@@ -35,7 +35,7 @@ def register_trainers(register):
 @bitextforge.hookimpl
 def register_commands(register):
     """The trainers under their short command names: train-bilingual, train-mlp-similarity."""
-    from bitextforge.cli.commands import trainer_command
+    from bitextforge.api import trainer_command
 
     register("train-bilingual", "train a bilingual sentence embedding model (Kim et al.; = train "
              "bilingual_model.v1)", trainer_command("bilingual_model.v1"))

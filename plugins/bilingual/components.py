@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Evaluator, Filter, InputError, Report
-from bitextforge.hardware import device_field, resolve_device
+from bitextforge.api import device_field, resolve_device
 
 MeasureName = Literal["cosine", "euclidean", "csls", "margin", "mlp"]
 

@@ -170,7 +170,7 @@ class BilingualModel:
         path.mkdir(parents=True, exist_ok=True)
         (path / SPM_FILE).write_bytes(spm_bytes)
         tmp = path / (WEIGHTS_FILE + ".tmp")
-        from bitextforge.hardware import cpu_state_dict
+        from bitextforge.api import cpu_state_dict
 
         torch.save(cpu_state_dict(self.net), tmp)
         tmp.replace(path / WEIGHTS_FILE)

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from bitextforge import InputError, Trainer
-from bitextforge.hardware import device_field, resolve_device
+from bitextforge.api import device_field, resolve_device
 
 from .train import TrainConfig
 
@@ -69,7 +69,7 @@ class BilingualModelTrainer(Trainer):
 
     def train(self):
         """Read the corpora and train."""
-        from bitextforge.io.corpus import read_tsv_pairs
+        from bitextforge.api import read_tsv_pairs
 
         from .train import read_pairs, read_text, train_bilingual
 

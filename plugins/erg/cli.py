@@ -36,7 +36,7 @@ def run_split(src: str, tgt: str, out_src: str, out_tgt: str, titles, split_pair
     from itertools import zip_longest
 
     from bitextforge import InputError
-    from bitextforge.io.corpus import open_binary, text_lines
+    from bitextforge.api import open_binary, text_lines
 
     pairs = split = written = 0
     for path in (src, tgt):  # a missing input fails before any output file is created

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bitextforge import InputError
-from bitextforge.io.corpus import read_lines
+from bitextforge.api import read_lines
 
 
 def read_text_file(path: str, what: str) -> list[str]:

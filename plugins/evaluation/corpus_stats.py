@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.log import progress
+from bitextforge.api import progress
 
 from ._texts import read_text_file
 

@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.hardware import autocast, device_field, resolve_device, resolve_precision
+from bitextforge.api import autocast, device_field, resolve_device, resolve_precision
 
 
 def read_mrpc(path: str) -> list[tuple[str, str, int]]:

@@ -36,7 +36,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.hardware import device_field, resolve_device
+from bitextforge.api import device_field, resolve_device
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 

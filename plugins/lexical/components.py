@@ -304,7 +304,7 @@ class LexicalTranslationTrainer(Trainer):
 
     def train(self):
         """Align, count and write the tables."""
-        from bitextforge.io.corpus import read_tsv_pairs
+        from bitextforge.api import read_tsv_pairs
 
         from .dictionary import load_lexicon
         from .tables import train_tables

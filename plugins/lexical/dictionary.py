@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from bitextforge import InputError
-from bitextforge.io.corpus import read_lines
+from bitextforge.api import read_lines
 
 from .words import Words
 

@@ -42,7 +42,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import BitextforgeError, ComponentError, Filter, InputError, Trainer
-from bitextforge.log import phase, progress
+from bitextforge.api import phase, progress
 
 # the negatives' old home: benchmarks and recipes' plugins import them from here
 from .negatives import (MORE_NEGATIVES, NEGATIVE_MAKERS, NEGATIVES, NUMBER_RE,  # noqa: F401
@@ -167,7 +167,7 @@ class FeatureScorer:
                  surface: tuple[str, ...] | list[str] = SURFACE):
         """Build each listed filter through the registry; ``surface`` names the surface
         measures that come first."""
-        from bitextforge.components.registry import get_registry
+        from bitextforge.api import get_registry
 
         reg = get_registry()
         self.filters = []
@@ -232,7 +232,7 @@ def _validate_specs(specs: list[FeatureFilter]) -> None:
     from pydantic import ValidationError
 
     from bitextforge import RegistryError
-    from bitextforge.components.registry import get_registry
+    from bitextforge.api import get_registry
 
     reg = get_registry()
     for n, spec in enumerate(specs):
@@ -423,8 +423,8 @@ class PairClassifierTrainer(Trainer):
     def input_paths(cls, config):
         """The corpus files, the translation model directory (not a hub id) and every file the
         feature filters read (``features[0].with.tables``)."""
-        from bitextforge.components.registry import get_registry
-        from bitextforge.recipe.checks import local_model
+        from bitextforge.api import get_registry
+        from bitextforge.api import local_model
 
         reg = get_registry()
         out = {"corpus": config.corpus}
@@ -464,7 +464,7 @@ class PairClassifierTrainer(Trainer):
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.metrics import roc_auc_score
 
-        from bitextforge.io.corpus import read_tsv_pairs
+        from bitextforge.api import read_tsv_pairs
 
         c = self.config
         t0 = time.perf_counter()
@@ -568,7 +568,7 @@ class PairClassifierFilter(Filter):
     @classmethod
     def uncacheable(cls, config):
         """Cacheable when every feature filter the model names (in ``<model>.json``) is."""
-        from bitextforge.components.registry import get_registry
+        from bitextforge.api import get_registry
 
         facts = Path(config.model).with_name(Path(config.model).name + ".json")
         try:

@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from bitextforge import ComponentError, InputError
-from bitextforge.log import phase
+from bitextforge.api import phase
 
 from .words import Vocab, Words
 

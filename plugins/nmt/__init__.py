@@ -61,7 +61,7 @@ def register_evaluators(register):
 @bitextforge.hookimpl
 def register_commands(register):
     """train-nmt (the nmt_model.v1 trainer), evaluate-nmt and build-vocab-map."""
-    from bitextforge.cli.commands import trainer_command
+    from bitextforge.api import trainer_command
 
     from .cli import build_vocab_map_command, evaluate_nmt_command
 

@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bitextforge import ComponentError
-from bitextforge.hardware import ct2_device, resolve_device
+from bitextforge.api import ct2_device, resolve_device
 
 _MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "pytorch_model.bin")
 _MULTILINGUAL_TYPES = {"m2m_100", "mbart", "nllb", "nllb-moe"}
+#: file name inside a model directory that ``vocab_map: model`` reads and ``train-nmt`` writes
+VMAP_NAME = "vmap.txt"
 
 
 @dataclass(frozen=True)
@@ -357,8 +359,6 @@ def file_hash(path: Path) -> str:
 def resolve_vocab_map(spec: str | None, model_dir: Path, option: str = "vocab_map") -> Path | None:
     """The vocabulary map file ``spec`` names: None (full vocabulary), ``model`` (the
     ``vmap.txt`` that ``train-nmt`` writes into the model directory) or a file path."""
-    from .vocab_map import VMAP_NAME
-
     if spec is None:
         return None
     path = model_dir / VMAP_NAME if spec == "model" else Path(spec).expanduser()
@@ -376,7 +376,7 @@ def ct2_cache_dir(model_dir: Path, quantization: str, vmap: Path | None = None) 
         key += f"-vmap{file_hash(vmap)}"
     if os.access(model_dir, os.W_OK):
         return model_dir / key
-    from bitextforge.cache import cache_root
+    from bitextforge.api import cache_root
 
     return cache_root() / "ct2" / f"{model_dir.name}-{key}"
 

@@ -30,7 +30,7 @@ def evaluate_nmt_command(p):
         import sacrebleu
 
         from .backends import Decoding, make_backend
-        from bitextforge.io.corpus import read_parallel
+        from bitextforge.api import read_parallel
 
         src, ref = read_parallel(args.src, args.ref)
         if args.limit:
@@ -52,7 +52,7 @@ def evaluate_nmt_command(p):
                    "signature": str(bleu.get_signature()), "seconds": round(secs, 1)}
             print(json.dumps(row), flush=True)
         if args.output:
-            from bitextforge.io.corpus import write_atomic
+            from bitextforge.api import write_atomic
 
             write_atomic(args.output, "".join(h + "\n" for h in hyp))
         return 0
@@ -77,7 +77,7 @@ def build_vocab_map_command(p):
         from bitextforge import InputError
 
         from .backends import resolve_model
-        from bitextforge.io.corpus import read_parallel
+        from bitextforge.api import read_parallel
         from .vocab_map import build_for_model
 
         for flag, value in (("--per-source", args.per_source), ("--common", args.common)):

@@ -83,7 +83,7 @@ class LocalTranslator:
         time, each on ``intra_threads``."""
         import ctranslate2
 
-        from bitextforge.hardware import ct2_device
+        from bitextforge.api import ct2_device
 
         kind, index = ct2_device(device)
         self._load = dict(model_path=model_path, device=kind, device_index=index,

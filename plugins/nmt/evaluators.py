@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import Field, create_model, field_validator
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.io.corpus import read_parallel, write_atomic
-from bitextforge.hardware import Precision, device_field
+from bitextforge.api import read_parallel, write_atomic
+from bitextforge.api import Precision, device_field
 
 from .train import TrainOptions, has_resume_state
 
@@ -101,7 +101,7 @@ _log_prefix = ""
 
 def _log(message: str) -> None:
     """train_and_test.v1's messages, and its trainer's, on the run's one log channel."""
-    from bitextforge.log import say
+    from bitextforge.api import say
 
     say("train_and_test.v1", _log_prefix + message)
 
@@ -330,7 +330,7 @@ class TrainAndTestEvaluator(Evaluator):
                          f"(train_and_test/{RECORD})")
 
     def _baseline_from_recipe(self, path: str) -> tuple[Path, dict[str, Any] | None]:
-        from bitextforge.recipe.load import load_recipe
+        from bitextforge.api import load_recipe
 
         recipe = load_recipe(path)
         cfgs = [cfg for ev, cfg in zip(recipe.evaluate, recipe.eval_configs)
@@ -343,7 +343,7 @@ class TrainAndTestEvaluator(Evaluator):
                              f"itself; give the baseline a recipe without one")
         rec = models_root(cfgs[0].model_dir, recipe.output.dir) / RECORD
         if not rec.is_file():
-            from bitextforge.pipeline.run import run_recipe
+            from bitextforge.api import run_recipe
 
             _log(f"running the baseline recipe {path} first")
             run_recipe(recipe)

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.io.corpus import CorpusView, TsvWriter, write_atomic
+from bitextforge.api import CorpusView, TsvWriter, write_atomic
 
 from bitextforge.plugins.weighters import distinct_ranked
 
@@ -135,7 +135,7 @@ class ExpansionCurveEvaluator(Evaluator):
         @field_validator("schemes")
         @classmethod
         def _schemes_are_expansions(cls, v):
-            from bitextforge.components.registry import get_registry
+            from bitextforge.api import get_registry
 
             reg = get_registry()
             for name in v:
@@ -175,7 +175,7 @@ class ExpansionCurveEvaluator(Evaluator):
 
     def evaluate(self, corpus) -> Report:
         """Train and test every point of the curve, write curve.json and the plot."""
-        from bitextforge.components.registry import get_registry
+        from bitextforge.api import get_registry
 
         c = self.config
         run_dir = Path(corpus.path).parent
@@ -259,7 +259,7 @@ class ExpansionCurveEvaluator(Evaluator):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        from bitextforge.log import say
+        from bitextforge.api import say
 
         c = self.config
         jobs = []
@@ -281,7 +281,7 @@ class ExpansionCurveEvaluator(Evaluator):
     def _evaluate(self, plan: list[dict[str, Any]], root: Path) -> list[dict[str, Any]]:
         """Train (or reuse) and test each point in order, the baseline of a size first; every
         expanded point is compared with its size's baseline."""
-        from bitextforge.log import say
+        from bitextforge.api import say
 
         c = self.config
         points: list[dict[str, Any]] = []

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from bitextforge import ComponentError, Filter
-from bitextforge.hardware import device_field
+from bitextforge.api import device_field
 
 from .paraphrasers import _local_model
 

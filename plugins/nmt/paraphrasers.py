@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bitextforge import Paraphraser
 
-from bitextforge.hardware import device_field
+from bitextforge.api import device_field
 
 from .backends import Decoding, backend_device, make_backend
 
@@ -77,7 +77,7 @@ class _NMTConfig(Paraphraser.Config):
 def _local_model(spec: str) -> str | None:
     """``spec`` when it names a local model directory, None for a hub id (looked up when the
     component starts): :func:`bitextforge.recipe.checks.local_model`, the one rule for it."""
-    from bitextforge.recipe.checks import local_model
+    from bitextforge.api import local_model
 
     return local_model(spec)
 

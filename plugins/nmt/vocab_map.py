@@ -30,8 +30,8 @@ from pathlib import Path
 
 from bitextforge import InputError
 
-#: file name inside a model directory that ``vocab_map: model`` reads and ``train-nmt`` writes
-VMAP_NAME = "vmap.txt"
+from .backends import VMAP_NAME  # the map's file name in a model directory
+
 #: defaults: on Multi30k test2016 with train-nmt's de-en model these keep 100 % of greedy outputs
 #: equal to the full vocabulary's (docs/benchmarks.md, NMT)
 PER_SOURCE = 150
@@ -114,7 +114,7 @@ def build_for_model(model_dir: str | Path, src_texts: Sequence[str], tgt_texts: 
 
     Written to ``output`` (default ``model_dir/vmap.txt``) atomically; returns the path.
     """
-    from bitextforge.io.corpus import write_atomic
+    from bitextforge.api import write_atomic
 
     from .backends import load_tokenizer
 

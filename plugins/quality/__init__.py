@@ -50,7 +50,7 @@ def register_trainers(register):
 def register_commands(register):
     """The trainers under their short command names (``bitextforge train NAME`` with the same
     flags): train-lm, train-word-vectors, train-reference-classifier."""
-    from bitextforge.cli.commands import trainer_command
+    from bitextforge.api import trainer_command
 
     register("train-lm", "train a KenLM model (lmplz + build_binary) for kenlm_perplexity.v1 "
              "(= train kenlm_model.v1)", trainer_command("kenlm_model.v1"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
-from bitextforge.io.corpus import read_lines
+from bitextforge.api import read_lines
 
 
 def read_text_lines(path: str | Path) -> list[str]:

@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
-from bitextforge.hardware import Precision
+from bitextforge.api import Precision
 
 from ._common import column_texts, pick_columns
 from .multilingual import MultilingualEmbeddingFilter, encoder_file, load_encoder

