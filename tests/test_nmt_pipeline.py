@@ -679,7 +679,7 @@ def test_a_forked_process_does_not_take_the_parents_waiting_translator(tiny):
 def test_backtranslate_kbest_nll_and_drop_reference(tiny, backend):
     from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT
 
-    cfg = BT.Config(model=str(tiny["dir"]), backend=backend, k=3, beam=3, max_length=24,
+    cfg = BT.Config(model=str(tiny["dir"]), min_model_bleu=0, backend=backend, k=3, beam=3, max_length=24,
                     threads=1)
     comp = BT(cfg)
     src = tiny["de"][:4]
@@ -704,7 +704,7 @@ def test_backtranslate_kbest_nll_and_drop_reference(tiny, backend):
 def test_sampling_is_seeded(tiny):
     from bitextforge.plugins.nmt.paraphrasers import BackTranslateParaphraser as BT
 
-    cfg = BT.Config(model=str(tiny["dir"]), backend="ctranslate2", k=4, sampling=True,
+    cfg = BT.Config(model=str(tiny["dir"]), min_model_bleu=0, backend="ctranslate2", k=4, sampling=True,
                     top_p=0.9, seed=7, max_length=24, threads=1)
     a = BT(cfg).paraphrase(tiny["de"][:3])
     b = BT(cfg).paraphrase(tiny["de"][:3])
@@ -723,7 +723,7 @@ steps:
   - paraphrase: backtranslate.v1
     side: tgt
     read: src
-    with: {{model: '{m}', k: 2, max_length: 24, threads: 1}}
+    with: {{model: '{m}', min_model_bleu: 0, k: 2, max_length: 24, threads: 1}}
   - paraphrase: roundtrip.v1
     side: tgt
     with:

@@ -12,12 +12,15 @@ Context"): English -> pivot -> English through several pivot languages. Translat
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bitextforge import Paraphraser
+from bitextforge import ComponentError, Paraphraser
+from bitextforge.api import say
 
 from bitextforge.api import device_field
 
@@ -52,6 +55,15 @@ class _NMTConfig(Paraphraser.Config):
         "shortlist, `model` (the vmap.txt train-nmt writes into the model directory) or a "
         "vocabulary map file (`bitextforge build-vocab-map`); faster, nearly always the same "
         "output (docs/nmt.md). Default: the full vocabulary.")
+    min_model_bleu: float = Field(
+        5.0, ge=0, allow_inf_nan=False, description="The lowest test BLEU the model's own "
+        "record may show (the `tests` in the train_log.json that `train-nmt` and nmt_model.v1 "
+        "write): a model below it writes fluent sentences unrelated to their source, and "
+        "generating with it is refused (or only warned, `weak_model: warn`). 0 turns the check "
+        "off; a model without such a record is not checked.")
+    weak_model: Literal["refuse", "warn"] = Field(
+        "refuse", description="What a model below min_model_bleu does: refuse to start (the "
+        "default), or warn and generate anyway.")
 
     @model_validator(mode="after")
     def _vocab_map_needs_ctranslate2(self):
@@ -92,10 +104,43 @@ class _OneModel:
         return {"model": _local_model(config.model)}
 
     def _backend(self):
-        """The model's backend with this component's runtime options; errors name the option."""
+        """The model's backend with this component's runtime options; errors name the option.
+        A model whose own test record says it cannot translate is refused first
+        (:func:`check_model_record`)."""
         c = self.config
+        check_model_record(c.model, c.min_model_bleu, c.weak_model, self.name)
         return make_backend(c.backend, c.model, src_lang=c.src_lang, tgt_lang=c.tgt_lang,
                             option=f"{self.name} model", **c.runtime(self.name))
+
+
+def check_model_record(model: str, min_bleu: float, weak: str, who: str) -> float | None:
+    """The best test BLEU in ``model``'s ``train_log.json`` (None when there is no such record):
+    below ``min_bleu`` a :class:`ComponentError` (``weak`` ``refuse``) or a warning (``warn``).
+
+    Generating with a model that cannot translate is the quiet way back-translation hurts: its
+    outputs are fluent sentences unrelated to their sources, filters keep them as readily as good
+    ones, and the model trained on them loses to bitext alone."""
+    path = Path(model) / "train_log.json"
+    if min_bleu <= 0 or not path.is_file():
+        return None
+    try:
+        tests = json.loads(path.read_text(encoding="utf-8")).get("tests") or []
+        scored = [(float(t["bleu"]), str(t.get("test", "?"))) for t in tests if "bleu" in t]
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return None
+    if not scored:
+        return None
+    best, test = max(scored)
+    if best >= min_bleu:
+        return best
+    message = (f"{who}: model {model} scored BLEU {best:g} on its test set {test} (its "
+               f"train_log.json), below min_model_bleu {min_bleu:g}: it cannot translate, and "
+               f"what it generates would be fluent sentences unrelated to their sources; train "
+               f"it longer or on more data")
+    if weak == "warn":
+        say(who, f"warning: {message}")
+        return best
+    raise ComponentError(message + " (or set weak_model: warn to generate anyway)")
 
 
 def _norm(text: str) -> str:
