@@ -32,7 +32,8 @@ COMPONENTS: dict[str, dict[str, tuple[str, ...]]] = {
                    "space_noise.v1", "terminal_punctuation.v1", "titles.v1", "too_long.v1",
                    "too_short.v1", "unicode_noise.v1", "urls.v1")},
     "bitextforge.plugins.lexical": {
-        "filter": ("lexical_coverage.v1", "lexical_translation.v1", "pair_classifier.v1"),
+        "filter": ("lexical_coverage.v1", "lexical_translation.v1", "pair_classifier.v1",
+                   "segmented.v1"),
         "generator": ("lexicon_translate.v1",),
         "trainer": ("lexical_translation_model.v1", "pair_classifier_model.v1")},
     "bitextforge.plugins.nmt": {

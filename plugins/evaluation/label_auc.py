@@ -4,9 +4,10 @@ The evaluation of a filter against human judgement used for the ParaCrawl releas
 2020, *ParaCrawl: Web-Scale Acquisition of Parallel Corpora*, whose human evaluations label each
 pair V valid, A misaligned, MT machine-translated, E translation error, F free translation,
 L wrong language, T tokenisation): ROC-AUC, average precision and precision at the top k% of each
-score column, with scikit-learn's metrics, and optionally of a combination of the scores learned
-by logistic regression with stratified cross-validation (so no row is scored by a model that saw
-its label).
+score column, with scikit-learn's metrics (with ``per_kind``, also ROC-AUC against each negative
+label alone: which kind of noise a score misses), and optionally of a combination of the scores
+learned by logistic regression with stratified cross-validation (so no row is scored by a model
+that saw its label).
 """
 
 from __future__ import annotations
@@ -77,6 +78,27 @@ def score_columns(corpus, names: list[str], exclude: set[str], lower_is_better: 
     return values
 
 
+def roc_auc_by_kind(y, s, kinds) -> dict[str, float]:
+    """ROC-AUC of score ``s`` for the positives (``y`` = 1) against the negatives of each kind
+    alone (``kinds[i]`` names row i's kind; positives' kinds are not read), in the order the
+    kinds first occur: which kind of noise a score misses, where one AUC over all of them hides
+    it. A kind whose scores are all missing (NaN) is left out."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    y = np.asarray(y, dtype=int)
+    s = np.asarray(s, dtype=float)
+    kd = np.asarray([str(k) for k in kinds], dtype=object)
+    pos = s[y == 1]
+    out: dict[str, float] = {}
+    for k in dict.fromkeys(kd[y == 0]):
+        neg = s[(y == 0) & (kd == k)]
+        if len(pos) and len(neg):
+            out[k] = float(roc_auc_score(np.r_[np.ones(len(pos)), np.zeros(len(neg))],
+                                         np.r_[pos, neg]))
+    return out
+
+
 def precision_at(y, s, fraction: float) -> float:
     """Share of positives among the ceil(fraction * n) best-scored rows (stable order on ties)."""
     import numpy as np
@@ -117,6 +139,10 @@ class LabelAucEvaluator(Evaluator):
                               "score columns (out-of-fold predictions).")
         folds: int = Field(5, ge=2, description="Cross-validation folds for combine.")
         seed: int = Field(1234, description="Seed of the fold split.")
+        per_kind: bool = Field(False, description="Also give each score's ROC-AUC against "
+                               "each negative label value alone (<col>.roc_auc.<label>: "
+                               "ParaCrawl's A, MT, E... or a noisy bench's kinds), and the "
+                               "mean over them (<col>.roc_auc.mean_of_kinds).")
 
     def _labels(self, corpus) -> list[str]:
         c = self.config
@@ -174,6 +200,16 @@ class LabelAucEvaluator(Evaluator):
             s = _rank_ready(vals, name in c.lower_is_better)
             oriented[name] = s
             add(name, s, missing)
+            if c.per_kind:
+                by_kind = roc_auc_by_kind(y, s, [lab.strip() for lab in labels])
+                for k, v in by_kind.items():
+                    numbers[f"{name}.roc_auc.{k}"] = v
+                if by_kind:
+                    numbers[f"{name}.roc_auc.mean_of_kinds"] = float(np.mean(list(
+                        by_kind.values())))
+                    lines.append("  per kind: " + ", ".join(f"{k} {v:.3f}"
+                                                           for k, v in by_kind.items())
+                                 + f"; mean {numbers[f'{name}.roc_auc.mean_of_kinds']:.3f}")
         if c.combine and cols:
             from sklearn.linear_model import LogisticRegression
             from sklearn.model_selection import StratifiedKFold, cross_val_predict

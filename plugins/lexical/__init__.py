@@ -6,21 +6,25 @@ classifier trained on synthetic noise (``pair_classifier.v1`` and ``pair_classif
 after bicleaner-ai, Zaragoza-Bernabeu et al. 2022) whose features are the project's own scores.
 
 Registering imports no heavy library; scipy, snowballstemmer and eflomal load when a component is
-built.
+built. ``bitextforge build-filter`` (:mod:`.pair_builder`) builds all of them for a new pair
+from a clean seed corpus.
 """
 
 import bitextforge
 
 from .components import LexicalCoverageFilter, LexicalTranslationFilter
 from .pair_classifier import PairClassifierFilter
+from .segment import SegmentedFilter
 
 
 @bitextforge.hookimpl
 def register_filters(register):
-    """Register lexical_coverage.v1, lexical_translation.v1 and pair_classifier.v1."""
+    """Register lexical_coverage.v1, lexical_translation.v1, pair_classifier.v1 and
+    segmented.v1."""
     register(LexicalCoverageFilter)
     register(LexicalTranslationFilter)
     register(PairClassifierFilter)
+    register(SegmentedFilter)
 
 
 @bitextforge.hookimpl
@@ -39,3 +43,13 @@ def register_generators(register):
     from .wordforword import LexiconTranslateGenerator
 
     register(LexiconTranslateGenerator)
+
+
+@bitextforge.hookimpl
+def register_commands(register):
+    """build-filter: the WMT-style filter of any language pair from a clean seed corpus."""
+    from .pair_builder import build_filter_command
+
+    register("build-filter", "build the WMT-style filter of a language pair from a clean seed "
+             "corpus (tables, KenLM models, pair classifier, a recipe, held-out AUC per noise "
+             "kind)", build_filter_command)

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bitextforge import ComponentError, Filter, Trainer
 
-from .words import NORMALISE, Words
+from .words import NORMALISE, Words, check_stem
 
 Direction = Literal["both", "src2tgt", "tgt2src"]
 DEFAULT_NORMALISE = "stem"
@@ -106,6 +106,12 @@ class LexicalCoverageFilter(Filter):
         margin: int = Field(0, ge=0, description=MARGIN_DOC)
         direction: Direction = Field("both", description="both (average), src2tgt (share of "
                                      "source words covered) or tgt2src.")
+
+        @model_validator(mode="after")
+        def _stemmers(self):
+            # at validation, not when the dictionary is first read mid-run
+            check_stem(self.normalise, self.src_lang, self.tgt_lang)
+            return self
 
     @classmethod
     def uncacheable(cls, config):
@@ -296,6 +302,12 @@ class LexicalTranslationTrainer(Trainer):
         min_prob: float = Field(1e-4, gt=0, lt=1, description="Prune translations below this.")
         top: int = Field(50, ge=0, description="Keep at most this many translations a word "
                          "(0 = all).")
+
+        @model_validator(mode="after")
+        def _stemmers(self):
+            # at validation, not after the corpus was read and eflomal started
+            check_stem(self.normalise, *self.langs)
+            return self
 
     @classmethod
     def input_paths(cls, config):

@@ -5,9 +5,10 @@ sentence's words that have a dictionary translation on the other side, each word
 inverse document frequency so rare content words count more than function words; both directions.
 
 Identical words on the two sides (numbers, names, most punctuation-free codes) count as
-translations of each other, as in hunalign. Scores are computed with sparse matrix products, so
-one call scores every pair of a batch, or every source against every target for sentence
-alignment recovery.
+translations of each other, as in hunalign, when they are numbers or in Latin script
+(:func:`~.words.copyable`): a Japanese word on both sides is an untranslated copy. Scores are
+computed with sparse matrix products, so one call scores every pair of a batch, or every source
+against every target for sentence alignment recovery.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from .dictionary import Lexicon
-from .words import Vocab, bag_matrix
+from .words import Vocab, bag_matrix, copyable
 
 
 class Idf:
@@ -58,7 +59,7 @@ def link_matrix(vocab_a: Vocab, vocab_b: Vocab, lexicon: Lexicon, identical: boo
             if j is not None:
                 rows.append(i)
                 cols.append(j)
-        if identical:
+        if identical and copyable(w):
             j = ib.get(w)
             if j is not None:
                 rows.append(i)

@@ -53,6 +53,24 @@ _HEADLINE_NOTES = re.compile(r"/[^/]*/|<[^>]*>")
 _SENSE = re.compile(r"^\s*\d+\.\s*")
 
 
+#: a character of Japanese kana (a reading, when the headline also has a written form)
+_KANA = re.compile(r"^[\u3040-\u30ff\u30fc・]+$")
+
+
+def _headwords(head: str) -> list[str]:
+    """The headwords of a dictd headline whose notes are gone. A headline in Latin script is one
+    headword, as written. One in another script may list several forms with their tags and
+    readings (FreeDict jpn-eng: ``[ichi1] [news1] 違法 , [ichi1] いほう``): each written form is
+    a headword, without its bracketed tags and notes, and kana readings only where the entry has
+    no other written form."""
+    if all(ord(ch) <= 0x24F for ch in head):
+        return [head]
+    forms = [" ".join(_NOTES.sub(" ", f).split()) for f in head.split(",")]
+    forms = [f for f in forms if f]
+    written = [f for f in forms if not _KANA.match(f.replace(" ", ""))]
+    return list(dict.fromkeys(written or forms))
+
+
 def _b64(text: str) -> int:
     n = 0
     for ch in text:
@@ -65,9 +83,11 @@ def read_dictd(index: str | Path) -> list[tuple[str, str]]:
     ``.index`` file (``headword<TAB>offset<TAB>length``, numbers in dictd's base 64), the
     definitions are in the ``.dict.dz`` (dictzip, which gzip reads) or ``.dict`` beside it.
 
-    A definition's first line repeats the headword with its pronunciation and grammar notes; each
-    further line is one sense, whose comma- or semicolon-separated synonyms each pair with the
-    headword. The ``00-database-*`` entries (the dictionary's own description) are passed over.
+    A definition's first line repeats the headword with its pronunciation and grammar notes (in a
+    script other than Latin it may list several written forms, tags and readings:
+    :func:`_headwords`); each further line is one sense, whose comma- or semicolon-separated
+    synonyms each pair with the headword (a line of notes only pairs with nothing). The
+    ``00-database-*`` entries (the dictionary's own description) are passed over.
     """
     import gzip
 
@@ -97,13 +117,22 @@ def read_dictd(index: str | Path) -> list[tuple[str, str]]:
         except ValueError:
             raise InputError(f"{index}, line {n}: offset or length is not dictd base 64") from None
         lines = body[start:start + length].decode("utf-8", "replace").split("\n")
-        head = _HEADLINE_NOTES.sub(" ", lines[0]).strip()
-        if not head:
+        heads = _headwords(_HEADLINE_NOTES.sub(" ", lines[0]).strip())
+        if not heads or not heads[0]:
             continue
         for sense in lines[1:]:
             sense = _SENSE.sub("", sense)
-            out.extend((head, t.strip()) for t in re.split(r"[,;]", sense) if t.strip())
-    return out
+            # a line that is only notes (grammar, cross-references) or a usage note says
+            # nothing to pair with the headword
+            bare = sense.strip()
+            if (not _NOTES.sub("", bare).strip() or bare.startswith("Note:")
+                    or bare.startswith("(") and (bare.endswith(")")
+                                                 or bare.count("(") > bare.count(")"))):
+                continue
+            out.extend((head, t.strip()) for head in heads
+                       for t in re.split(r"[,;]", sense) if t.strip())
+    # a form and its reading are two index entries of one definition
+    return list(dict.fromkeys(out))
 
 
 def read_entry_lines(path: str | Path,

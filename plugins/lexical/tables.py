@@ -13,7 +13,8 @@ still have translations.
 
 A sentence pair's score in one direction is the IBM-1 log-probability divided by the length:
 ``(1/|t|) sum_j log( (t(t_j | NULL) + sum_i t(t_j | s_i)) / (|s| + 1) )``, each word probability
-floored at ``floor``; identical words the tables do not know (names, numbers) get ``copy_prob``.
+floored at ``floor``; identical words the tables do not know get ``copy_prob`` when they are
+numbers or in Latin script (names; :func:`~.words.copyable`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 from bitextforge import ComponentError, InputError
 from bitextforge.api import phase
 
-from .words import Vocab, Words
+from .words import Vocab, Words, copyable
 
 FORMAT = "bitextforge-lexical-tables/1"
 
@@ -214,7 +215,7 @@ def _sub_table(table, null, vocab_a: Vocab, vocab_b: Vocab, va: Vocab, vb: Vocab
     extra_r, extra_c = [], []
     for i, w in enumerate(va.words):
         j = vb.index.get(w)
-        if j is not None and (not known_a[i] or not known_b[j]):
+        if j is not None and (not known_a[i] or not known_b[j]) and copyable(w):
             extra_r.append(i)
             extra_c.append(j)
     if extra_r:

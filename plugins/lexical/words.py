@@ -25,6 +25,31 @@ WORD = re.compile(r"\w+(?:[-'’.,]\w+)*")
 
 Normalise = Literal["lowercase", "stem"]
 NORMALISE = ("lowercase", "stem")
+#: the languages with a Snowball stemmer here (``normalise: stem``), by ISO 639-1 code
+SNOWBALL = {"de": "german", "en": "english", "fr": "french", "cs": "czech", "es": "spanish",
+            "it": "italian", "nl": "dutch", "pt": "portuguese"}
+
+
+def check_stem(normalise: str, *langs: str) -> None:
+    """Refuse ``normalise: stem`` for a language without a Snowball stemmer, with the option's
+    name first, as a recipe validator reports it (a ValueError), so ``bitextforge validate``
+    says it before a training starts."""
+    if normalise != "stem":
+        return
+    for lang in langs:
+        if lang not in SNOWBALL:
+            raise ValueError(f"normalise: stem, but there is no Snowball stemmer for language "
+                             f"{lang!r} (stemmers: {', '.join(sorted(SNOWBALL))}); use "
+                             f"normalise: lowercase")
+
+
+def copyable(word: str) -> bool:
+    """Whether an identical word on both sides of a pair may count as its own translation: a
+    number, or a word in Latin script (names, codes, brands, which a pair of languages written
+    in Latin script shares). A word in another script that stands on both sides is an
+    untranslated copy, not a translation: with Japanese words as copies, an untranslated pair
+    would score as a perfect one."""
+    return any(ch.isdigit() for ch in word) or all(ord(ch) <= 0x24F for ch in word)
 
 
 class Words:
@@ -43,12 +68,10 @@ class Words:
         if normalise == "stem":
             import snowballstemmer
 
-            names = {"de": "german", "en": "english", "fr": "french", "cs": "czech",
-                     "es": "spanish", "it": "italian", "nl": "dutch", "pt": "portuguese"}
-            if lang not in names:
+            if lang not in SNOWBALL:
                 raise ComponentError(f"no Snowball stemmer for language {lang!r}; use "
                                      f"normalise: lowercase")
-            self._stem = snowballstemmer.stemmer(names[lang])
+            self._stem = snowballstemmer.stemmer(SNOWBALL[lang])
 
     def key(self, word: str) -> str:
         """The key of one (already lowercased) word."""
