@@ -106,7 +106,7 @@ def config_from_args(config: type[BaseModel], args: argparse.Namespace, fields: 
                      sets: list[str], where: str, extra: dict[str, Any] | None = None):
     """Validate the given flags and ``--set`` assignments against ``config``; every problem is
     one line naming its flag."""
-    from ..recipe.load import _yaml_load
+    from ..recipe.yaml_safe import yaml_load
 
     values: dict[str, Any] = dict(extra or {})
     for name in fields:
@@ -126,7 +126,7 @@ def config_from_args(config: type[BaseModel], args: argparse.Namespace, fields: 
 
             raise RecipeError(f"{where}: --set {key}: unknown field"
                               f"{suggest(key, config.model_fields)}")
-        values[key] = _yaml_load(raw, f"{where}: --set {key}") if raw != "" else ""
+        values[key] = yaml_load(raw, f"{where}: --set {key}") if raw != "" else ""
     try:
         return config.model_validate(values)
     except ValidationError as exc:
