@@ -104,9 +104,9 @@ def test_tabs_in_plain_text_survive_tsv_output(tmp_path):
 
 
 @pytest.mark.parametrize("steps,needle", [
-    ("  - filter: lenght_ratio.v1\n    keep: {max: 3}\n", "steps[0].filter: unknown filter 'lenght_ratio.v1'; did you mean length_ratio.v1"),
-    ("  - filter: length_ratio.v1\n    with: {unti: chars}\n    keep: {max: 3}\n", "steps[0].with.unti: unknown field; did you mean unit?"),
-    ("  - filter: length_ratio.v1\n    keep: {max: three}\n", "steps[0].keep.max: Input should be a valid number"),
+    ("  - filter: lenght_ratio.v1\n    keep: {max: 3}\n", "steps[0] (lenght_ratio).filter: unknown filter 'lenght_ratio.v1'; did you mean length_ratio.v1"),
+    ("  - filter: length_ratio.v1\n    with: {unti: chars}\n    keep: {max: 3}\n", "steps[0] (length_ratio).with.unti: unknown field; did you mean unit?"),
+    ("  - filter: length_ratio.v1\n    keep: {max: three}\n", "steps[0] (length_ratio).keep.max: Input should be a valid number"),
     ("  - filter: length_ratio.v1\n    keep: !!python/object/apply:os.getcwd []\n", "invalid YAML"),
 ])
 def test_bad_recipes(tmp_path, steps, needle):
