@@ -237,3 +237,32 @@ def test_probability_scores_can_be_drawn_on_a_log_odds_axis(project, tmp_path):
     assert shares["score"] < 0.01 and shares["logit"] > 0.1, shares
     r = client.get("/api/decide", params={"axis": "rank"})
     assert r.status_code == 400 and r.json()["error"].startswith("axis: ")
+
+
+def test_distinct_decisions_run_at_most_a_few_at_once(project):
+    """Each decision allocates arrays of the run's length: a burst of distinct bounds must not
+    run one decision per worker thread (40) at once, only as many as there are cores."""
+    from bitextforge.serve.decisions import Decisions, deciders
+
+    run_recipe(load_recipe("base.yaml"), progress=False)
+    data = load_run("runs/base")
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def counted(keeps):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return data.decide(keeps)
+
+    table = Decisions(data, decide=counted)
+    threads = [threading.Thread(target=table.get, args=({1: KeepSpec(max=1.5 + i / 10)},))
+               for i in range(4 * deciders())]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert table.made == len(threads) and 1 < most[0] <= deciders()

@@ -6,12 +6,16 @@ canonical JSON, and when several requests ask for bounds that are being decided 
 thread decides and the others wait for its answer instead of deciding again (a page that many
 people watch, or one user dragging a bound, sends the same bounds many times). It is called from
 worker threads (the endpoints run decisions off the event loop), so every shared table is guarded
-by one lock, held only to look up and store, never while deciding.
+by one lock, held only to look up and store, never while deciding. At most :func:`deciders`
+decisions run at once (each allocates a few arrays of the run's length, tens of MB at millions of
+rows, and more threads than cores only share the same cores); other distinct bounds wait their
+turn.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
@@ -24,6 +28,15 @@ from .data import Decision, RunData
 CACHE_BYTES = 256 * 1024 * 1024
 #: never fewer (one page asks for one decision per step panel and for the summary) nor more
 MIN_ENTRIES, MAX_ENTRIES = 4, 256
+
+
+def deciders() -> int:
+    """How many decisions may run at once: the cores this process may use, at least 2."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(2, cores)
 
 
 def canonical(keeps: dict[int, KeepSpec]) -> str:
@@ -68,6 +81,7 @@ class Decisions:
         self._done: OrderedDict[str, Entry] = OrderedDict()
         self._running: dict[str, Future] = {}
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(deciders())
         #: how many decisions were made (not found in the table nor waited for): for tests
         self.made = 0
 
@@ -87,7 +101,8 @@ class Decisions:
         if running is not None:
             return running.result()  # the deciding thread's answer, or its exception
         try:
-            entry = Entry(self._decide(keeps))
+            with self._slots:
+                entry = Entry(self._decide(keeps))
         except BaseException as exc:
             with self._lock:
                 del self._running[key]
