@@ -6,7 +6,7 @@
 # repository root:
 #   BITEXTFORGE_SHARED_DATA=/work/shared/data nohup sh benchmarks/bench_bilingual_train.sh \
 #       > models/bilingual-train.log 2>&1 &
-# The recipes recipes/kim-*.yaml train the same models in their prepare: lists when missing.
+# The recipes recipes/kim-alignment.yaml and benchmarks/studies/kim-bilingual/recipes/*.yaml train the same models in their prepare: lists when missing.
 D=${BITEXTFORGE_SHARED_DATA:?set BITEXTFORGE_SHARED_DATA to the shared data folder}
 BF=.venv/bin/bitextforge
 mkdir -p models/logs

@@ -1,6 +1,6 @@
 """Where does back-translation's gain go? test2016 split by the bitext's German vocabulary (issue #31)
 
-Multi30k's low-resource setting (recipes/bt-multi30k*.yaml) back-translates 24,000 English
+Multi30k's low-resource setting (benchmarks/studies/bt-multi30k/recipes/*.yaml) back-translates 24,000 English
 sentences with a reverse model trained on the 5,000-pair bitext. That model writes only German it
 has seen, so the synthetic sources can teach the forward model new English and new contexts, but
 hardly a German word the bitext lacks (Sennrich et al. 2016 make the same point for names and

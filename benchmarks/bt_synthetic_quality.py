@@ -1,6 +1,6 @@
 """How close is a back-translation run's synthetic German to the real German? (issue #31)
 
-Multi30k's low-resource setting (recipes/bt-multi30k*.yaml) reads the English of training pairs
+Multi30k's low-resource setting (benchmarks/studies/bt-multi30k/recipes/*.yaml) reads the English of training pairs
 5,000-28,999 as monolingual text and never reads their German. This script does, after the runs,
 to explain them and never to choose anything: it scores the synthetic source side of every
 generated row of a run's ``corpus.tsv`` (rows whose ``origin`` is not the bitext input) against the

@@ -190,7 +190,8 @@ def test_decode_loss_counts_real_tokens_only():
 
 def test_recipe_prepare_trains_model_and_mlp_then_reuses_them(tmp_path):
     """bilingual_model.v1 and mlp_similarity_model.v1 in a recipe's prepare: list train on the
-    first run (as recipes/kim-*.yaml do), the MLP on the model just trained, the filter step then
+    first run (as recipes/kim-alignment.yaml and the kim-bilingual study's recipes do), the MLP on
+    the model just trained, the filter step then
     scores with both; a second run finds them and trains nothing."""
     (tmp_path / "t.de").write_text("\n".join(DE) + "\n", encoding="utf-8")
     (tmp_path / "t.en").write_text("\n".join(EN) + "\n", encoding="utf-8")

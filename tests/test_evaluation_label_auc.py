@@ -42,7 +42,8 @@ evaluate:
 
 
 def test_example_recipe_runs(tmp_path):
-    """benchmarks/studies/paracrawl-filter/recipes/auc.yaml as shipped (first 300 pairs, to keep the test short): every
+    """benchmarks/studies/paracrawl-filter/recipes/auc.yaml as shipped (first 300 pairs, to keep
+    the test short): every
     labelled pair is kept and scored by every filter, and text columns are not taken for scores."""
     path = shared("paracrawl-human-eval", "paracrawl-v3-validation-data", "sorted.en-fr")
     recipe = load_recipe(str(ROOT / "benchmarks/studies/paracrawl-filter/recipes/auc.yaml"),

@@ -1,4 +1,5 @@
-"""benchmarks/studies/paracrawl-filter/recipes/filter.yaml end to end on small slices of the shipped data: its prepare
+"""benchmarks/studies/paracrawl-filter/recipes/filter.yaml end to end on small slices of the
+shipped data: its prepare
 trains en-fr and en-cs IBM-1 tables and classifiers from Multi30k and NTREX pairs read as
 line-aligned files, the classifiers carry the recipe's surface measures, dictionary coverage
 and IBM-1 scores, and the ParaCrawl
@@ -44,7 +45,8 @@ def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
                  f"prepare[{j}].with.features[2].with.dictionary={d}",
                  f"prepare[{j}].with.features[3].with.tables={tables}",
                  f"prepare[{j}].with.features[4].with.tables={tables}"]
-    doc = yaml.safe_load((ROOT / "benchmarks/studies/paracrawl-filter/recipes/filter.yaml").read_text(encoding="utf-8"))
+    shipped = ROOT / "benchmarks/studies/paracrawl-filter/recipes/filter.yaml"
+    doc = yaml.safe_load(shipped.read_text(encoding="utf-8"))
     for step in doc["prepare"][2:]:
         last = step["with"]["features"].pop()
         assert last == {"filter": "multilingual_embedding.v1",

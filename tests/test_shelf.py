@@ -78,7 +78,8 @@ def test_the_shelf_index_lists_every_recipe_with_its_needs_time_output_and_figur
     text = (SHELF / "README.md").read_text(encoding="utf-8")
     linked = set(re.findall(r"\]\(([\w.-]+\.yaml)\)", text))
     assert linked == {p.name for p in SHELF_RECIPES}
-    header = "| job | recipe | what it needs | time on 2 cores | what it writes | the figure to expect |"
+    header = ("| job | recipe | what it needs | time on 2 cores | what it writes "
+              "| the figure to expect |")
     assert header in text
 
 

@@ -1,4 +1,5 @@
-"""The noisy-corpus builder of benchmarks/studies/wmt18-filtering/recipes/filtering.yaml (benchmarks/make_noisy_multi30k.py):
+"""The noisy-corpus builder of benchmarks/studies/wmt18-filtering/recipes/filtering.yaml
+(benchmarks/make_noisy_multi30k.py):
 every row carries the label and noise kind it was made with, and the recipe's documented random
 and oracle variants validate."""
 
