@@ -273,3 +273,47 @@ def test_the_contract_sees_a_climb_and_a_circle():
             {m for _, m in _imports("bitextforge.pipeline.plan", CORE["bitextforge.pipeline.plan"])})
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _floor("bitextforge.cli.main") > _floor("bitextforge.pipeline.run")
+
+
+# ------------------------------------------------------------------------------------- runners
+def test_the_runner_table_is_what_recipes_and_the_cli_accept():
+    import argparse
+    from typing import get_args
+
+    from bitextforge.cli.main import _builtin_parser
+    from bitextforge.recipe.models import Recipe
+    from bitextforge.recipe.runners import RUNNERS
+
+    assert get_args(Recipe.model_fields["runner"].annotation) == tuple(RUNNERS)
+    _, sub = _builtin_parser()
+    run = sub.choices["run"]
+    [flag] = [a for a in run._actions if isinstance(a, argparse.Action) and "--runner" in
+              a.option_strings]
+    assert list(flag.choices) == list(RUNNERS)
+
+
+def test_a_runner_is_its_module_and_a_row(monkeypatch):
+    """What adding a runner takes: a module implementing the Runner protocol, and its row."""
+    import sys
+
+    from bitextforge.pipeline.runners import get_runner
+    from bitextforge.recipe import runners
+
+    module = types.ModuleType("arch_runner")
+    module.run = lambda source, executors, recipe=None: iter(())
+    module.close = lambda: None
+    monkeypatch.setitem(sys.modules, "arch_runner", module)
+    monkeypatch.setitem(runners.RUNNERS, "arch", runners.RunnerKind("arch", "arch_runner", "a test"))
+    assert get_runner("arch") is module
+    for kind in runners.RUNNERS.values():
+        if kind.name != "ray":  # its library is an extra; its module is checked by its own tests
+            runner = get_runner(kind.name)
+            assert callable(runner.run) and callable(runner.close)
+
+
+def test_an_unknown_runner_lists_the_table():
+    from bitextforge import RecipeError
+    from bitextforge.pipeline.runners import get_runner
+
+    with pytest.raises(RecipeError, match="unknown runner 'dask'; available: local, ray"):
+        get_runner("dask")

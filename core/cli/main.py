@@ -21,6 +21,7 @@ from .. import __version__
 from .commands import add_train_command, plugin_commands
 from ..errors import BitextforgeError, RegistryError, StepError
 from ..components.registry import describe_failure, get_registry
+from ..recipe.runners import RUNNERS
 
 
 def _cmd_run(args) -> int:
@@ -359,7 +360,7 @@ def _builtin_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersActi
                    "different recipe in the output directory instead of refusing")
     r.add_argument("--force", action="store_true", help="write into a directory that holds files "
                    "but no bitextforge run (refused otherwise)")
-    r.add_argument("--runner", choices=["local", "ray"], help="execution backend (overrides runner)")
+    r.add_argument("--runner", choices=list(RUNNERS), help="execution backend (overrides runner)")
     r.add_argument("--address", help="Ray cluster address for --runner ray (default: start a "
                    "local cluster)")
     r.set_defaults(func=_cmd_run)

@@ -117,7 +117,7 @@ class Driver:
                                    f"{exc.strerror or exc}") from exc
         finally:
             # a runner that keeps workers between shards (ray) ends them here
-            getattr(self.runner, "close", lambda: None)()
+            self.runner.close()
 
     def finish(self) -> None:
         """The run's reports are written: remove its shards (kept until now so a kill before the

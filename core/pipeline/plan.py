@@ -16,6 +16,7 @@ from ..io.corpus import order_columns
 from ..errors import BitextforgeError, ComponentError
 from .kinds import kind_of
 from ..components.registry import Registry
+from ..recipe.runners import RUNNERS
 from .executors import Executor
 
 BASE_COLUMNS = ["id", "variant", "origin", "src", "tgt", "weight"]
@@ -35,13 +36,14 @@ def seed_everything(seed: int) -> None:
 def driver_config(recipe, step, config):
     """The config the plan builds a step's component from in this process.
 
-    Under the Ray runner a step that asks for GPUs (``resources: {num_gpus: ...}``) runs in GPU
-    actors, and the driver's copy (which answers the plan's questions and runs the step only
-    when it must see every row in order) may sit on a node without a GPU: there its ``device``
-    becomes ``cpu`` instead of failing with "no GPU visible"; the actors get the recipe's own
-    config."""
+    Under a runner with remote workers (Ray) a step that asks for GPUs (``resources:
+    {num_gpus: ...}``) runs in GPU actors, and the driver's copy (which answers the plan's
+    questions and runs the step only when it must see every row in order) may sit on a node
+    without a GPU: there its ``device`` becomes ``cpu`` instead of failing with "no GPU visible";
+    the actors get the recipe's own config."""
     res = getattr(step, "resources", None)
-    if (getattr(recipe, "runner", "local") != "ray" or res is None or not res.num_gpus
+    runner = RUNNERS.get(getattr(recipe, "runner", "local"))
+    if (runner is None or not runner.remote_workers or res is None or not res.num_gpus
             or getattr(config, "device", "cpu") == "cpu"):
         return config
     from ..hardware import visible_gpus

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..components.base import ComponentConfig
 from .kinds import STEP_KINDS
+from .runners import RUNNER_HELP, RunnerName
 from .step_models import TagToken
 
 _Strict = ConfigDict(extra="forbid", populate_by_name=True)
@@ -206,8 +207,7 @@ class Recipe(BaseModel):
     evaluate: list[EvaluateStep] = Field(default_factory=list)
     output: OutputSpec | None = Field(None, description="Where results go; required with "
                                       "steps or evaluate.")
-    runner: Literal["local", "ray"] = Field("local", description="Execution backend: local "
-                                            "(streaming, in-process) or ray (Ray Data).")
+    runner: RunnerName = Field("local", description=RUNNER_HELP)
     seed: int = Field(1234, description="Seed for every random choice (sampling, shuffles).")
     batch_size: int = Field(5000, gt=0, description="Rows per columnar batch.")
     progress: bool = Field(True, description="Show a progress bar with rows per second.")

@@ -37,3 +37,7 @@ def run(source: Iterable[Batch], executors: list, recipe=None) -> Iterator[Packe
             stream = drive(ex, stream)
             threaded = False
     return stream
+
+
+def close() -> None:
+    """Nothing is kept from one ``run`` to the next."""

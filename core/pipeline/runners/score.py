@@ -19,3 +19,7 @@ def run(source: Iterable[Batch], executors: list, recipe=None) -> Iterator[Packe
         for ex in executors:
             batch = ex.score_only(batch)
         yield Packet(batch)
+
+
+def close() -> None:
+    """Nothing is kept from one ``run`` to the next."""
