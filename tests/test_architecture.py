@@ -317,3 +317,27 @@ def test_an_unknown_runner_lists_the_table():
 
     with pytest.raises(RecipeError, match="unknown runner 'dask'; available: local, ray"):
         get_runner("dask")
+
+
+# ---------------------------------------------------------------------------------- public API
+def test_docs_list_exactly_the_public_api():
+    import re
+
+    import bitextforge.api as api
+
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = text.split("## What a plugin may import: `bitextforge.api`")[1].split("\n## ")[0]
+    rows = [line.split("|")[2] for line in section.splitlines() if line.startswith("| ")][1:]
+    listed = set(re.findall(r"`(\w+)`", "\n".join(rows)))
+    assert listed == set(api.__all__)
+
+
+def test_every_public_name_loads_and_says_what_it_is():
+    import bitextforge.api as api
+
+    for name in api.__all__:
+        value = getattr(api, name)
+        if getattr(value, "__origin__", None) is None:  # a type alias (Precision) has no docstring
+            assert getattr(value, "__doc__", None), name
+    with pytest.raises(AttributeError, match="has no attribute 'Plan'"):
+        api.Plan  # noqa: B018 - an internal name is not public
