@@ -43,8 +43,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import BitextforgeError
 from ..recipe.load import KeepSpec
 from . import is_loopback
-from .data import AXES, RunData, SaveRefused
+from .data import AXES, RunData
 from .decisions import Decisions
+from .save import SaveRefused
 
 MAX_LIMIT = 200
 #: a saved recipe's file name, matched whole (``$`` would let a name end in a newline)
