@@ -189,8 +189,7 @@ def test_freedict_japanese_headwords_lose_readings_and_tags(tmp_path):
 # -------------------------------------------------------------------- negatives and per-kind AUC
 def test_negatives_equal_to_a_clean_pair_are_dropped():
     """A one-word side truncated keeps its one word: that "negative" is the clean pair."""
-    from bitextforge.plugins.lexical.pair_builder import drop_equal_to_clean
-    from bitextforge.plugins.lexical.pair_classifier import make_negatives
+    from bitextforge.plugins.lexical.pair_classifier import drop_equal_to_clean, make_negatives
 
     src = ["犬", "猫 が 寝る", "鳥", "魚 が 泳ぐ"] * 10
     tgt = ["dog", "the cat sleeps", "bird", "the fish swims"] * 10
@@ -199,6 +198,51 @@ def test_negatives_equal_to_a_clean_pair_are_dropped():
     ks, kt, kk, origin = drop_equal_to_clean(src, tgt, ns, nt, nk)
     assert not any((a, b) in set(zip(src, tgt)) for a, b in zip(ks, kt))
     assert len(ks) == len(origin) < len(ns) and all(ns[i] == a for i, a in zip(origin, ks))
+
+
+def test_negatives_that_only_lose_a_space_are_dropped():
+    from bitextforge.plugins.lexical.pair_classifier import drop_equal_to_clean
+
+    ks, _, _, origin = drop_equal_to_clean(["a b ."], ["x y ."], ["a b.", "a ."], ["x y .", "x y ."],
+                                           ["partial", "partial"])
+    assert ks == ["a ."] and origin == [1]
+
+
+def _train_classifier(tmp_path, corpus, **options):
+    from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer
+
+    out = tmp_path / "clf.joblib"
+    return PairClassifierTrainer(PairClassifierTrainer.Config(
+        corpus=[str(p) for p in corpus], output=str(out), **options)).train()
+
+
+def _pairs(path, n, start=0):
+    path.write_text("".join(f"word{i} number {i} here\tmot{i} nombre {i} ici\n"
+                            for i in range(start, start + n)), encoding="utf-8")
+    return path
+
+
+def test_classifier_limit_is_shared_out_across_files(tmp_path):
+    """limit 40 over a file of 3 pairs and one of 100 read 3 + 20: the small file's unused
+    share was lost."""
+    facts = _train_classifier(tmp_path, [_pairs(tmp_path / "a.tsv", 3),
+                                         _pairs(tmp_path / "b.tsv", 100, 3)], limit=40)
+    assert facts["clean_pairs"] == 40
+    from bitextforge.plugins.lexical.pair_classifier import file_shares
+
+    assert file_shares([3, 100, 10], 30) == [3, 17, 10]
+    assert file_shares([3, 4], 100) == [3, 4] and file_shares([5], None) == [None]
+
+
+def test_classifier_trains_on_no_negative_equal_to_a_clean_pair(tmp_path):
+    src = ["犬", "猫 が 寝る", "鳥", "魚 が 泳ぐ とても 速く"] * 20
+    tgt = ["dog", "the cat sleeps", "bird", "the fish swims very fast"] * 20
+    (tmp_path / "c.tsv").write_text("".join(f"{a}\t{b}{i}\n" for i, (a, b) in
+                                            enumerate(zip(src, tgt))), encoding="utf-8")
+    facts = _train_classifier(tmp_path, [tmp_path / "c.tsv"], negatives=["truncated"],
+                              held_out=0.25)
+    assert facts["negatives_equal_to_clean_left_out"] > 0
+    assert facts["train_rows"] < 2 * 60
 
 
 def test_label_auc_per_kind(tmp_path):

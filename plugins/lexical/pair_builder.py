@@ -117,19 +117,6 @@ def seed_thresholds(src_len: list[int], tgt_len: list[int], quantile: float = 0.
             "quantile": quantile}
 
 
-def drop_equal_to_clean(src: list[str], tgt: list[str], ns: list[str], nt: list[str],
-                        kinds: list[str]) -> tuple[list[str], list[str], list[str], list[int]]:
-    """The negatives that differ from every clean pair (whitespace aside), their kinds and the
-    index of the clean pair each was made from: a "negative" equal to a clean pair (a one-word
-    side cut to itself) teaches that a clean pair is noise."""
-    def norm(s: str, t: str) -> tuple[str, str]:
-        return " ".join(s.split()), " ".join(t.split())
-
-    clean = {norm(s, t) for s, t in zip(src, tgt)}
-    keep = [i for i, (s, t) in enumerate(zip(ns, nt)) if norm(s, t) not in clean]
-    return ([ns[i] for i in keep], [nt[i] for i in keep], [kinds[i] for i in keep], keep)
-
-
 def _write_tsv(path: Path, src: list[str], tgt: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
@@ -285,32 +272,31 @@ def build_filter(src_lang: str, tgt_lang: str, seed: list, output: str,
     return facts
 
 
-def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, segs,
-           lowercase, sample, classifier_pairs, bench_pairs, kinds, order, iterations, corpus,
-           seed_value, TablesTrainer, ClassifierTrainer) -> dict:
-    from .pair_classifier import PairClassifierFilter, make_negatives
-    from bitextforge.plugins.evaluation.label_auc import roc_auc_by_kind
-    from bitextforge.plugins.quality.trainers import KenlmTrainer
+def _one_word_share(lines: list[str]) -> float:
+    """Share of ``lines`` that are a single whitespace token."""
+    return round(sum(1 for t in lines if len(t.split()) == 1) / max(1, len(lines)), 4)
 
-    times: dict[str, float] = {}
-    t0 = time.perf_counter()
+
+def _prepare_seed(src_lang, tgt_lang, seed, out: Path, segs, lowercase, sample,
+                  classifier_pairs, bench_pairs, seed_value) -> dict:
+    """Read, sample, lowercase and segment the seed, split it into bench, classifier-only and
+    training pairs, write the three TSVs under ``out/seed`` and derive the rule bounds."""
     src, tgt = read_seed(seed)
     need = bench_pairs + classifier_pairs // 2 + 50
     if len(src) < need:
         raise InputError(f"{WHO}: the seed has {len(src):,} distinct pairs; --bench-pairs "
                          f"{bench_pairs} and --classifier-pairs {classifier_pairs} need at "
                          f"least {need:,} (ask for fewer)")
-    order_ = list(range(len(src)))
-    random.Random(seed_value).shuffle(order_)
-    n_train = min(sample, len(src) - bench_pairs - classifier_pairs // 2)
-    order_ = order_[:bench_pairs + classifier_pairs // 2 + n_train]
-    src, tgt = [src[i] for i in order_], [tgt[i] for i in order_]
+    order = list(range(len(src)))
+    random.Random(seed_value).shuffle(order)
+    b, c = bench_pairs, bench_pairs + classifier_pairs // 2
+    order = order[:c + min(sample, len(src) - c)]
+    src, tgt = [src[i] for i in order], [tgt[i] for i in order]
     if lowercase is None:
         lowercase = _is_lowercased(src + tgt)
-    train_slice = slice(bench_pairs + classifier_pairs // 2, None)
     for k, lang in enumerate((src_lang, tgt_lang)):
         if segs[k] is None:
-            side = (src if k == 0 else tgt)[train_slice]
+            side = (src if k == 0 else tgt)[c:]
             with phase(WHO, f"training a sentencepiece segmenter for {lang} on "
                             f"{len(side):,} lines"):
                 model = train_sentencepiece([t.lower() if lowercase else t for t in side],
@@ -320,26 +306,79 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
     with phase(WHO, f"segmenting {len(src):,} seed pairs ({segs[0]} / {segs[1]})"):
         ss = [seg[0](t) for t in src]
         st = [seg[1](t) for t in tgt]
-    times["read_and_segment"] = round(time.perf_counter() - t0, 1)
-    b, c = bench_pairs, bench_pairs + classifier_pairs // 2
-    bench = (ss[:b], st[:b])
-    unseen = (ss[b:c], st[b:c])
-    train = (ss[c:], st[c:])
+    bench, unseen, train = (ss[:b], st[:b]), (ss[b:c], st[b:c]), (ss[c:], st[c:])
     data = out / "seed"
     _write_tsv(data / "train.tsv", *train)
     # the classifier's clean pairs: half never seen by the tables and LMs, half seen by them
-    _write_tsv(data / "classifier.tsv", unseen[0] + train[0][:classifier_pairs - len(unseen[0])],
-               unseen[1] + train[1][:classifier_pairs - len(unseen[1])])
+    more = classifier_pairs - len(unseen[0])
+    _write_tsv(data / "classifier.tsv", unseen[0] + train[0][:more], unseen[1] + train[1][:more])
     _write_tsv(data / "bench.tsv", *bench)
-    thresholds = seed_thresholds([len(s.split()) for s in train[0]],
-                                 [len(t.split()) for t in train[1]])
-    one_word = sum(1 for s in src[:2000] if len(s.split()) == 1) / max(1, min(2000, len(src)))
-    one_word_seg = sum(1 for s in ss[:2000] if len(s.split()) == 1) / max(1, min(2000, len(ss)))
+    return {"seg": seg, "segs": segs, "lowercase": lowercase, "data": data,
+            "bench": bench, "unseen": len(unseen[0]), "train": len(train[0]),
+            "classifier": len(unseen[0]) + len(train[0][:more]),
+            "thresholds": seed_thresholds([len(x.split()) for x in train[0]],
+                                          [len(x.split()) for x in train[1]])}
 
+
+def _features(src_lang: str, tgt_lang: str, out: Path, dict_path: Path | None,
+              normalise: str) -> list[dict]:
+    """The classifier's feature filters: IBM-1 both ways, dictionary coverage (with a
+    dictionary), language ID and the two KenLM perplexities."""
+    pair = {"src_lang": src_lang, "tgt_lang": tgt_lang}
+    features = [{"filter": "lexical_translation.v1",
+                 "with": {"tables": str(out / "tables"), **pair, "direction": d}}
+                for d in ("src2tgt", "tgt2src")]
+    if dict_path is not None:
+        features.append({"filter": "lexical_coverage.v1", "with": {
+            "dictionary": str(dict_path), "dictionary_langs": [src_lang, tgt_lang], **pair,
+            "normalise": normalise}})
+    return features + [
+        {"filter": "language_id.v1", "with": {**pair, "backend": "heliport"}},
+        {"filter": "kenlm_perplexity.v1",
+         "with": {"model": str(out / f"lm.{src_lang}.binary"), "column": "src"}},
+        {"filter": "kenlm_perplexity.v1",
+         "with": {"model": str(out / f"lm.{tgt_lang}.binary"), "column": "tgt"}}]
+
+
+def _bench(out: Path, bench: tuple[list[str], list[str]], kinds, seed_value: int) -> dict:
+    """The held-out clean pairs against one synthetic negative of each kind made from each (none
+    equal to a clean pair), scored by the built classifier: ROC-AUC per kind."""
+    from bitextforge.plugins.evaluation.label_auc import roc_auc_by_kind
+
+    from .pair_classifier import PairClassifierFilter, drop_equal_to_clean, make_negatives
+
+    ns, nt, nk = make_negatives(bench[0], bench[1], kinds, seed_value + 1000)
+    ns, nt, nk, _ = drop_equal_to_clean(bench[0], bench[1], ns, nt, nk)
+    scorer = PairClassifierFilter(PairClassifierFilter.Config(
+        model=str(out / "classifier.joblib")))
+    try:
+        with phase(WHO, f"the bench: {len(bench[0]):,} held-out clean pairs against "
+                        f"{len(ns):,} synthetic negatives"):
+            p_clean = np.asarray(scorer.score({"src": bench[0], "tgt": bench[1]}))
+            p_neg = np.asarray(scorer.score({"src": ns, "tgt": nt}))
+    finally:
+        scorer.close()
+    by_kind = {k: round(v, 4) for k, v in roc_auc_by_kind(
+        np.r_[np.ones(len(p_clean)), np.zeros(len(p_neg))], np.r_[p_clean, p_neg],
+        ["clean"] * len(p_clean) + nk).items()}
+    return {"clean": len(bench[0]), "negatives": len(ns), "roc_auc_by_kind": by_kind,
+            "mean_roc_auc": round(float(np.mean(list(by_kind.values()))), 4)}
+
+
+def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, segs,
+           lowercase, sample, classifier_pairs, bench_pairs, kinds, order, iterations, corpus,
+           seed_value, TablesTrainer, ClassifierTrainer) -> dict:
+    from bitextforge.plugins.quality.trainers import KenlmTrainer
+
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    S = _prepare_seed(src_lang, tgt_lang, seed, out, segs, lowercase, sample, classifier_pairs,
+                      bench_pairs, seed_value)
+    times["read_and_segment"] = round(time.perf_counter() - t0, 1)
+    seg, data, thresholds = S["seg"], S["data"], S["thresholds"]
     normalise = ("stem" if src_lang in SNOWBALL and tgt_lang in SNOWBALL
-                 and segs == ["words", "words"] else "lowercase")
-    dict_facts = None
-    dict_path = None
+                 and S["segs"] == ["words", "words"] else "lowercase")
+    dict_facts = dict_path = None
     if dictionary is not None:
         t0 = time.perf_counter()
         dict_path = out / "dictionary.tsv"
@@ -358,28 +397,10 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
         # needs a few megabytes
         lowercase=False, memory="200M", output=str(out / f"lm.{lang}.binary")))
         for k, lang in enumerate((src_lang, tgt_lang))]
-    features = [
-        {"filter": "lexical_translation.v1",
-         "with": {"tables": str(out / "tables"), "src_lang": src_lang, "tgt_lang": tgt_lang,
-                  "direction": "src2tgt"}},
-        {"filter": "lexical_translation.v1",
-         "with": {"tables": str(out / "tables"), "src_lang": src_lang, "tgt_lang": tgt_lang,
-                  "direction": "tgt2src"}}]
-    if dict_path is not None:
-        features.append({"filter": "lexical_coverage.v1", "with": {
-            "dictionary": str(dict_path), "dictionary_langs": [src_lang, tgt_lang],
-            "src_lang": src_lang, "tgt_lang": tgt_lang, "normalise": normalise}})
-    features += [
-        {"filter": "language_id.v1",
-         "with": {"src_lang": src_lang, "tgt_lang": tgt_lang, "backend": "heliport"}},
-        {"filter": "kenlm_perplexity.v1",
-         "with": {"model": str(out / f"lm.{src_lang}.binary"), "column": "src"}},
-        {"filter": "kenlm_perplexity.v1",
-         "with": {"model": str(out / f"lm.{tgt_lang}.binary"), "column": "tgt"}}]
     clf = ClassifierTrainer(ClassifierTrainer.Config(
-        corpus=[str(data / "classifier.tsv")], limit=None, features=features,
+        corpus=[str(data / "classifier.tsv")], limit=None,
+        features=_features(src_lang, tgt_lang, out, dict_path, normalise),
         negatives=list(kinds), seed=seed_value, output=str(out / "classifier.joblib")))
-
     t0 = time.perf_counter()
     table_facts = tables.train()
     times["tables"] = round(time.perf_counter() - t0, 1)
@@ -391,54 +412,41 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
     t0 = time.perf_counter()
     clf_facts = clf.train()
     times["classifier"] = round(time.perf_counter() - t0, 1)
-
     t0 = time.perf_counter()
-    ns, nt, nk = make_negatives(bench[0], bench[1], kinds, seed_value + 1000)
-    ns, nt, nk, _ = drop_equal_to_clean(bench[0], bench[1], ns, nt, nk)
-    scorer = PairClassifierFilter(PairClassifierFilter.Config(
-        model=str(out / "classifier.joblib")))
-    try:
-        with phase(WHO, f"the bench: {len(bench[0]):,} held-out clean pairs against "
-                        f"{len(ns):,} synthetic negatives"):
-            p_clean = np.asarray(scorer.score({"src": bench[0], "tgt": bench[1]}))
-            p_neg = np.asarray(scorer.score({"src": ns, "tgt": nt}))
-    finally:
-        scorer.close()
-    by_kind = {k: round(v, 4) for k, v in roc_auc_by_kind(
-        np.r_[np.ones(len(p_clean)), np.zeros(len(p_neg))], np.r_[p_clean, p_neg],
-        ["clean"] * len(p_clean) + nk).items()}
-    rule_rejects = sum(1 for s, t in zip(*bench)
+    bench = _bench(out, S["bench"], kinds, seed_value)
+    times["bench"] = round(time.perf_counter() - t0, 1)
+    rule_rejects = sum(1 for s, t in zip(*S["bench"])
                        if not s.split() or not t.split()
                        or max(len(s.split()), len(t.split())) > thresholds["length_max"]
                        or ratio(len(s.split()), len(t.split())) > thresholds["ratio_max"])
-    times["bench"] = round(time.perf_counter() - t0, 1)
-
     name = f"wmt-filter-{src_lang}{tgt_lang}-built"
     (out / "recipe.yaml").write_text(recipe_text(
-        name, str(out), src_lang, tgt_lang, segs, lowercase, thresholds, corpus,
+        name, str(out), src_lang, tgt_lang, S["segs"], S["lowercase"], thresholds, corpus,
         dict_path is not None), encoding="utf-8")
+    one_word = None
+    if corpus:
+        from bitextforge.api import read_tsv_pairs
+
+        cs, _ = read_tsv_pairs([corpus[0] if len(corpus) == 1 else tuple(corpus)])
+        cs = cs[:2000]
+        one_word = {"corpus_src_raw": _one_word_share(cs),
+                    "corpus_src_segmented": _one_word_share([seg[0](t) for t in cs])}
     return {
-        "pair": f"{src_lang}-{tgt_lang}", "seed": [e if isinstance(e, str) else list(e)
-                                                  for e in seed],
-        "segmenters": segs, "lowercase": lowercase, "normalise": normalise,
-        "one_word_lines": {"raw": round(one_word, 4), "segmented": round(one_word_seg, 4)},
-        "pairs": {"tables_and_lms": len(train[0]), "classifier": min(classifier_pairs,
-                                                                     len(unseen[0]) +
-                                                                     len(train[0])),
-                  "classifier_unseen_by_tables": len(unseen[0]), "bench": len(bench[0])},
+        "pair": f"{src_lang}-{tgt_lang}",
+        "seed": [e if isinstance(e, str) else list(e) for e in seed],
+        "segmenters": S["segs"], "lowercase": S["lowercase"], "normalise": normalise,
+        "one_word_lines": one_word,
+        "pairs": {"tables_and_lms": S["train"], "classifier": S["classifier"],
+                  "classifier_unseen_by_tables": S["unseen"], "bench": len(S["bench"][0])},
         "thresholds": thresholds,
         "bench_clean_rejected_by_rules": rule_rejects,
         "dictionary": None if dictionary is None else {"path": dictionary, **dict_facts},
         "tables": {k: table_facts[k] for k in ("pairs", "dictionary_pairs", "src_words",
                                                "tgt_words", "seconds") if k in table_facts},
-        "classifier": {k: clf_facts.get(k) for k in ("clean_pairs", "train_rows",
-                                                     "held_out_roc_auc",
-                                                     "held_out_roc_auc_by_kind")},
-        "bench": {"clean": len(bench[0]), "negatives": len(ns),
-                  "roc_auc_by_kind": by_kind,
-                  "mean_roc_auc": round(float(np.mean(list(by_kind.values()))), 4)},
-        "times": times,
-        "recipe": str(out / "recipe.yaml"),
+        "classifier": {k: clf_facts.get(k) for k in (
+            "clean_pairs", "train_rows", "negatives_equal_to_clean_left_out",
+            "held_out_roc_auc", "held_out_roc_auc_by_kind")},
+        "bench": bench, "times": times, "recipe": str(out / "recipe.yaml"),
     }
 
 
@@ -450,9 +458,11 @@ def report_lines(facts: dict) -> list[str]:
              f"(classifier; {p['classifier_unseen_by_tables']:,} unseen by the tables) and "
              f"{p['bench']:,} held out",
              f"segmenters {facts['segmenters'][0]} / {facts['segmenters'][1]}"
-             f"{', lowercased' if facts['lowercase'] else ''}; one-word lines "
-             f"{facts['one_word_lines']['raw']:.1%} raw, "
-             f"{facts['one_word_lines']['segmented']:.1%} segmented",
+             f"{', lowercased' if facts['lowercase'] else ''}"
+             + ("" if not facts["one_word_lines"] else
+                f"; one-word source lines of the corpus: "
+                f"{facts['one_word_lines']['corpus_src_raw']:.1%} raw, "
+                f"{facts['one_word_lines']['corpus_src_segmented']:.1%} segmented"),
              f"rules from the seed: word ratio <= {facts['thresholds']['ratio_max']}, longest "
              f"side <= {facts['thresholds']['length_max']} words "
              f"({facts['bench_clean_rejected_by_rules']} of {p['bench']} held-out clean pairs "

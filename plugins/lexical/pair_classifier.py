@@ -218,6 +218,39 @@ class FeatureScorer:
             f.close()
 
 
+def file_shares(sizes: list[int], limit: int | None) -> list[int | None]:
+    """How many pairs to draw from each file of ``sizes`` pairs so that ``limit`` are drawn in
+    all (or every pair, when the files hold fewer): equal shares, and what a small file cannot
+    fill goes to the others in equal parts. None for every file when there is no limit."""
+    if limit is None:
+        return [None] * len(sizes)
+    share = [0] * len(sizes)
+    open_ = [i for i, n in enumerate(sizes) if n > 0]
+    left = limit
+    while left > 0 and open_:
+        each, extra = divmod(left, len(open_))
+        for k, i in enumerate(list(open_)):
+            give = min(each + (k < extra), sizes[i] - share[i])
+            share[i] += give
+            left -= give
+        open_ = [i for i in open_ if share[i] < sizes[i]]
+    return share
+
+
+def drop_equal_to_clean(src: list[str], tgt: list[str], ns: list[str], nt: list[str],
+                        kinds: list[str]) -> tuple[list[str], list[str], list[str], list[int]]:
+    """The negatives that differ from every clean pair once whitespace is ignored, their kinds
+    and the index of the clean pair each was made from. A negative cut from a one-word side, or
+    one that only lost a space before its final full stop, is its clean pair: kept, it would
+    teach that clean pairs are noise."""
+    def key(s: str, t: str) -> tuple[str, str]:
+        return "".join(s.split()), "".join(t.split())
+
+    clean = {key(s, t) for s, t in zip(src, tgt)}
+    keep = [i for i, (s, t) in enumerate(zip(ns, nt)) if key(s, t) not in clean]
+    return [ns[i] for i in keep], [nt[i] for i in keep], [kinds[i] for i in keep], keep
+
+
 def evenly(pairs: list[tuple[str, str]], n: int | None) -> list[tuple[str, str]]:
     """The pairs with two non-empty sides, at most ``n`` of them drawn evenly through the list
     (all when ``n`` is None): how ``pair_classifier_model.v1`` samples each corpus file."""
@@ -350,7 +383,8 @@ class PairClassifierTrainer(Trainer):
             min_length=1, description="Clean parallel files: src<TAB>tgt per line, or a pair "
             "[src_file, tgt_file] of line-aligned plain files (.gz ok).")
         limit: int | None = Field(20000, ge=2, description="Use at most this many clean pairs, "
-                                  "drawn evenly from the files in order.")
+                                  "drawn evenly through each file, an equal share from each "
+                                  "(what a small file cannot fill goes to the others).")
         features: list[FeatureFilter] = Field(default_factory=list, description="Filters whose "
                                               "scores are features (filter + with), beside the "
                                               "built-in surface measures.")
@@ -469,10 +503,9 @@ class PairClassifierTrainer(Trainer):
         c = self.config
         t0 = time.perf_counter()
         src, tgt = [], []
-        per_file = None if c.limit is None else max(1, c.limit // len(c.corpus))
-        for path in c.corpus:
-            s, t = read_tsv_pairs([path])
-            keep = evenly(list(zip(s, t)), per_file)
+        files = [evenly(list(zip(*read_tsv_pairs([path]))), None) for path in c.corpus]
+        for pairs, n in zip(files, file_shares([len(f) for f in files], c.limit)):
+            keep = evenly(pairs, n)
             src += [a for a, _ in keep]
             tgt += [b for _, b in keep]
         rng = np.random.default_rng(c.seed)
@@ -492,13 +525,18 @@ class PairClassifierTrainer(Trainer):
                 seed = c.seed + d
                 ns, nt, kinds = make_negatives(src, tgt, tuple(c.negatives), seed,
                                                self._translate, gloss)
+                made = len(ns)
+                ns, nt, kinds, origin = drop_equal_to_clean(src, tgt, ns, nt, kinds)
                 self.log(f"{len(src):,} clean pairs and {len(ns):,} synthetic negatives"
+                         + (f" ({made - len(ns):,} equal to a clean pair left out)"
+                            if made > len(ns) else "")
                          + (f" (draw {d + 1} of {c.draws})" if c.draws > 1 else "")
                          + f" ({time.perf_counter() - t0:.1f} s)")
                 X = scorer.features(src + ns, tgt + nt, who=self.name)
                 y = np.r_[np.ones(len(src)), np.zeros(len(ns))]
-                dev = np.zeros(len(y), bool)
-                dev[:n_dev] = dev[len(src):len(src) + n_dev] = True
+                # a negative is held out with the clean pair it was made from
+                neg_dev = np.asarray(origin, dtype=np.int64) < n_dev
+                dev = np.r_[np.arange(len(src)) < n_dev, neg_dev]
                 clf = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1,
                                                      random_state=seed)
                 with phase(self.name, f"fitting the classifier on {int((~dev).sum()):,} rows"), \
@@ -508,7 +546,8 @@ class PairClassifierTrainer(Trainer):
                 # the first draw's held-out rows report the averaged model: the clean ones are
                 # held out of every fit, and each draw's negatives of them out of its own
                 if d == 0:
-                    held = (X[dev], y[dev], kinds)
+                    held = (X[dev], y[dev], [k for k, h in zip(kinds, neg_dev) if h])
+                    dropped = made - len(ns)
                     if col is not None:
                         tilt_x = X[~dev, col]
         finally:
@@ -532,12 +571,13 @@ class PairClassifierTrainer(Trainer):
                  "feature_names": scorer.names, "negatives": list(c.negatives),
                  **({"mt_model": c.mt_model} if c.mt_model is not None else {}),
                  "clean_pairs": len(src), "train_rows": int((~dev).sum()),
+                 "negatives_equal_to_clean_left_out": dropped,
                  "draws": c.draws, **({"tilt": tilt} if tilt else {})}
         if n_dev:
             with openmp_threads(1):
                 p = clf.predict_proba(X_dev)[:, 1]
             facts["held_out_roc_auc"] = round(float(roc_auc_score(y_dev, p)), 4)
-            kd = np.array(kinds[:n_dev])
+            kd = np.array(kinds)
             pos = p[:n_dev]
             facts["held_out_roc_auc_by_kind"] = {
                 k: round(float(roc_auc_score(np.r_[np.ones(n_dev), np.zeros((kd == k).sum())],
