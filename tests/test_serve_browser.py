@@ -203,3 +203,54 @@ def test_clean_steps_show_before_and_after(browser, tmp_path):
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def test_log_odds_axis_draws_probabilities_and_drags_in_scores(browser, tmp_path):
+    """Scores crowded near 1 are drawn on a log-odds axis when the box is ticked; a bound dragged
+    there is typed back as a score (0.99, not its log-odds 4.6)."""
+    import math
+    import random
+
+    rng = random.Random(5)
+    lines = ["id\tsrc\ttgt\tlength\tpair_prob"] + [
+        f"{i}\ta{i} b\tc{i} d\t{2 + i % 3}\t{1 - 10 ** -rng.uniform(0, 5):.6g}" for i in range(300)]
+    (tmp_path / "scores.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "c.de").write_text("a\n", encoding="utf-8")
+    (tmp_path / "c.en").write_text("b\n", encoding="utf-8")
+    (tmp_path / "prob.yaml").write_text(
+        f"name: prob\ninput: {{src: {tmp_path / 'c.de'}, tgt: {tmp_path / 'c.en'}}}\n"
+        f"output: {{dir: {tmp_path / 'out'}}}\n"
+        "steps:\n  - filter: length.v1\n    keep: {max: 100}\n"
+        "  - filter: length_ratio.v1\n    as: pair_prob\n    keep: {min: 0.9}\n",
+        encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "bitextforge.cli", "serve",
+                             str(tmp_path / "prob.yaml"), "--scores", str(tmp_path / "scores.tsv"),
+                             "--port", "0", "--no-save"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    line = proc.stdout.readline()
+    try:
+        assert "http://" in line, line + proc.stderr.read()
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(line.split(" at ", 1)[1].split()[0])
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        title = "document.querySelector('#plot-1').layout.xaxis.title.text"
+        assert page.evaluate(title) == "pair_prob"
+        done = page.evaluate("document.body.dataset.decided")
+        page.check("#axis-logit")
+        page.wait_for_function(f"document.body.dataset.decided !== '{done}'")
+        assert page.evaluate(title) == "pair_prob (log-odds axis)"
+        assert page.evaluate("document.querySelector('#plot-0').layout.xaxis.title.text") == \
+            "length"  # whole numbers: not a probability, not redrawn
+        x0 = page.evaluate("document.querySelector('#plot-1').layout.shapes[0].x0")
+        assert x0 == pytest.approx(math.log(0.9 / 0.1))  # the min bound, at its log-odds
+        done = page.evaluate("document.body.dataset.decided")
+        page.evaluate(f"Plotly.relayout('plot-1', {{'shapes[0].x0': {math.log(99)}, "
+                      f"'shapes[0].x1': {math.log(99)}}})")
+        page.wait_for_function(f"document.body.dataset.decided !== '{done}'")
+        assert float(page.input_value("#min-1")) == pytest.approx(0.99)
+        assert errors == []
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
