@@ -21,6 +21,10 @@ executes.
   them: ``keep: {top, words}`` (two passes over all scores), split steps (fresh ids across
   batches) and stateful components (``Component.stateful``, e.g. ``dedupe.v1``). A recipe
   therefore becomes segments of Ray steps separated by driver steps.
+* The feeding queue and the read task are pinned to the driver's node; only actors run on
+  other nodes, so a lost worker node costs actors, which Ray Data restarts elsewhere, and the
+  batches they held, which it retries (``tests/test_ray_cluster.py`` removes a node mid-run).
+* Ray prints nothing on the run's stderr (its logs stay in its session folder).
 * Workers return results, never write: rejected rows ride with their packet and the driver adds
   the workers' counters to its executors when the packet arrives in input order, so
   ``rejected.tsv`` and the manifest counts are the local runner's.
@@ -30,12 +34,14 @@ from __future__ import annotations
 
 import atexit
 import importlib.metadata
+import inspect
 import os
 import pickle
 import queue as _queue
 import sys
 import threading
 import traceback
+from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from ...io.corpus import Batch, batch_len
@@ -58,10 +64,9 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     if not ray.is_initialized():
         # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts. It
         # stays up for the process: a sharded run calls run() once per shard.
-        ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
-                 log_to_driver=False, logging_level="ERROR")
+        _init_quietly(ray)
         atexit.register(ray.shutdown)
-    _configure_data_context(recipe)
+    _configure_data_context()
     seed = recipe.seed if recipe is not None else 0
     where = recipe.source if recipe is not None else "recipe"
     cluster = ray.cluster_resources()
@@ -95,7 +100,53 @@ def _in_driver(ex: Executor) -> bool:
     return ex.needs_all_rows or ex.in_order
 
 
-def _configure_data_context(recipe) -> None:
+#: the driver's own Ray log level: its C++ core worker otherwise prints warnings meant for Ray's
+#: developers (an actor's constructor arguments in the object store) on the run's stderr
+_BACKEND_LOG_LEVEL = "fatal"
+
+
+def _init_quietly(ray) -> None:
+    """``ray.init`` that prints nothing on the run's stderr: Ray's Python loggers at ERROR, its
+    workers' output kept in their log files, and the driver's C++ logging, which reads
+    ``RAY_BACKEND_LOG_LEVEL`` once, at start, set for this call only (a user's own setting wins).
+    """
+    own = os.environ.get("RAY_BACKEND_LOG_LEVEL")
+    os.environ["RAY_BACKEND_LOG_LEVEL"] = own or _BACKEND_LOG_LEVEL
+    try:
+        with _cxx_stderr_silenced(own is None):
+            ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
+                     log_to_driver=False, logging_level="ERROR")
+    finally:
+        if own is None:
+            del os.environ["RAY_BACKEND_LOG_LEVEL"]
+
+
+@contextmanager
+def _cxx_stderr_silenced(silence: bool):
+    """While ``ray.init`` starts the driver's core worker, its C++ logging announces the level it
+    read, whatever that level: the process's stderr (file descriptor 2) goes to the null device
+    meanwhile. Python's own errors are exceptions, raised after it is restored."""
+    if not silence:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _configure_data_context() -> None:
+    """Ray Data in input order, one packet a block, and silent: its progress bars and its
+    per-dataset log lines (about twenty INFO lines a dataset, and a progress report every ten
+    seconds where stdout is not a terminal) repeat what bitextforge's own progress shows, and
+    they would ignore ``-q``; they stay in Ray's log files."""
+    import logging
+
     from ray.data import DataContext
 
     ctx = DataContext.get_current()
@@ -104,13 +155,12 @@ def _configure_data_context(recipe) -> None:
     # fill a block of the default size: a shard's last packets must come out before the next
     # shard is fed (the pipeline stays open between shards)
     ctx.target_max_block_size = 1
-    show = bool(getattr(recipe, "progress", False))
-    ctx.enable_progress_bars = show
-    ctx.print_on_execution_start = show
-    if not show:
-        import logging
-
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    # Ray Data's loggers write to stderr from their own handlers at INFO and WARNING ("progress
+    # bars disabled"); its file handler keeps everything
+    for name in ("ray.data", "ray.data._internal"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> None:
@@ -331,10 +381,21 @@ class _Segment:
         import ray
         import ray.data
         from ray.util.queue import Queue
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        self.q = q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0})
+        # the queue and the read task live on the driver's node: a worker node lost mid-run must
+        # take only actors with it, whose batches Ray Data retries on the other nodes; a queue or
+        # a read task lost with their node would lose the packets they held
+        node = ray.get_runtime_context().get_node_id()
+        here = {"scheduling_strategy": NodeAffinitySchedulingStrategy(node, soft=False)}
+        self.q = q = Queue(maxsize=_QUEUE_SIZE, actor_options={"num_cpus": 0, **here})
         # the read task only waits on the queue: it must not hold a CPU the actors need
-        ds = ray.data.read_datasource(_make_datasource(q), override_num_blocks=1, num_cpus=0)
+        if "label_selector" in inspect.signature(ray.data.read_datasource).parameters:
+            pin = {"label_selector": {"ray.io/node-id": node}}
+        else:  # a Ray before node labels
+            pin = {"ray_remote_args": here}
+        ds = ray.data.read_datasource(_make_datasource(q), override_num_blocks=1, num_cpus=0,
+                                      **pin)
         for group in _fuse(executors):
             res = _step_resources(group[0])
             specs = []
