@@ -96,6 +96,10 @@ def test_save_never_overwrites_a_file_serve_did_not_write(project, tmp_path):
         r = client.post("/api/export", json={"name": "new.yaml", "keep": {"1": {"max": bound}}})
         assert r.status_code == 200, r.text
         assert load_recipe(save / "new.yaml").steps[1].keep.max == bound
+    gone = client_of(load_run("runs/base"), tmp_path / "gone")  # removed after serve started
+    r = gone.post("/api/export", json={"name": "new.yaml"})
+    assert r.status_code == 400 and r.json() == {
+        "error": f"{tmp_path / 'gone'}: cannot save a recipe there (No such file or directory)"}
 
 
 def test_duplicate_keys_in_request_json_are_refused(project, tmp_path):

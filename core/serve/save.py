@@ -48,7 +48,10 @@ def write_saved(path: Path, text: str) -> Path:
             raise SaveRefused(f"{path.name}: {path.parent} already has a file of that name that "
                               f"bitextforge serve did not write; choose another name")
         return write_atomic(path, text)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise RunDataError(f"{path.parent}: cannot save a recipe there ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
