@@ -129,7 +129,7 @@ def test_generate_step_fills_the_source_side_and_rejects_what_it_cannot(tmp_path
 
 def test_a_missing_dictionary_is_refused_with_its_key(tmp_path):
     r = recipe(tmp_path, tmp_path / "nowhere.tsv")
-    with pytest.raises(BitextforgeError, match=r"steps\[0\]\.with\.dictionary.*nowhere\.tsv"):
+    with pytest.raises(BitextforgeError, match=r"steps\[0\] \(\w+\)\.with\.dictionary.*nowhere\.tsv"):
         run_recipe(r)
     assert not (tmp_path / "out" / "corpus.tsv").exists()
 

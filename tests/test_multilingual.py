@@ -119,7 +119,7 @@ def _run(tmp_path, step_with: str):
 
 
 @pytest.mark.parametrize("model,needle", [
-    ("/no/such/labse-dir", "steps[0].with.model"),
+    ("/no/such/labse-dir", "steps[0] (multilingual_embedding).with.model"),
     ("no-such-org/no-such-model", "not in the local Hugging Face cache"),
 ])
 def test_missing_model_is_one_line_error(tmp_path, model, needle):

@@ -216,9 +216,10 @@ def test_prepare_needs_only_its_own_files(tmp_path, trainer_plugin, capsys):
     recipe.write_text(_recipe(tmp_path, prep.replace("TEXT", str(tmp_path / "in.en")), steps), encoding="utf-8")
     assert main(["prepare", str(recipe)]) == 0
     err = capsys.readouterr().err
-    assert out.exists() and "note (prepare goes on" in err and "steps[0].with.model" in err
+    assert out.exists() and "note (prepare goes on" in err
+    assert "steps[0] (kenlm_perplexity).with.model" in err
     assert main(["run", str(recipe)]) == 2
-    assert "steps[0].with.model" in capsys.readouterr().err
+    assert "steps[0] (kenlm_perplexity).with.model" in capsys.readouterr().err
     recipe.write_text(_recipe(tmp_path, prep.replace("TEXT", str(tmp_path / "none.en")), steps),
                       encoding="utf-8")
     out.unlink()

@@ -108,8 +108,8 @@ steps:
         f"bitextforge: error: {r}: input.src: {tmp_path}/a.de: no such file",
         f"bitextforge: error: {r}: prepare[0].with.text: {tmp_path}/lm.txt: no such file or "
         f"directory",
-        f"bitextforge: error: {r}: steps[1].with.model: {tmp_path}/models/missing.joblib: no such "
-        f"file or directory"]
+        f"bitextforge: error: {r}: steps[1] (reference_classifier).with.model: "
+        f"{tmp_path}/models/missing.joblib: no such file or directory"]
     (tmp_path / "a.de").write_text("y\n")
     (tmp_path / "lm.txt").write_text("words\n")
     (tmp_path / "r.yaml").write_text((tmp_path / "r.yaml").read_text().replace(
@@ -154,8 +154,8 @@ def test_run_reports_every_component_that_cannot_start(tmp_path, pair_files):
         run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", steps), "r.yaml"))
     lines = str(err.value).splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("r.yaml: steps[0].with.model: m0.joblib: no such file")
-    assert lines[1].startswith("r.yaml: steps[1].with.model: m1.joblib: no such file")
+    assert lines[0].startswith("r.yaml: steps[0] (c0).with.model: m0.joblib: no such file")
+    assert lines[1].startswith("r.yaml: steps[1] (c1).with.model: m1.joblib: no such file")
 
 
 def test_train_nmt_checks_test_files_before_training(tmp_path):
@@ -364,7 +364,7 @@ def test_validate_checks_the_erg_grammar_a_recipe_names(tmp_path):
                  f"    with: {{grammar: {tmp_path}/erg.dat}}\n")
     res = cli("validate", r)
     assert res.returncode == 2
-    assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[0].with.grammar: "
+    assert res.stderr.strip() == (f"bitextforge: error: {r}: steps[0] (erg).with.grammar: "
                                   f"{tmp_path}/erg.dat: no such file or directory")
 
 
@@ -415,10 +415,11 @@ steps:
                           ("prepare[0].with.dictionary", "dict.tsv"),
                           ("prepare[1].with.corpus[0]", "train.tsv"),
                           ("prepare[1].with.features[0].with.tables", "models/old-tables"),
-                          ("steps[1].with.tables", "models/lexical-deen"),
-                          ("steps[2].with.dictionary", "ding.tsv.gz"),
-                          ("steps[3].with.model", "models/pair-classifier.joblib"),
-                          ("steps[4].with.model", "models/minilm")]]
+                          ("steps[1] (old_tables).with.tables", "models/lexical-deen"),
+                          ("steps[2] (lexical_coverage).with.dictionary", "ding.tsv.gz"),
+                          ("steps[3] (pair_classifier).with.model",
+                           "models/pair-classifier.joblib"),
+                          ("steps[4] (embedding_cosine).with.model", "models/minilm")]]
 
 
 def test_an_output_dir_that_is_a_file_is_called_a_file(tmp_path, pair_files):

@@ -34,7 +34,7 @@ def _missing(source: str, key: str, path: str, what: str = "no such file or dire
 def input_problems(recipe) -> list[str]:
     """Problems with the recipe's ``input`` files: missing files, unequal plain line counts."""
     from ..io.corpus import gzip_problem
-    from .load import input_specs
+    from .models import input_specs
 
     source = recipe.source
     several = isinstance(recipe.input, list)
@@ -105,7 +105,7 @@ def _unread_keys_in_use(recipe, spec, where: str) -> list[str]:
                if k not in read and k not in (spec.extra_fields or [])]
     if not dropped:
         return []
-    users = [(f"steps[{i}] ({step.score_column() or step.component})",
+    users = [(f"steps[{i}] ({step.label})",
               [getattr(step, "read", None), *_strings(cfg.model_dump() if cfg else {})])
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
     users += [(f"evaluate[{i}] ({ev.evaluator})", _strings(cfg.model_dump() if cfg else {}))
@@ -168,7 +168,8 @@ def component_problems(recipe, registry, trainers: list[int] | None = None) -> l
             if changed:
                 problems.append(f"{source}: prepare[{i}] {p.train}: {changed}")
         entries.append((f"prepare[{i}]", "trainer", p.train, cfg, True, selected and trains))
-    later = [(f"steps[{i}]", step_kind(step), step_name(step), cfg, False, trainers is None)
+    later = [(f"steps[{i}] ({step.label})", step_kind(step), step_name(step), cfg, False,
+              trainers is None)
              for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
     later += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg, False, trainers is None)
               for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))]
@@ -234,7 +235,7 @@ def config_problems(recipe, registry, output_dir: str | os.PathLike | None = Non
     if output_dir is None and recipe.output is not None:
         output_dir = recipe.output.dir
     out = Path(output_dir).expanduser() if output_dir is not None else None
-    entries = [(f"steps[{i}]", step_kind(step), step_name(step), cfg)
+    entries = [(f"steps[{i}] ({step.label})", step_kind(step), step_name(step), cfg)
                for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs))]
     entries += [(f"evaluate[{i}]", "evaluator", ev.evaluator, cfg)
                 for i, (ev, cfg) in enumerate(zip(recipe.evaluate, recipe.eval_configs))

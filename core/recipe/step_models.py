@@ -9,6 +9,7 @@ kind's executor (:mod:`bitextforge.pipeline.kinds`).
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, field_validator,
@@ -98,6 +99,12 @@ class StepModel(BaseModel):
     def component(self) -> str:
         """The registered name of the step's component."""
         return getattr(self, self.key)
+
+    @property
+    def label(self) -> str:
+        """What messages call the step after its index: its ``as:`` name, else its component's
+        name without the version (``steps[3] (length_ratio)``)."""
+        return getattr(self, "as_", None) or re.sub(r"\.v\d+$", "", self.component)
 
     def score_column(self) -> str | None:
         """The column this step writes scores to, or None when it writes none."""
