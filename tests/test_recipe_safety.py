@@ -174,3 +174,13 @@ def test_a_nan_keep_bound_is_refused():
     """Every comparison with NaN is false: ``max: .nan`` rejected every row without a word."""
     message = error_of(RECIPE.replace("{max: 50}", "{max: .nan}"))
     assert message == "r.yaml: steps[0] (length).keep.max: Input should be a number, not NaN"
+
+
+@pytest.mark.parametrize("text", [
+    RECIPE.replace("filter: length.v1", "filter: " + "x" * 5000),
+    RECIPE + "extra: !!python/name:" + "x" * 5000 + "\n",
+])
+def test_a_long_name_or_tag_is_quoted_short(text):
+    """A component name or YAML tag of 5,000 characters was printed whole in its error."""
+    message = error_of(text)
+    assert "x" * 400 not in message and len(message) < 1000, len(message)

@@ -94,7 +94,7 @@ def apply_override(data: dict, assignment: str, source: str) -> str:
         if isinstance(cur, list):
             if part.isdigit():
                 if int(part) >= len(cur):
-                    raise RecipeError(f"--set {key}: {part!r} is not an index of {here}, a list "
+                    raise RecipeError(f"--set {key}: {quote(part)} is not an index of {here}, a list "
                                       f"of {len(cur)}")
                 index = int(part)
             elif bracketed and part:

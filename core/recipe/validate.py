@@ -183,7 +183,7 @@ def _validate_component(registry: Registry, kind: str, name: str, with_: dict, s
     try:
         reg = registry.registration(kind, name)
     except RegistryError as exc:
-        errors.append(f"{source}: {where}.{key}: {exc}")
+        errors.append(f"{source}: {where}.{key}: {clip(str(exc))}")
         return None
     try:
         cfg = reg.cls.Config.model_validate(with_)

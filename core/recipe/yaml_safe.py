@@ -112,7 +112,7 @@ def yaml_load(text: str, source: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = clip(getattr(exc, "problem", None) or str(exc).splitlines()[0], 200)
         if isinstance(exc, yaml.constructor.ConstructorError):
             problem = (f"{problem} (recipes are plain YAML: tags that construct Python objects "
                        f"are refused)")
