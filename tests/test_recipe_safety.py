@@ -184,3 +184,9 @@ def test_a_long_name_or_tag_is_quoted_short(text):
     """A component name or YAML tag of 5,000 characters was printed whole in its error."""
     message = error_of(text)
     assert "x" * 400 not in message and len(message) < 1000, len(message)
+
+
+def test_many_duplicate_keys_give_a_bounded_error():
+    text = RECIPE + "extra:\n" + "".join(f"  - {{k: 1, k: 2}}\n" for _ in range(500))
+    lines = error_of(text).splitlines()
+    assert len(lines) == 21 and lines[-1] == "r.yaml: and 480 more duplicate keys"

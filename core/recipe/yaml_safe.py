@@ -102,7 +102,9 @@ def yaml_load(text: str, source: str) -> Any:
                                   f"of what it names)")
             dups = _duplicate_keys(node, "", source)
             if dups:
-                raise RecipeError("\n".join(dups))
+                more = [f"{source}: and {len(dups) - 20:,} more duplicate keys"] \
+                    if len(dups) > 20 else []
+                raise RecipeError("\n".join(dups[:20] + more))
         return yaml.load(text, Loader=_RecipeLoader)  # noqa: S506 - a SafeLoader subclass
     except _Endless as exc:
         raise RecipeError(f"{source}:{exc.node.start_mark.line + 1}: invalid YAML: an alias inside "
