@@ -20,7 +20,6 @@ real pairs alone).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import statistics
@@ -33,66 +32,16 @@ from bitextforge import Evaluator, InputError, Report
 from bitextforge.api import read_parallel, write_atomic
 from bitextforge.api import Precision, device_field
 
+from .model_records import (FAIR_SETTINGS, OFF_UNLESS_RECORDED, RECORD, STAMP,  # noqa: F401
+                            TRAIN_SETTINGS, made_with, model_fingerprint, models_of, models_root,
+                            read_stamp, record_model, settings_of, sha256_files, shared_model_dir,
+                            shared_refusal, unfinished_dir)
 from .train import TrainOptions, has_resume_state
-
-#: the train-nmt options a train_and_test.v1 step passes on unchanged (defaults included)
-TRAIN_SETTINGS = ("vocab_size", "spm", "d_model", "layers", "heads", "ffn_dim", "dropout",
-                  "batch_tokens", "lr", "warmup_fraction", "min_warmup_steps",
-                  "label_smoothing", "max_len", "subword_alpha", "subword_nbest", "threads")
-#: settings that must agree for two models to be compared fairly (threads change speed only;
-#: precision is the arithmetic the training ran in, read from each model's training facts,
-#: since ``auto`` means bf16 on one day's CPU and fp32 on another's)
-FAIR_SETTINGS = tuple(k for k in TRAIN_SETTINGS if k != "threads") + ("max_steps", "precision",
-                                                                     "ema")
-RECORD = "train_and_test.json"
-#: in each model's directory: its seed, fingerprint, settings and training facts, written with
-#: the model, so a model whose run stopped before the record was written is still reused
-STAMP = "train_and_test.model.json"
-#: fair settings recorded only when on, with their value when off: a record without one (of a
-#: model older than the option) trained without it
-OFF_UNLESS_RECORDED = {"ema": 0.0, "subword_alpha": 0.0}
 
 _SettingsBase = create_model(
     "_TrainSettings", __base__=Evaluator.Config,
     **{k: (TrainOptions.model_fields[k].annotation, TrainOptions.model_fields[k])
        for k in TRAIN_SETTINGS})
-
-
-def models_root(model_dir: str | Path | None, run_dir: str | Path) -> Path:
-    """Where train_and_test.v1 keeps its training data, models, hypotheses and record
-    (:data:`RECORD`) for the run in ``run_dir``: ``model_dir`` when the recipe gives one (runs
-    of one seed each may share it), else ``<run_dir>/train_and_test``."""
-    return Path(model_dir) if model_dir else Path(run_dir) / "train_and_test"
-
-
-def models_of(path: str | Path) -> Path:
-    """Where the train_and_test.v1 models named by ``path`` are: ``path`` itself when it is a
-    model_dir (it holds the record), else the run directory's models, in the ``model_dir`` its
-    ``recipe.filled.yaml`` gave (so a run whose seeds shared one is named by its run directory)
-    or ``<run>/train_and_test``. The directory is returned whether or not it holds a record."""
-    p = Path(path)
-    if (p / RECORD).is_file():
-        return p
-    model_dir = None
-    filled = p / "recipe.filled.yaml"
-    if filled.is_file():
-        import yaml
-
-        for ev in (yaml.safe_load(filled.read_text(encoding="utf-8")) or {}).get("evaluate") or []:
-            if ev.get("evaluator") == "train_and_test.v1":
-                model_dir = (ev.get("with") or {}).get("model_dir")
-                break
-    return models_root(model_dir, p)
-
-
-def _sha256(paths: list[Path]) -> str:
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(p.name.encode())
-        with open(p, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()
 
 
 #: put before every message of a worker process, which trains one seed among several
@@ -229,7 +178,7 @@ class TrainAndTestEvaluator(Evaluator):
     # -- inputs -------------------------------------------------------------------------------
 
     def _settings(self) -> dict[str, Any]:
-        return _settings_of(self.config)
+        return settings_of(self.config)
 
     @classmethod
     def preflight(cls, config, output_dir):
@@ -237,7 +186,8 @@ class TrainAndTestEvaluator(Evaluator):
         were trained with other settings is refused before the corpus is made, as
         :meth:`evaluate` would refuse it after (a model there of other training data is found
         only then, when the corpus exists)."""
-        if output_dir is None or config.retrain or not _shared(config.model_dir, output_dir):
+        if (output_dir is None or config.retrain
+                or not shared_model_dir(config.model_dir, output_dir)):
             return []
         root = models_root(config.model_dir, output_dir)
         rec = root / RECORD
@@ -246,16 +196,16 @@ class TrainAndTestEvaluator(Evaluator):
         except (OSError, ValueError):
             old = {}
         old_models = {m.get("seed"): m for m in old.get("models", []) if isinstance(m, dict)}
-        settings = _settings_of(config)
+        settings = settings_of(config)
         for seed in config.seeds:
             out = root / f"model-seed{seed}"
-            made = _stamp(out) or old_models.get(seed)
+            made = read_stamp(out) or old_models.get(seed)
             if not made or not (out / "config.json").is_file():
                 continue
             # the model continued shows in the fingerprint alone, checked once the corpus exists
-            was = {k: v for k, v in _made_with(made, old).items() if k != "init_models"}
+            was = {k: v for k, v in made_with(made, old).items() if k != "init_models"}
             if was != settings:
-                return [("model_dir", _shared_refusal(root, out, was, settings))]
+                return [("model_dir", shared_refusal(root, out, was, settings))]
         return []
 
     def _init_models(self) -> dict[int, tuple[Path, str]]:
@@ -324,7 +274,7 @@ class TrainAndTestEvaluator(Evaluator):
         if rec.is_file():
             self._baseline_record = rec
             # the model of this run's first seed where the baseline has one: like with like
-            return _record_model(rec, c.seeds[0])
+            return record_model(rec, c.seeds[0])
         raise InputError(f"{self.name} baseline: {c.baseline} is neither a model directory "
                          f"(config.json) nor a run directory with a {self.name} model "
                          f"(train_and_test/{RECORD})")
@@ -350,7 +300,7 @@ class TrainAndTestEvaluator(Evaluator):
         if not rec.is_file():
             raise InputError(f"{self.name} baseline_recipe: the run of {path} wrote no {rec}")
         self._baseline_record = rec
-        return _record_model(rec, self.config.seeds[0])
+        return record_model(rec, self.config.seeds[0])
 
     # -- training and decoding ----------------------------------------------------------------
 
@@ -392,7 +342,7 @@ class TrainAndTestEvaluator(Evaluator):
             # model depends on the data, settings and seed, not on the machine's speed
             minutes=1e9, valid_every=1e9, beam=c.beam, device=c.device, precision=c.precision,
             ema=c.ema, **{k: getattr(c, k) for k in TRAIN_SETTINGS})
-        tmp = _unfinished(out)
+        tmp = unfinished_dir(out)
         if tmp.exists() and not has_resume_state(tmp):
             shutil.rmtree(tmp)
         elif tmp.exists():
@@ -437,7 +387,7 @@ class TrainAndTestEvaluator(Evaluator):
         except BaseException as exc:
             stop_workers(pool)
             for _, out, _, _ in jobs:  # what the stopped workers had half written
-                tmp = _unfinished(out)
+                tmp = unfinished_dir(out)
                 # but an interrupt keeps the states a rerun resumes (an error would recur)
                 if isinstance(exc, Exception) or not has_resume_state(tmp):
                     shutil.rmtree(tmp, ignore_errors=True)
@@ -472,8 +422,57 @@ class TrainAndTestEvaluator(Evaluator):
     def evaluate(self, corpus) -> Report:
         """Train (or reuse) one model per seed, translate and score the test set, compare with
         the baseline; write the models' record and a text report into ``model_dir``."""
-        import sacrebleu
+        c = self.config
+        test_src, test_ref, valid_src, valid_ref = self._read_test_sets()
+        bleu_spread, chrf_spread = self._spread()
+        baseline = self._baseline_model()  # checked before any training starts
 
+        run_dir = Path(corpus.path).parent
+        root = models_root(c.model_dir, run_dir)
+        files, data_facts = self._write_training_data(corpus, root / "data")
+        settings = self._settings()
+        data_hash = sha256_files(files)
+        rec_path = root / RECORD
+        old = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
+
+        inits = self._init_models() if c.init_models else {}
+
+        def fingerprint_of(seed, init_fingerprint=None):
+            # the model continued is part of what makes this one; only this seed's, so that
+            # seeds trained in separate processes keep their fingerprints
+            extra = {"init_model": init_fingerprint} if init_fingerprint else {}
+            return model_fingerprint(data_hash, {**settings, **extra}, seed)
+
+        plan = []  # each seed's model directory, the model it continues, their fingerprints
+        for seed in c.seeds:
+            init, init_fp = inits.get(seed, (None, None))
+            plan.append((seed, root / f"model-seed{seed}", init, init_fp,
+                         fingerprint_of(seed, init_fp)))
+        trained = self._train_or_reuse(plan, files, root, run_dir, old, settings, data_facts)
+        models = self._score_models(plan, trained, root, test_src, test_ref, valid_src,
+                                    valid_ref)
+        # Models of other seeds on the same corpus and settings stay on record (read again now:
+        # another process may have trained one meanwhile), so seeds can be trained one per
+        # process and a later run with all of them reuses every model.
+        latest = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
+        others = [m for m in latest.get("models", []) if m.get("seed") not in c.seeds
+                  and m.get("fingerprint") == fingerprint_of(m.get("seed"),
+                                                             m.get("init_fingerprint"))]
+        record = {"settings": {**settings, **({"init_models": c.init_models} if inits else {})},
+                  "corpus": data_facts, "corpus_sha256": data_hash,
+                  "test_src": c.test_src, "test_ref": c.test_ref,
+                  **({"valid_src": c.valid_src, "valid_ref": c.valid_ref} if valid_src else {}),
+                  "backend": c.backend,
+                  "beam": c.beam,
+                  "models": [{k: v for k, v in m.items() if k not in ("hyp", "scores")}
+                             for m in models] + others}
+        write_atomic(rec_path, json.dumps(record, indent=2) + "\n")
+        return self._report(models, root, test_src, test_ref, valid_src, data_facts, settings,
+                            baseline, bleu_spread, chrf_spread)
+
+    def _read_test_sets(self) -> tuple[list[str], list[str], list[str], list[str]]:
+        """The test set's sources and references, and the development set's (empty without
+        one), checked."""
         c = self.config
         test_src, test_ref = read_parallel(c.test_src, c.test_ref)
         if not test_src:
@@ -484,39 +483,23 @@ class TrainAndTestEvaluator(Evaluator):
                                 else ([], []))
         if c.valid_src and not valid_src:
             raise InputError(f"{self.name} valid_src: {c.valid_src} is empty")
-        bleu_spread, chrf_spread = self._spread()
-        baseline = self._baseline_model()  # checked before any training starts
+        return test_src, test_ref, valid_src, valid_ref
 
-        run_dir = Path(corpus.path).parent
-        root = models_root(c.model_dir, run_dir)
-        files, data_facts = self._write_training_data(corpus, root / "data")
-        settings = self._settings()
-        data_hash = _sha256(files)
-        rec_path = root / RECORD
-        old = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
+    def _train_or_reuse(self, plan, files: list[Path], root: Path, run_dir: Path,
+                        old: dict[str, Any], settings: dict[str, Any],
+                        data_facts: dict[str, Any]) -> dict[int, dict[str, Any]]:
+        """The training facts of every seed's model of ``plan``: of the model on disk when it
+        was made from the same corpus, settings and seed, else of a model trained now."""
+        c = self.config
         old_models = {m["seed"]: m for m in old.get("models", [])}
-
-        inits = self._init_models() if c.init_models else {}
-
-        def fingerprint_of(seed, init_fingerprint=None):
-            # the model continued is part of what makes this one; only this seed's, so that
-            # seeds trained in separate processes keep their fingerprints
-            extra = {"init_model": init_fingerprint} if init_fingerprint else {}
-            return _fingerprint(data_hash, {**settings, **extra}, seed)
-
-        plan = []  # each seed's model directory, the model it continues, their fingerprints
-        for seed in c.seeds:
-            init, init_fp = inits.get(seed, (None, None))
-            plan.append((seed, root / f"model-seed{seed}", init, init_fp,
-                         fingerprint_of(seed, init_fp)))
         trained: dict[int, dict[str, Any]] = {}
         to_train = []
-        shared = _shared(c.model_dir, run_dir)
+        shared = shared_model_dir(c.model_dir, run_dir)
         for seed, out, init, _, fingerprint in plan:
             # the stamp travels with the model, so it says what is on disk even when a run
             # trained over the model and stopped before rewriting the record; the record
             # speaks only for models older than stamps
-            made = _stamp(out) or old_models.get(seed)
+            made = read_stamp(out) or old_models.get(seed)
             if (not c.retrain and made and made.get("fingerprint") == fingerprint
                     and (out / "config.json").is_file()):
                 _log(f"reusing {out} (same corpus, settings and seed)")
@@ -525,8 +508,8 @@ class TrainAndTestEvaluator(Evaluator):
                 if shared and made and not c.retrain and (out / "config.json").is_file():
                     # a model_dir outside the run is shared by runs whose records name its
                     # models: training over one would change another run's figures unseen
-                    raise InputError(f"{self.name} model_dir: " + _shared_refusal(
-                        root, out, _made_with(made, old), settings))
+                    raise InputError(f"{self.name} model_dir: " + shared_refusal(
+                        root, out, made_with(made, old), settings))
                 _log(f"training {out}: {c.max_steps} updates, seed {seed}, "
                      f"{data_facts['rows']} rows{' (weighted)' if data_facts['weighted'] else ''}"
                      + (f", continuing {init}" if init else ""))
@@ -536,6 +519,14 @@ class TrainAndTestEvaluator(Evaluator):
         else:
             for seed, out, init, fingerprint in to_train:
                 trained[seed] = self._train(files, out, seed, init, fingerprint)
+        return trained
+
+    def _score_models(self, plan, trained: dict[int, dict[str, Any]], root: Path,
+                      test_src: list[str], test_ref: list[str], valid_src: list[str],
+                      valid_ref: list[str]) -> list[dict[str, Any]]:
+        """Each seed's model's record entry: its test (and development) translations, written
+        beside the models, with their BLEU and chrF."""
+        import sacrebleu
 
         models = []
         for seed, out, _, init_fp, fingerprint in plan:
@@ -557,23 +548,16 @@ class TrainAndTestEvaluator(Evaluator):
                 if not prefix:
                     entry["hyp"] = hyp
             models.append(entry)
-        # Models of other seeds on the same corpus and settings stay on record (read again now:
-        # another process may have trained one meanwhile), so seeds can be trained one per
-        # process and a later run with all of them reuses every model.
-        latest = json.loads(rec_path.read_text(encoding="utf-8")) if rec_path.is_file() else {}
-        others = [m for m in latest.get("models", []) if m.get("seed") not in c.seeds
-                  and m.get("fingerprint") == fingerprint_of(m.get("seed"),
-                                                             m.get("init_fingerprint"))]
-        record = {"settings": {**settings, **({"init_models": c.init_models} if inits else {})},
-                  "corpus": data_facts, "corpus_sha256": data_hash,
-                  "test_src": c.test_src, "test_ref": c.test_ref,
-                  **({"valid_src": c.valid_src, "valid_ref": c.valid_ref} if valid_src else {}),
-                  "backend": c.backend,
-                  "beam": c.beam,
-                  "models": [{k: v for k, v in m.items() if k not in ("hyp", "scores")}
-                             for m in models] + others}
-        write_atomic(rec_path, json.dumps(record, indent=2) + "\n")
+        return models
 
+    def _report(self, models, root: Path, test_src: list[str], test_ref: list[str],
+                valid_src: list[str], data_facts: dict[str, Any], settings: dict[str, Any],
+                baseline, bleu_spread: float | None, chrf_spread: float | None) -> Report:
+        """The numbers and summary of the first seed's model, the seed-to-seed spread and the
+        comparison with the baseline; the same as text in ``report.txt``."""
+        import sacrebleu
+
+        c = self.config
         first = models[0]
         hyp = first["hyp"]
         bleu_m, chrf_m = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
@@ -750,11 +734,6 @@ def stop_workers(pool) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _unfinished(out: Path) -> Path:
-    """Where a model is trained before it is renamed to ``out``, so that ``out`` is whole."""
-    return out.with_name(f".{out.name}.tmp")
-
-
 def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,
                 init: str | None, fingerprint: str | None = None) -> dict[str, Any]:
     """Train one seed's model in a worker process (``workers`` > 1); its messages name the seed,
@@ -764,79 +743,3 @@ def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,
     ev = TrainAndTestEvaluator(TrainAndTestEvaluator.Config(**config))
     return ev._train([Path(f) for f in files], Path(out), seed, Path(init) if init else None,
                      fingerprint)
-
-
-def _stamp(model: Path) -> dict[str, Any] | None:
-    """The stamp :meth:`TrainAndTestEvaluator._train` left in ``model`` (its seed, fingerprint,
-    settings and training facts), or None for a model without one (older, or trained
-    elsewhere) or an unreadable one (then the record alone decides)."""
-    try:
-        stamp = json.loads((model / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return stamp if isinstance(stamp, dict) else None
-
-
-def _settings_of(c) -> dict[str, Any]:
-    """The settings of a train_and_test.v1 config that make its models (with the training data
-    and the seed, their fingerprint)."""
-    settings = {k: getattr(c, k) for k in (*TRAIN_SETTINGS, "max_steps")}
-    if not c.subword_alpha:
-        # off: the records of models trained before the option existed keep their
-        # fingerprints and are still reused (and the n-best size then means nothing)
-        del settings["subword_alpha"], settings["subword_nbest"]
-    if c.precision != "auto":
-        # only when chosen: the records of models trained before the option existed (all
-        # with auto) keep their fingerprints and are still reused
-        settings["precision"] = c.precision
-    if c.ema:
-        settings["ema"] = c.ema  # likewise: absent from the records of models without it
-    return settings
-
-
-def _unlike(was: dict[str, Any], now: dict[str, Any]) -> str:
-    """How a model's recorded settings differ from this run's, in words (the corpus or the
-    model continued when the settings agree)."""
-    differ = [f"{k} {was.get(k)} (this run: {now.get(k)})" for k in sorted(set(was) | set(now))
-              if was.get(k) != now.get(k)]
-    return ("with other settings: " + ", ".join(differ) if differ
-            else "on another corpus or from another model continued")
-
-
-def _shared(model_dir: str | None, run_dir: Path) -> bool:
-    """Whether a run into ``run_dir`` keeps its models in a ``model_dir`` outside it, which runs
-    share (models in the run's own directory belong to that run alone)."""
-    return model_dir is not None and not models_root(model_dir, run_dir).resolve().is_relative_to(
-        Path(run_dir).resolve())
-
-
-def _made_with(made: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-    """The settings a model was trained with: its stamp's, else its run record's."""
-    return made.get("settings") or record.get("settings") or {}
-
-
-def _shared_refusal(root: Path, out: Path, was: dict[str, Any], now: dict[str, Any]) -> str:
-    """Why a run may not train over ``out`` in the shared model directory ``root``."""
-    return (f"{root} holds {out.name} trained {_unlike(was, now)}; give this run its own "
-            f"model_dir, or set retrain: true to replace it")
-
-
-def _fingerprint(data_hash: str, settings: dict[str, Any], seed: int | None) -> str:
-    """What makes a model: the training files, the settings and the seed."""
-    return hashlib.sha256(json.dumps([data_hash, settings, seed], sort_keys=True).encode()
-                          ).hexdigest()
-
-
-def _record_model(record: Path, seed: int) -> tuple[Path, dict[str, Any] | None]:
-    """The model of ``seed`` in a train_and_test.json record, or its first model when it has
-    none of that seed (model directories are named relative to the record, so a run directory
-    can be moved), and its settings with the precision it was trained in (None when the record
-    predates that fact)."""
-    try:
-        data = json.loads(record.read_text(encoding="utf-8"))
-        model = next((m for m in data["models"] if m.get("seed") == seed), data["models"][0])
-        settings = {**data["settings"], "precision": model.get("training", {}).get("precision")}
-        return record.parent / model["dir"], settings
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise InputError(f"{record}: not a train_and_test.v1 record (models[0].dir and "
-                         f"settings)") from None
