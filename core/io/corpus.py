@@ -19,7 +19,6 @@ import json
 import os
 import random
 import re
-import tempfile
 from itertools import chain, islice
 from operator import itemgetter
 from dataclasses import dataclass, field
@@ -28,6 +27,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .. import text_facts
 from ..errors import InputError
+# the atomic writers' old home: the package's top level, the API and the sink import them here
+from .atomic import AtomicFile, current_umask, write_atomic  # noqa: F401
 
 Batch = dict[str, list]
 BASE_COLUMNS = ("id", "variant", "origin", "src", "tgt", "weight")
@@ -636,60 +637,6 @@ def plain_text(texts: list[str]) -> str:
     if joined.count("\n") != len(texts) - 1 or _PLAIN_BREAKS.search(joined.replace("\n", "")):
         joined = "\n".join(_PLAIN_BREAKS.sub(" ", t) for t in texts)
     return joined + "\n"
-
-
-def current_umask() -> int:
-    """The process umask (``os.umask`` only sets it, so it is set and restored at once)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-class AtomicFile:
-    """A text file written under a temporary name and renamed into place by :meth:`commit`.
-
-    A crash, an exception or :meth:`discard` never leaves a half-written file under the final name.
-    """
-
-    def __init__(self, path: str | os.PathLike):
-        """Open a temporary file beside ``path``."""
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        # mkstemp creates 0600; a finished output gets the mode open() would give it, so other
-        # users and tools on a shared machine can read the corpus when the umask allows
-        os.fchmod(fd, 0o666 & ~current_umask())
-        self.tmp = Path(tmp)
-        self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-
-    def write(self, text: str) -> None:
-        """Write text to the temporary file."""
-        self.fh.write(text)
-
-    def commit(self) -> Path:
-        """Flush, fsync and rename the temporary file to its final name."""
-        self.fh.flush()
-        os.fsync(self.fh.fileno())
-        self.fh.close()
-        os.replace(self.tmp, self.path)
-        return self.path
-
-    def discard(self) -> None:
-        """Close and delete the temporary file."""
-        if not self.fh.closed:
-            self.fh.close()
-        self.tmp.unlink(missing_ok=True)
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write a whole text file atomically."""
-    f = AtomicFile(path)
-    try:
-        f.write(text)
-        return f.commit()
-    except BaseException:
-        f.discard()
-        raise
 
 
 class TsvWriter:
