@@ -190,3 +190,13 @@ def test_many_duplicate_keys_give_a_bounded_error():
     text = RECIPE + "extra:\n" + "".join(f"  - {{k: 1, k: 2}}\n" for _ in range(500))
     lines = error_of(text).splitlines()
     assert len(lines) == 21 and lines[-1] == "r.yaml: and 480 more duplicate keys"
+
+
+def test_a_random_sample_without_limit_or_max_ratio_is_refused():
+    """``sample: random`` only chooses which rows a limit or max_ratio keeps; alone it was
+    ignored without a word, and the run read every row in order."""
+    message = error_of(RECIPE.replace("a.en}", "a.en, sample: random}"))
+    assert message.startswith("r.yaml: input.sample: random samples the rows that limit or "
+                              "max_ratio lets through")
+    r = parse_recipe(RECIPE.replace("a.en}", "a.en, sample: random, limit: 5}"), "r.yaml")
+    assert r.input.sample == "random"

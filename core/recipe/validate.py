@@ -230,6 +230,10 @@ def _check_inputs(recipe: Recipe, source: str) -> None:
                 seen[spec.name] = i
     for i, spec in enumerate(specs):
         where = f"input[{i}]" if isinstance(recipe.input, list) else "input"
+        if spec.sample == "random" and spec.limit is None and spec.max_ratio is None:
+            problems.append(f"{source}: {where}.sample: random samples the rows that limit or "
+                            f"max_ratio lets through, and this input has neither; give one, or "
+                            f"leave sample out to read every row")
         if spec.max_ratio is not None and all(s.one_sided for s in specs[:i]):
             problems.append(f"{source}: {where}.max_ratio: caps an input at a multiple of the "
                             f"two-sided inputs listed before it, and there is none; give limit: "
