@@ -24,6 +24,7 @@ pytest.importorskip("httpx")
 from bitextforge.recipe.load import KeepSpec, load_recipe, parse_recipe  # noqa: E402
 from bitextforge.pipeline.run import run_recipe  # noqa: E402
 from bitextforge.serve.data import RunDataError, load_run, load_scores  # noqa: E402
+from bitextforge.serve.save import save_recipe  # noqa: E402
 
 QUICKSTART = ROOT / "recipes" / "quickstart.yaml"
 # the quick start with its two costlier filters caching scores
@@ -70,7 +71,7 @@ def test_redecided_bounds_match_a_rerun_from_the_score_cache(in_root, tmp_path):
     dec = data.decide(keeps)
     assert dec.unscored.sum() == 0
     assert dec.steps[3]["rows_out"] < 290 and dec.steps[4]["changed"]
-    saved = data.export_recipe(keeps, tmp_path / "tight.yaml")
+    saved = save_recipe(data, keeps, tmp_path / "tight.yaml")
     recipe = load_recipe(saved)  # the project's own loader accepts it
     assert recipe.steps[3].keep.max == 1.5 and recipe.steps[4].keep.min == 0.2
     assert recipe.output.dir == f"{tmp_path / 'run'}-tight"
@@ -241,7 +242,7 @@ steps:
     recipe.write_text(user, encoding="utf-8")
     run_recipe(load_recipe(recipe), progress=False)
     data = load_run(tmp_path / "run")
-    saved = data.export_recipe({0: KeepSpec(max=4, min=2)}, tmp_path / "tight.yaml")
+    saved = save_recipe(data, {0: KeepSpec(max=4, min=2)}, tmp_path / "tight.yaml")
     lines = saved.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# saved by bitextforge serve (")
     assert lines[1:3] == [f"# the run shown: {tmp_path / 'run'}",
@@ -254,7 +255,7 @@ steps:
     assert kept_keys(res.output_dir) == page_keys(data, data.decide({0: KeepSpec(max=4, min=2)}))
     # a recipe file changed since the run is not the recipe that ran: the filled one is the base
     recipe.write_text(user.replace("max: 3", "max: 2"), encoding="utf-8")
-    text = data.export_recipe({0: KeepSpec(max=4)}, tmp_path / "other.yaml").read_text()
+    text = save_recipe(data, {0: KeepSpec(max=4)}, tmp_path / "other.yaml").read_text()
     assert f"# every option written out: {recipe} is not the recipe that ran" in text
     assert load_recipe(tmp_path / "other.yaml").steps[1].keep.max == 3
 

@@ -21,6 +21,7 @@ httpx = pytest.importorskip("httpx")
 from bitextforge.recipe.load import KeepSpec, load_recipe  # noqa: E402
 from bitextforge.pipeline.run import run_recipe  # noqa: E402
 from bitextforge.serve.data import load_run, load_scores  # noqa: E402
+from bitextforge.serve.save import save_recipe  # noqa: E402
 
 BASE_URL = "http://127.0.0.1:8765"
 JSON = {"Content-Type": "application/json"}
@@ -128,7 +129,7 @@ def test_saved_recipe_runs_from_any_directory(project, tmp_path, monkeypatch):
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # serve started from another folder than the run
     data = load_run(project / "runs" / "base")
-    saved = data.export_recipe({1: KeepSpec(max=2)}, elsewhere / "tight.yaml")
+    saved = save_recipe(data, {1: KeepSpec(max=2)}, elsewhere / "tight.yaml")
     text = saved.read_text(encoding="utf-8")
     lines = text.splitlines()
     assert lines[0].startswith("# saved by bitextforge serve (")
@@ -149,7 +150,7 @@ def test_saved_recipe_of_an_extending_recipe_extends_it(project, tmp_path):
     run_recipe(load_recipe("child.yaml"), progress=False)
     data = load_run("runs/child")
     keeps = {0: KeepSpec(min=3), 1: KeepSpec(max=2)}  # max 12 cleared: it bound no row
-    saved = data.export_recipe(keeps, project / "short.yaml")
+    saved = save_recipe(data, keeps, project / "short.yaml")
     text = saved.read_text(encoding="utf-8")
     assert "not the recipe that ran" not in text
     assert len(text.splitlines()) <= 20, text

@@ -1,30 +1,22 @@
 """``bitextforge serve``: a local web page over a finished run (or a scores file) on which filter
 thresholds are moved and every row re-decided from the stored scores, without rescoring.
 
-:mod:`.data` holds the run as columns and re-decides it with the runner's decision functions;
-:mod:`.app` is the Starlette application; :mod:`bitextforge.report.html` renders the static
-``report.html`` snapshot of the same page from the same data. This module starts the server.
+:mod:`.data` holds the run as columns and re-decides it with the runner's decision functions
+(:mod:`.tables` reads its TSV tables and bins its histograms); :mod:`.decisions` shares the
+decisions made among requests; :mod:`.save` writes the recipe the page saves; :mod:`.app` is the
+Starlette application; :mod:`bitextforge.report.html` renders the static ``report.html``
+snapshot of the same page from the same data. This module starts the server.
 """
 
 from __future__ import annotations
 
 import errno
-import ipaddress
 import sys
 from pathlib import Path
 from typing import Iterable
 
 from ..errors import BitextforgeError
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from .hosts import is_loopback
 
 
 def serve(target: str, scores: str | None = None, host: str = "127.0.0.1", port: int = 8765,

@@ -42,10 +42,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import BitextforgeError
 from ..recipe.load import KeepSpec
-from . import is_loopback
+from .hosts import is_loopback
 from .data import AXES, RunData
 from .decisions import Decisions
-from .save import SaveRefused
+from .save import SaveRefused, save_recipe
 
 MAX_LIMIT = 200
 #: a saved recipe's file name, matched whole (``$`` would let a name end in a newline)
@@ -417,7 +417,7 @@ async def export(request: Request) -> Response:
 
     def work() -> tuple[Path, int]:
         try:
-            path = data.export_recipe(keeps, target)
+            path = save_recipe(data, keeps, target)
         except SaveRefused as exc:
             raise _bad(str(exc), 409) from None
         return path, state.decisions.get(keeps).decision.kept

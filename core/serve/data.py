@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import random
 import re
 import time
@@ -37,31 +36,20 @@ import numpy as np
 from .. import __version__
 from ..io.corpus import unescape
 from ..pipeline.decide import count_words, decide_rows, in_scope
-from ..errors import BitextforgeError
 from ..pipeline.kinds import kind_of
 from ..recipe.load import KeepSpec, Recipe, dump_yaml, load_recipe, parse_recipe
 from ..pipeline.executors import ADDS, REPLACES
 from ..pipeline.sink import CLEANED_COLUMNS
+from .tables import (AXES, HIST_BINS, RunDataError, half_last_digit,  # noqa: F401
+                     histogram_edges, json_float, logit, read_table, whole)
 
 _STEP_LABEL = re.compile(r"^steps\[(\d+)\]")
-HIST_BINS = 60
-#: the x axes a histogram can be drawn on: the score itself, or the log-odds ``log(p / (1 - p))``
-#: of a probability-like score (every score in [0, 1]), which spreads the rows crowded near 1
-#: (or 0) over a readable width
-AXES = ("score", "logit")
-#: probabilities are clipped to [LOGIT_EPS, 1 - LOGIT_EPS] before the log-odds: 0 and 1 stay
-#: finite, a little beyond the 6-digit scores a TSV stores (0.999999: 13.8; 1: 16.1)
-LOGIT_EPS = 1e-7
 #: changed texts kept per clean step for its before/after view: a seeded sample of at most this
 #: many, so a cleaned.tsv of millions of lines costs one pass and bounded memory
 CHANGES_SAMPLE = 200
 #: texts longer than this (before and after together) are marked changed as a whole: a
 #: character diff is quadratic in the worst case
 DIFF_MAX_CHARS = 4000
-
-
-class RunDataError(BitextforgeError):
-    """A run directory or scores file that cannot be shown; the message names the file."""
 
 
 @dataclass
@@ -160,7 +148,7 @@ class RunData:
         score_cols = {st.column for st in self.steps if st.column}
         marks = {st.mark for st in self.steps if st.mark}
         rng = np.random.default_rng(0)
-        parts = [_read_table(path, score_cols | marks, self.fraction, rng) for path, _ in tables]
+        parts = [read_table(path, score_cols | marks, self.fraction, rng) for path, _ in tables]
         ids = np.concatenate([t.column("id").to_numpy() for t in parts]).astype(np.int64)
         variant = np.concatenate([
             t.column("variant").to_numpy() if "variant" in t.column_names
@@ -223,7 +211,7 @@ class RunData:
             self.scores[name] = col.to_numpy()[order]  # null -> NaN
         # A column of whole numbers (lengths, dedupe's 0/1) is exact in a TSV cell; others are
         # rounded to 6 significant digits
-        self.exact = {name: _whole(v) for name, v in self.scores.items()}
+        self.exact = {name: whole(v) for name, v in self.scores.items()}
         # the step that made each row (-1: the input); a row carries the marks of the steps that
         # made the rows it was made from, so the latest mark is its own
         self.born = np.full(self.n, -1, dtype=np.int32)
@@ -466,7 +454,7 @@ class RunData:
                         continue
                     # half a unit in the 6th digit is at most 5e-6 |v|: look closer only there
                     close = np.flatnonzero(reach & (np.abs(v - b) <= 5e-6 * np.abs(v)))
-                    near[close] = np.abs(v[close] - b) <= _half_last_digit(v[close])
+                    near[close] = np.abs(v[close] - b) <= half_last_digit(v[close])
         cutoff = None
         if keep is not None and keep.is_global:
             # the worst score the top/words selection kept: where the selection cut
@@ -546,10 +534,10 @@ class RunData:
         at = int(dec.rejected_at[i])
         return {"id": int(self.ids[i]), "variant": int(self.variant[i]),
                 "src": self.cell("src", i), "tgt": self.cell("tgt", i),
-                "score": _json_float(self.scores[st.column][i]) if st and st.column in self.scores
+                "score": json_float(self.scores[st.column][i]) if st and st.column in self.scores
                 else None,
                 "rejected_by": self.steps[at].label if at < len(self.steps) else None,
-                "unscored": bool(dec.unscored[i]), "weight": _json_float(self.weight[i])}
+                "unscored": bool(dec.unscored[i]), "weight": json_float(self.weight[i])}
 
     def groups(self, dec: Decision, index: int, query: str = "", offset: int = 0,
                limit: int = 10) -> dict[str, Any]:
@@ -579,7 +567,7 @@ class RunData:
             rows = []
             for i in members:
                 r = self._row(int(i), dec, None)
-                r["score"] = _json_float(self.scores[st.column][i]) if st.column in self.scores \
+                r["score"] = json_float(self.scores[st.column][i]) if st.column in self.scores \
                     else None
                 r["origin"] = self.cell("origin", i)
                 rows.append(r)
@@ -697,16 +685,6 @@ class RunData:
                 "evaluation_plots": self.evaluation_plots(), "warnings": self.warnings,
                 "seconds": m.get("seconds")}
 
-    # -- export ------------------------------------------------------------------------------
-
-    def export_recipe(self, keeps: dict[int, KeepSpec], path: Path) -> Path:
-        """Save a recipe that reruns this run with ``keeps`` as its bounds at ``path``: see
-        :func:`bitextforge.serve.save.save_recipe`."""
-        from .save import save_recipe
-
-        return save_recipe(self, keeps, path)
-
-
 def char_diff(before: str, after: str) -> tuple[list[list[str]], list[list[str]]]:
     """``before`` and ``after`` cut into runs ``[op, text]``: ``"="`` for characters both keep,
     ``"-"`` for those only ``before`` has, ``"+"`` for those only ``after`` has (difflib's
@@ -728,100 +706,6 @@ def char_diff(before: str, after: str) -> tuple[list[list[str]], list[list[str]]
         add(old, "=" if op == "equal" else "-", before[i1:i2])
         add(new, "=" if op == "equal" else "+", after[j1:j2])
     return old, new
-
-
-def logit(p: np.ndarray) -> np.ndarray:
-    """The log-odds ``log(p / (1 - p))`` of probabilities, clipped to :data:`LOGIT_EPS` from 0
-    and 1 so that both stay finite; NaN stays NaN."""
-    q = np.clip(np.asarray(p, dtype=np.float64), LOGIT_EPS, 1.0 - LOGIT_EPS)
-    return np.log(q) - np.log1p(-q)
-
-
-def histogram_edges(v: np.ndarray, bounds: list[float] = ()) -> np.ndarray:
-    """Bin edges for the finite scores ``v`` of a filter step, about :data:`HIST_BINS` bins of
-    varying width: they span the data's whole range (a far tail is drawn where it lies, not
-    piled into an edge bin), half are equal widths over that range and half hold equal shares
-    of the rows, so bins are finer where the scores are dense (near 1 for most probabilities);
-    each finite recipe bound is an edge, so no bin holds rows on both sides of it."""
-    finite_bounds = [float(b) for b in bounds if np.isfinite(b)]  # min: -.inf bounds nothing
-    if not len(v):
-        return np.unique(np.r_[np.linspace(0.0, 1.0, HIST_BINS + 1), finite_bounds])
-    lo, hi = min([float(v.min()), *finite_bounds]), max([float(v.max()), *finite_bounds])
-    if hi <= lo:
-        return np.linspace(lo - 0.5, hi + 0.5, HIST_BINS + 1)
-    half = HIST_BINS // 2
-    edges = np.unique(np.r_[np.linspace(lo, hi, half + 1),
-                            np.quantile(v, np.linspace(0.0, 1.0, HIST_BINS - half + 1)),
-                            finite_bounds])
-    # quantiles of tied scores land a rounding error apart: such slivers are no bins
-    keep = np.r_[True, np.diff(edges) > (hi - lo) * 1e-9]
-    keep[-1] = True
-    edges = edges[keep]
-    if len(edges) > 2 and edges[-1] - edges[-2] <= (hi - lo) * 1e-9:
-        edges = np.delete(edges, -2)
-    return edges
-
-
-def _read_table(path: Path, score_cols: set[str], fraction: float | None = None, rng=None):
-    """One TSV table of a run as a pyarrow Table: scores as float64 (an empty cell is null, ``nan``
-    is NaN), text as strings kept escaped, ids as integers. A row with the wrong number of fields
-    is an error naming the file and line. With ``fraction`` the file is streamed and only a random
-    share of its rows is kept, so memory stays bounded."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    with open(path, encoding="utf-8") as fh:
-        header = fh.readline().rstrip("\n").split("\t")
-    if "id" not in header or "src" not in header or "tgt" not in header:
-        raise RunDataError(f"{path}: not a bitextforge table (no id/src/tgt header)")
-    types = {c: pa.string() for c in header}
-    types.update({c: pa.float64() for c in header if c in score_cols or c == "weight"})
-    types.update({c: pa.int64() for c in ("id", "variant") if c in header})
-    bad: list = []
-
-    def invalid(row) -> str:
-        bad.append(row)
-        return "skip"
-
-    options = dict(
-        read_options=pacsv.ReadOptions(use_threads=False,
-                                       block_size=(1 << 24) if fraction is None else (1 << 20)),
-        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False,
-                                         escape_char=False, invalid_row_handler=invalid),
-        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
-                                             strings_can_be_null=False))
-    try:
-        if fraction is None:
-            table = pacsv.read_csv(path, **options)
-        else:
-            reader = pacsv.open_csv(path, **options)
-            batches = [b.filter(pa.array(rng.random(b.num_rows) < fraction)) for b in reader]
-            table = pa.Table.from_batches(batches, schema=reader.schema)
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
-        raise RunDataError(f"{path}: unreadable ({str(exc).splitlines()[0]})") from None
-    if bad:
-        row = bad[0]
-        raise RunDataError(f"{path}:{row.number}: {row.actual_columns} fields, expected "
-                           f"{row.expected_columns} (is the run still being written?)")
-    return table
-
-
-def _whole(v: np.ndarray) -> bool:
-    f = v[np.isfinite(v)]
-    return bool(np.all((f == np.round(f)) & (np.abs(f) < 1e5)))
-
-
-def _half_last_digit(v: np.ndarray) -> np.ndarray:
-    """Half a unit in the 6th significant digit of each score: the rounding of a TSV cell."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mag = np.floor(np.log10(np.abs(v)))
-    mag = np.where(np.isfinite(mag), mag, -300)
-    return 0.5 * np.power(10.0, mag - 5)
-
-
-def _json_float(x: float) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
