@@ -151,7 +151,8 @@ def test_move_thresholds_in_the_page_then_save_and_rerun(browser, server, tmp_pa
     page.screenshot(path=SHOTS / "4-saved.png")
     saved = save / "chosen.yaml"
     assert page.get_attribute("#save-result", "data-path") == str(saved)
-    res = cli("run", saved, "-q")
+    assert "runs from any directory" in page.text_content("#save-result")
+    res = run_cli("run", saved, "-q", cwd=tmp_path)  # not the repository root: paths are absolute
     assert res.returncode == 0, res.stderr
     out = Path(f"{run}-chosen")
     assert (out / "corpus.tsv").read_text() == (ref / "corpus.tsv").read_text()

@@ -426,7 +426,7 @@ async function save() {
   try {
     const res = await api("/api/export", {}, { method: "POST", headers: { "Content-Type": "application/json" },
                                               body: JSON.stringify({ name, keep: state.keep }) });
-    out.textContent = `saved ${res.path} (${fmt(res.kept)} rows kept): ${res.command}`;
+    out.textContent = `saved ${res.path} (${fmt(res.kept)} rows kept); its paths are absolute, so it runs from any directory: ${res.command}`;
     out.dataset.path = res.path;
   } catch (err) {
     out.textContent = "error: " + err.message;
