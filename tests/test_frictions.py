@@ -6,6 +6,7 @@ long that takes, leaving no temporary file behind."""
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import os
@@ -45,6 +46,12 @@ def _requirements(dist: str, extra: str | None) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _extra_closure(extra: str) -> frozenset:
+    """Everything ``extra`` of bitextforge brings, as installed here."""
+    return frozenset(_closure(_requirements("bitextforge", extra)))
+
+
 def _closure(names: set[str]) -> set[str]:
     """``names`` and everything they require, as installed here."""
     seen, todo = set(), list(names)
@@ -64,23 +71,56 @@ def _imported_modules(obj, seen: set, out: set) -> None:
     """The top-level names of the modules that ``obj``'s source imports (in the class or function
     itself, in the module-level code of its module), followed through the plugin functions and
     classes it names, its plugin base classes included."""
-    if id(obj) in seen:
+    if obj in seen:
         return
-    seen.add(id(obj))
+    seen.add(obj)
     module = inspect.getmodule(obj)
     if module is None or not module.__name__.startswith("bitextforge.plugins"):
         return
-    if id(module) not in seen:
-        seen.add(id(module))
-        tree = ast.parse(inspect.getsource(module))
-        for node in tree.body:  # what importing the module runs
-            _imports_of(node, module, out)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
-    except (OSError, TypeError):
-        return
-    for node in ast.walk(tree):
-        _imports_of(node, module, out)
+    out |= _module_level_imports(module.__name__)  # what importing the module runs
+    imports, named = _own_code(obj)
+    out |= imports
+    for target in named:
+        _imported_modules(target, seen, out)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_tree(name: str) -> tuple[frozenset, dict]:
+    """A plugin module parsed once: the modules it imports at its top level, and its classes and
+    functions by qualified name (``Outer.Inner``)."""
+    tree = ast.parse(inspect.getsource(sys.modules[name]))
+    top: set = set()
+    for node in tree.body:
+        _imports_of(node, top)
+    defs: dict = {}
+
+    def index(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs[prefix + node.name] = node
+                index(node.body, f"{prefix}{node.name}.")
+
+    index(tree.body, "")
+    return frozenset(top), defs
+
+
+def _module_level_imports(name: str) -> frozenset:
+    """The modules a plugin module imports at its top level."""
+    return _module_tree(name)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _own_code(obj) -> tuple[frozenset, tuple]:
+    """What ``obj``'s own source imports, and the plugin classes and functions it names (with
+    its base classes)."""
+    module = inspect.getmodule(obj)
+    imports: set = set()
+    named = list(obj.__mro__[1:]) if isinstance(obj, type) else []
+    node = _module_tree(module.__name__)[1].get(getattr(obj, "__qualname__", ""))
+    if node is None:  # made at run time (plugin_module's hooks): no source of its own
+        return frozenset(), tuple(named)
+    for node in ast.walk(node):
+        _imports_of(node, imports)
         if isinstance(node, ast.Name):
             target = vars(module).get(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -90,15 +130,13 @@ def _imported_modules(obj, seen: set, out: set) -> None:
         else:
             continue
         if isinstance(target, (type, types.FunctionType)):
-            _imported_modules(target, seen, out)
-    if isinstance(obj, type):
-        for base in obj.__mro__[1:]:
-            _imported_modules(base, seen, out)
+            named.append(target)
+    return frozenset(imports), tuple(named)
 
 
-def _imports_of(node, module, out: set) -> None:
+def _imports_of(node, out: set) -> None:
     """Add the top-level module names an import statement ``node`` names (relative imports
-    resolve inside the plugin package, and are followed as plugin code, not counted)."""
+    stay inside the plugin package, whose code is followed, not counted)."""
     if isinstance(node, ast.Import):
         out.update(alias.name.split(".")[0] for alias in node.names)
     elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -134,7 +172,7 @@ def test_every_builtin_component_declares_the_extra_it_imports():
         _imported_modules(r.cls, set(), mods)
         allowed = set(core)
         for extra in set(r.cls.extras(None)) | _chosen_extras(r.cls):
-            allowed |= _closure(_requirements("bitextforge", extra))
+            allowed |= _extra_closure(extra)
         needs = {_normal(d) for m in mods for d in provides.get(m, ())
                  if m not in sys.stdlib_module_names and m != "bitextforge"}
         beyond = needs - allowed
