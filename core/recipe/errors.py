@@ -1,50 +1,20 @@
 """How recipe errors quote what a user wrote, and pydantic's errors turned into ``file: key.path:
 message`` lines with nearest-name hints.
 
-Every value an error quotes goes through :func:`quote`, so a message stays one short line whatever
-the value: a few hundred bytes of YAML aliases can stand for half a million nodes, and a file
-named by ``extends:`` may hold anything, which an error must not print back whole.
+Every value an error quotes goes through :func:`bitextforge.errors.quote`, so a message stays
+one short line whatever the value: a few hundred bytes of YAML aliases can stand for half a
+million nodes, and a file named by ``extends:`` may hold anything, which an error must not print
+back whole.
 """
 
 from __future__ import annotations
 
-import reprlib
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..components.registry import suggest
-from ..errors import check_message
-
-#: the longest quote of a user's value in an error message, in characters
-QUOTE_LIMIT = 80
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel = 3
-_REPR.maxstring = _REPR.maxother = QUOTE_LIMIT + 20
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-
-
-def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
-    """``repr(value)`` for an error message, cut to ``limit`` characters with an ellipsis and the
-    value's length when longer (a string's characters, a container's items). Never builds the
-    whole ``repr`` of a large value, so quoting a huge nested value costs next to nothing."""
-    if isinstance(value, str):
-        text = repr(value)
-        if len(text) <= limit:
-            return text
-        return f"{repr(value[:limit])[:limit]}… ({len(value):,} characters)"
-    text = _REPR.repr(value)
-    sized = isinstance(value, (list, tuple, dict, set))
-    if len(text) <= limit and not (sized and "..." in text):
-        return text
-    size = f" ({type(value).__name__} of {len(value):,} items)" if sized else ""
-    return f"{text[:limit]}…{size}"
-
-
-def clip(text: str, limit: int = 300) -> str:
-    """``text`` (a message that may embed a value) cut to ``limit`` characters with an ellipsis."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+from ..errors import check_message, clip, quote
 
 
 def _is_branch(part) -> bool:

@@ -14,8 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import RecipeError
-from .errors import clip, quote
+from ..errors import RecipeError, clip, quote
 from .models import Recipe
 from .moved import moved_hint
 from .yaml_safe import yaml_load

@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from ..components.registry import suggest
-from ..errors import RecipeError
-from .errors import clip, loc_path, quote
+from ..errors import RecipeError, clip, quote
+from .errors import loc_path
 from .kinds import STEP_KINDS
 from .yaml_safe import yaml_load
 

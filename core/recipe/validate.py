@@ -12,9 +12,9 @@ from pydantic import BaseModel, ValidationError
 
 from ..components.base import ComponentConfig
 from ..components.registry import Registry, get_registry, suggest
-from ..errors import RecipeError, RegistryError
+from ..errors import RecipeError, RegistryError, clip, quote
 from .kinds import STEP_KINDS
-from .errors import clip, format_validation_error, quote
+from .errors import format_validation_error
 from .models import EvaluateStep, PrepareStep, Recipe, input_specs
 
 

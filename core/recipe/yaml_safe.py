@@ -9,8 +9,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import RecipeError
-from .errors import clip
+from ..errors import RecipeError, clip
 
 
 class _RecipeLoader(yaml.SafeLoader):
