@@ -200,3 +200,14 @@ def test_a_random_sample_without_limit_or_max_ratio_is_refused():
                               "max_ratio lets through")
     r = parse_recipe(RECIPE.replace("a.en}", "a.en, sample: random, limit: 5}"), "r.yaml")
     assert r.input.sample == "random"
+
+
+def test_quote_cuts_long_values_and_says_how_long_they_were():
+    from bitextforge.errors import quote
+
+    assert quote("short") == "'short'" and quote(3.5) == "3.5" and quote([1, 2]) == "[1, 2]"
+    long = quote("y" * 5000)
+    assert long.endswith("… (5,000 characters)") and len(long) < 110
+    nested = [[["z"] * 9] * 9] * 9
+    text = quote(nested)
+    assert text.endswith("… (list of 9 items)") and len(text) < 110
