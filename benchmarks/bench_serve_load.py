@@ -5,12 +5,12 @@ $BITEXTFORGE_SHARED_DATA/multi30k; or ``--run DIR``, any finished run) is served
 it, and ``--clients`` clients (asyncio, one keep-alive connection each) ask ``/api/decide`` for
 ``--seconds`` seconds, each request's bounds drawn from ``--settings`` settings of two filters'
 bounds (users moving sliders among the same positions; ``--settings 0``: fresh bounds on every
-request, so almost nothing can come from the server's table of decisions). Every answer is
-checked against the answer one client alone got for the same bounds before the load (all but
-the timing field ``ms``), so speed cannot come from a wrong answer; with fresh bounds, a seeded
-sample of 300 answers is checked against the run re-decided in this process. Prints p50 / p99 / max latency, requests per second,
-wrong or failed answers, the server's RSS before and after, and the machine (``lscpu`` model
-and flags).
+request, so almost nothing can come from the server's table of decisions). Every answer is checked
+against the answer one client alone got for the same bounds before the load (all but the timing
+field ``ms``), so speed cannot come from a wrong answer; with fresh bounds, a seeded sample of 300
+answers is checked against the run re-decided in this process. Prints p50 / p99 / max latency,
+requests per second, wrong or failed answers, the server's RSS before and after, and the machine
+(``lscpu`` model and flags).
 
 Run from the repository root:
     .venv/bin/python benchmarks/bench_serve_load.py [--clients 100] [--seconds 30] [--settings 20]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ..components.base import Generator, Paraphraser, Splitter
 from ..io.corpus import Batch, batch_len, tag_column, take_rows
 from .decide import scope_rows
@@ -13,6 +15,27 @@ from ..errors import ComponentError
 from ..recipe.step_models import GenerateStep, ParaphraseStep, SplitStep, StepModel
 from .execution import Executor, check_candidate_columns, component_call, group_bounds
 from .results import ADDS, REPLACES, Rejected, StepResult
+
+
+def replaced_fate(made: np.ndarray, alive: np.ndarray, reach: np.ndarray,
+                  lineage) -> tuple[np.ndarray, np.ndarray]:
+    """Replaying a step that replaces rows (split, generate) over a finished run's stored rows:
+    a row made from a row that no longer reaches the step is never made. ``made``: positions of
+    the rows the step made; ``alive``: the rows not rejected before it; ``lineage.rep``: per row,
+    the first row made from the same row, which stands for that row before the step (its fate is
+    the row's). Returns which made rows exist, and the row whose fate each shares."""
+    src = lineage.rep[made]
+    return alive[src], src
+
+
+def added_fate(made: np.ndarray, alive: np.ndarray, reach: np.ndarray,
+               lineage) -> tuple[np.ndarray, np.ndarray]:
+    """Replaying a step that adds variants (paraphrase): a variant exists while a row of its
+    group (``lineage.group``: the original and the rows made beside it) reaches the step
+    (``reach``); otherwise it shares the fate of the group's first row (``lineage.group_first``).
+    Arguments and result as :func:`replaced_fate`."""
+    reached = np.bincount(lineage.group[reach], minlength=len(reach)) > 0
+    return reached[lineage.group[made]], lineage.group_first[made]
 
 
 class SplitExec(Executor):
@@ -24,6 +47,7 @@ class SplitExec(Executor):
 
     kind = "split"
     makes = REPLACES
+    made_fate = staticmethod(replaced_fate)
     comp: Splitter
 
     def __init__(self, index: int, step: SplitStep, comp: Splitter):
@@ -88,6 +112,7 @@ class ParaphraseExec(Executor):
 
     kind = "paraphrase"
     makes = ADDS
+    made_fate = staticmethod(added_fate)
     comp: Paraphraser
     step: ParaphraseStep
 
@@ -259,6 +284,7 @@ class GenerateExec(Executor):
 
     kind = "generate"
     makes = REPLACES
+    made_fate = staticmethod(replaced_fate)
     comp: Generator
     step: GenerateStep
 

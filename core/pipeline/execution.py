@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from ..components.base import Component
 from ..io.corpus import Batch, batch_len
@@ -102,6 +102,11 @@ class Executor:
     makes: ClassVar[str | None] = None
     #: the step writes a row it keeps possibly several times (a weighter's replicas)
     replicates: ClassVar[bool] = False
+    #: for a step that makes rows: which of them exist when a finished run is replayed with other
+    #: bounds (``bitextforge serve``), as ``made_fate(made, alive, reach, lineage) -> (live,
+    #: src)`` (see :func:`bitextforge.pipeline.adding.replaced_fate`); None for a step that
+    #: makes none
+    made_fate: ClassVar[Callable | None] = None
 
     @classmethod
     def made_mark(cls, step: StepModel) -> str | None:

@@ -7,10 +7,12 @@ clean step's changes, see :meth:`RunData.changes`) or a scores TSV written by
 replays the recipe's steps in the run's order over those arrays, deciding each filter step with
 the runner's own decision functions (:mod:`bitextforge.pipeline.decide`), so a moved threshold is
 re-decided for every row without running a model. A row made by step ``k`` (a paraphrase, a split
-piece: :meth:`bitextforge.pipeline.executors.Executor.made_mark` names the column that marks the rows a step
-made) is seen only by the steps after ``k``, and exists only if the row it was made from reaches
-``k``; before a step that replaces rows, the first piece of each row stands for the row it came
-from.
+piece: the executor's ``made_mark`` names the column that marks the rows a step made) is seen only
+by the steps after ``k``, and whether it exists is the step's executor's own rule
+(``Executor.made_fate``: :func:`bitextforge.pipeline.adding.replaced_fate` for a split or a
+generate step, whose rows exist only if the row they were made from reaches ``k``,
+:func:`~bitextforge.pipeline.adding.added_fate` for a paraphrase step); before a step that
+replaces rows, the first piece of each row stands for the row it came from.
 
 What stored scores cannot tell: a row the run rejected at step ``j`` was never scored by the steps
 after ``j``. When a loosened bound lets such a row through, later steps cannot decide it; it is
@@ -73,6 +75,7 @@ class StepInfo:
     replicates: bool = False  # writes a kept row possibly several times (a weighter)
     changes_text: bool = False  # a clean step: its changes are in cleaned.tsv
     probability: bool = False  # every score in [0, 1], not whole numbers: a logit axis helps
+    made_fate: Any = None  # the executor's replay of the rows it made (Executor.made_fate)
 
     @property
     def label(self) -> str:
@@ -370,17 +373,8 @@ class RunData:
                 entry["rejected"] = int(drop.sum())
             elif st.makes is not None:
                 made = np.flatnonzero(self.born == m)
-                if st.makes == REPLACES:
-                    # a row made from a row that no longer reaches the step is never made: the
-                    # stand-in held that row's fate
-                    src = self.rep[made]
-                    live = alive[src]
-                else:
-                    # a paraphrase exists only while a row of its group reaches the step; else it
-                    # shares the fate of the group's first row
-                    reached = np.bincount(self.group[reach], minlength=self.n) > 0
-                    live = reached[self.group[made]]
-                    src = self.group_first[made]
+                # which rows the step made still exist: the step's executor says (made_fate)
+                live, src = st.made_fate(made, alive, reach, self)
                 alive[made] = live
                 rejected_at[made[~live]] = rejected_at[src[~live]]
                 # a row the step could make nothing from (a generate step's sentence without
@@ -724,7 +718,7 @@ def _step_infos(recipe: Recipe, manifest: dict[str, Any]) -> list[StepInfo]:
                       getattr(step, "keep", None), getattr(step, "apply_to", "all"),
                       origins=getattr(step, "origins", None),
                       side=getattr(step, "side", None), decides=ex.decides, makes=ex.makes,
-                      mark=ex.made_mark(step), replicates=ex.replicates,
+                      mark=ex.made_mark(step), replicates=ex.replicates, made_fate=ex.made_fate,
                       changes_text=ex.changes_text)
         if ex.decides:
             st.editable = not replicated

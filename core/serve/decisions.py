@@ -70,7 +70,8 @@ class Entry:
 class Decisions:
     """A thread-safe, bounded table of decisions by bounds, with identical requests coalesced."""
 
-    def __init__(self, data: RunData, decide: Callable[[dict[int, KeepSpec]], Decision] | None = None):
+    def __init__(self, data: RunData,
+                 decide: Callable[[dict[int, KeepSpec]], Decision] | None = None):
         """Decide over ``data`` (with ``decide``, default ``data.decide``); the table holds as many
         decisions as fit :data:`CACHE_BYTES` at this run's size."""
         self.data = data
