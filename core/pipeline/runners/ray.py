@@ -62,8 +62,10 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     import ray
 
     if not ray.is_initialized():
-        # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts. It
-        # stays up for the process: a sharded run calls run() once per shard.
+        # RAY_ADDRESS (set by --address) selects a cluster; without it a local one starts, even
+        # where a `ray start` cluster runs on this machine (Ray would join that one, and
+        # --address auto asks for it). It stays up for the process: a sharded run calls run()
+        # once per shard.
         _init_quietly(ray)
         atexit.register(ray.shutdown)
     _configure_data_context()
@@ -114,7 +116,7 @@ def _init_quietly(ray) -> None:
     os.environ["RAY_BACKEND_LOG_LEVEL"] = own or _BACKEND_LOG_LEVEL
     try:
         with _cxx_stderr_silenced(own is None):
-            ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
+            ray.init(address=os.environ.get("RAY_ADDRESS") or "local", include_dashboard=False,
                      log_to_driver=False, logging_level="ERROR")
     finally:
         if own is None:
