@@ -211,3 +211,14 @@ def test_quote_cuts_long_values_and_says_how_long_they_were():
     nested = [[["z"] * 9] * 9] * 9
     text = quote(nested)
     assert text.endswith("… (list of 9 items)") and len(text) < 110
+
+
+def test_extends_refuses_a_huge_file_without_reading_it(tmp_path):
+    big = tmp_path / "big.yaml"
+    with open(big, "wb") as fh:
+        fh.truncate(5 << 20)  # sparse: nothing is written, and nothing should be read
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: big.yaml\nname: x\n")
+    with pytest.raises(RecipeError) as err:
+        load_recipe(child)
+    assert str(err.value).startswith(f"{child}: extends: big.yaml: not a recipe file (over 4 MB")

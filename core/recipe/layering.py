@@ -109,6 +109,9 @@ def _origin(origins: Origins, path: str) -> tuple[str, str]:
 #: recipe shipped has five; the bound keeps a long chain from failing deep inside the YAML reader
 MAX_EXTENDS_DEPTH = 32
 
+#: the largest file ``extends:`` reads: a recipe is a few KB, and a base is read whole
+MAX_BASE_BYTES = 4 << 20
+
 #: the suffixes of a file ``extends:`` may name: a YAML recipe, never any other file
 _RECIPE_SUFFIXES = (".yaml", ".yml")
 
@@ -164,6 +167,9 @@ def layered(data: Any, source: str, chain: tuple[str, ...] = ()) -> tuple[Any, O
     if not base_path.is_file():
         raise RecipeError(f"{source}: extends: {shown}: " + (moved_hint(base_path) or (
             f"no such recipe file ({clip(str(base_path.resolve()), 200)})")))
+    if base_path.stat().st_size > MAX_BASE_BYTES:
+        raise RecipeError(f"{source}: extends: {shown}: not a recipe file (over "
+                          f"{MAX_BASE_BYTES >> 20} MB; the largest shipped recipe is a few KB)")
     base_source = str(base_path)
     base = yaml_load(base_path.read_text(encoding="utf-8", errors="replace"), base_source)
     if not isinstance(base, dict):
