@@ -296,6 +296,10 @@ def test_build_filter_end_to_end(tmp_path):
     rejected = (tmp_path / "run" / "rejected.tsv").read_text(encoding="utf-8")
     # the text comes out as it went in (segmented only for scoring)
     assert all(s in kept + rejected for s in JA)
+    # the pair's cleaning defaults run first, and the filled recipe (segmented.v1's wrapped
+    # options written under their field name) reads back: the report is written
+    assert "extends: " in (out / "recipe.yaml").read_text() and "hardrules.v1" in run.stdout
+    assert (tmp_path / "run" / "report.html").is_file()
     # a second build into the same folder is refused, and a failed build leaves no folder
     again = _cli(*args)
     assert again.returncode == 2 and "exists and is not empty" in again.stderr

@@ -160,10 +160,23 @@ def segmented_dictionary(path: str, langs: tuple[str, str], seg: tuple[Segmenter
     return {"entries": len(entries), "kept": len(rows), "one_word_pairs": one}
 
 
+def pair_defaults(src_lang: str, tgt_lang: str) -> Path | None:
+    """The checkout's cleaning defaults for the pair in this orientation
+    (``recipes/defaults/<src>-<tgt>.yaml``), or None (another pair, or an installed package
+    without the recipes)."""
+    p = Path(__file__).resolve().parents[2] / "recipes" / "defaults"
+    p = p / f"{src_lang}-{tgt_lang}.yaml"
+    return p if p.is_file() else None
+
+
 def recipe_text(name: str, out: str, src_lang: str, tgt_lang: str, segs: list[str],
                 lowercase: bool, thresholds: dict, input_path: list[str] | None,
-                has_dictionary: bool) -> str:
-    """The ready-to-run recipe of a built filter."""
+                has_dictionary: bool, defaults: Path | None = None) -> str:
+    """The ready-to-run recipe of a built filter: the pair's cleaning defaults first where the
+    checkout has them (``extends:``, relative to the recipe), then the segmented rules and the
+    classifier."""
+    import os
+
     def seg(inner: str, with_: str) -> str:
         return (f"    with: {{src_lang: {src_lang}, tgt_lang: {tgt_lang}, src_segmenter: "
                 f"'{segs[0]}', tgt_segmenter: '{segs[1]}', lowercase: {str(lowercase).lower()},\n"
@@ -173,16 +186,17 @@ def recipe_text(name: str, out: str, src_lang: str, tgt_lang: str, segs: list[st
     else:
         inp = (f"  path: {input_path[0] if input_path else f'my.{src_lang}-{tgt_lang}.tsv'}\n"
                f"  format: tsv\n  columns: [src, tgt]\n")
-    return (
-        f"# The WMT-style {src_lang}-{tgt_lang} filter that `bitextforge build-filter` built in "
-        f"{out}/\n"
-        f"# (what it learned from, the held-out AUC per noise kind: {out}/build.json). Every rule "
-        f"and the\n# classifier count words as the segmenters split them; the output keeps the "
-        f"text as it was.\n"
-        f"#   .venv/bin/bitextforge run {out}/recipe.yaml --set input.path=my.tsv\n"
-        f"name: {name}\n"
-        f"input:\n{inp}"
-        f"steps:\n"
+    head = (f"# The WMT-style {src_lang}-{tgt_lang} filter that `bitextforge build-filter` built "
+            f"in {out}/\n"
+            f"# (what it learned from, the held-out AUC per noise kind: {out}/build.json). Every "
+            f"rule and the\n# classifier count words as the segmenters split them; the output "
+            f"keeps the text as it was.\n"
+            f"# Point input: at your corpus, then: .venv/bin/bitextforge run {out}/recipe.yaml\n")
+    if defaults is not None:
+        rel = os.path.relpath(defaults, Path(out).resolve())
+        head += (f"# The pair's cleaning defaults run first (extends:); their last step is "
+                 f"language ID.\nextends: {rel}\n")
+    steps = (
         f"  - filter: segmented.v1           # no empty side\n"
         + seg("length.v1", "{combine: shorter}")
         + "    keep: {min: 1}\n    as: shorter_words\n"
@@ -193,15 +207,21 @@ def recipe_text(name: str, out: str, src_lang: str, tgt_lang: str, segs: list[st
         f"  - filter: segmented.v1           # word-count ratio: {thresholds['quantile']:.1%} of "
         f"the seed's pairs stay within it\n"
         + seg("length_ratio.v1", "{unit: tokens}")
-        + f"    keep: {{max: {thresholds['ratio_max']}}}\n    as: word_ratio\n"
-        f"  - filter: language_id.v1\n"
-        f"    with: {{src_lang: {src_lang}, tgt_lang: {tgt_lang}, backend: heliport}}\n"
-        f"    keep: {{min: 0}}\n"
-        f"  - filter: segmented.v1           # P(clean) of the pair classifier"
-        f"{' (dictionary coverage among its features)' if has_dictionary else ''}\n"
-        + seg("pair_classifier.v1", f"{{model: {out}/classifier.joblib}}")
-        + "    keep: {min: 0.5}\n    as: pair_classifier\n"
-        f"output: {{dir: runs/{name}, formats: [tsv]}}\n")
+        + f"    keep: {{max: {thresholds['ratio_max']}}}\n    as: word_ratio\n")
+    if defaults is None:
+        steps += (f"  - filter: language_id.v1\n"
+                  f"    with: {{src_lang: {src_lang}, tgt_lang: {tgt_lang}, backend: heliport}}\n"
+                  f"    keep: {{min: 0}}\n")
+    steps += (f"  - filter: segmented.v1           # P(clean) of the pair classifier"
+              f"{' (dictionary coverage among its features)' if has_dictionary else ''}\n"
+              + seg("pair_classifier.v1", f"{{model: {out}/classifier.joblib}}")
+              + "    keep: {min: 0.5}\n    as: pair_classifier\n")
+    return (head + f"name: {name}\n"
+            + (f"description: the {src_lang}-{tgt_lang} filter built from a seed corpus\n"
+               if defaults is not None else "")
+            + f"input:\n{inp}"
+            + ("steps+:\n" if defaults is not None else "steps:\n") + steps
+            + f"output: {{dir: runs/{name}, formats: [tsv]}}\n")
 
 
 def build_filter(src_lang: str, tgt_lang: str, seed: list, output: str,
@@ -211,12 +231,13 @@ def build_filter(src_lang: str, tgt_lang: str, seed: list, output: str,
                  classifier_pairs: int = 4000, bench_pairs: int = 1000,
                  kinds: tuple[str, ...] = KINDS, order: int = 4, iterations: int | None = None,
                  corpus: list[str] | None = None, seed_value: int = 1,
-                 force: bool = False) -> dict:
+                 force: bool = False, clean_first: bool = True) -> dict:
     """Build the filter (see the module docstring) into the folder ``output`` and return the
     facts written to ``build.json``. ``sample`` caps the pairs the tables and LMs learn from,
     ``classifier_pairs`` the clean pairs of the classifier (half of them unseen by the tables
     and LMs), ``bench_pairs`` the held-out clean pairs of the bench; ``corpus`` (a TSV, or a
-    source and a target file) becomes the recipe's input."""
+    source and a target file) becomes the recipe's input, which first runs the pair's cleaning
+    defaults where the checkout has them (``clean_first``)."""
     from .components import LexicalTranslationTrainer
     from .pair_classifier import PairClassifierTrainer
     from bitextforge.api import get_registry
@@ -261,7 +282,7 @@ def build_filter(src_lang: str, tgt_lang: str, seed: list, output: str,
         facts = _build(src_lang, tgt_lang, seed, out, dictionary, tuple(dictionary_columns),
                        segs, lowercase, sample, classifier_pairs, bench_pairs, tuple(kinds),
                        order, iterations, corpus, seed_value, LexicalTranslationTrainer,
-                       PairClassifierTrainer)
+                       PairClassifierTrainer, clean_first)
     except BaseException:
         if created:
             shutil.rmtree(out, ignore_errors=True)
@@ -367,7 +388,7 @@ def _bench(out: Path, bench: tuple[list[str], list[str]], kinds, seed_value: int
 
 def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, segs,
            lowercase, sample, classifier_pairs, bench_pairs, kinds, order, iterations, corpus,
-           seed_value, TablesTrainer, ClassifierTrainer) -> dict:
+           seed_value, TablesTrainer, ClassifierTrainer, clean_first) -> dict:
     from bitextforge.plugins.quality.trainers import KenlmTrainer
 
     times: dict[str, float] = {}
@@ -422,7 +443,8 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
     name = f"wmt-filter-{src_lang}{tgt_lang}-built"
     (out / "recipe.yaml").write_text(recipe_text(
         name, str(out), src_lang, tgt_lang, S["segs"], S["lowercase"], thresholds, corpus,
-        dict_path is not None), encoding="utf-8")
+        dict_path is not None, pair_defaults(src_lang, tgt_lang) if clean_first else None),
+        encoding="utf-8")
     one_word = None
     if corpus:
         from bitextforge.api import read_tsv_pairs
@@ -486,8 +508,10 @@ def build_filter_command(parser):
     """``bitextforge build-filter``: its arguments; returns its handler."""
     parser.add_argument("--src-lang", required=True, help="ISO 639-1 code of the source side")
     parser.add_argument("--tgt-lang", required=True, help="ISO 639-1 code of the target side")
-    parser.add_argument("--seed-src", help="clean seed, source side (one sentence a line)")
-    parser.add_argument("--seed-tgt", help="clean seed, target side, line-aligned")
+    parser.add_argument("--seed-src", action="append", default=[],
+                        help="clean seed, source side (one sentence a line; repeatable)")
+    parser.add_argument("--seed-tgt", action="append", default=[],
+                        help="clean seed, target side, line-aligned (one per --seed-src)")
     parser.add_argument("--seed-tsv", action="append", default=[],
                         help="clean seed as src<TAB>tgt lines (repeatable; .gz ok)")
     parser.add_argument("--dictionary", help="bilingual dictionary: a TSV of ;-separated "
@@ -512,15 +536,16 @@ def build_filter_command(parser):
     parser.add_argument("--corpus", nargs="+", metavar="FILE",
                         help="the noisy corpus the recipe filters: a TSV, or a source and a "
                         "target file")
+    parser.add_argument("--no-clean", action="store_true", help="leave the pair's cleaning "
+                        "defaults (recipes/defaults/<src>-<tgt>.yaml) out of the recipe")
     parser.add_argument("--force", action="store_true", help="replace an existing model folder")
     parser.add_argument("-o", "--output", required=True, help="model folder to write")
 
     def run(args) -> int:
         seed: list = list(args.seed_tsv)
-        if args.seed_src or args.seed_tgt:
-            if not (args.seed_src and args.seed_tgt):
-                raise InputError(f"{WHO}: give both --seed-src and --seed-tgt")
-            seed.append((args.seed_src, args.seed_tgt))
+        if len(args.seed_src) != len(args.seed_tgt):
+            raise InputError(f"{WHO}: give one --seed-tgt per --seed-src")
+        seed += list(zip(args.seed_src, args.seed_tgt))
         if not seed:
             raise InputError(f"{WHO}: give a seed: --seed-src and --seed-tgt, or --seed-tsv")
         if args.corpus and len(args.corpus) > 2:
@@ -533,7 +558,7 @@ def build_filter_command(parser):
             tuple(args.dictionary_columns), args.src_segmenter, args.tgt_segmenter,
             {"auto": None, "yes": True, "no": False}[args.lowercase], args.sample,
             args.classifier_pairs, args.bench_pairs, iterations=args.iterations,
-            corpus=args.corpus, force=args.force)
+            corpus=args.corpus, force=args.force, clean_first=not args.no_clean)
         for line in report_lines(facts):
             say(WHO, line)
         return 0

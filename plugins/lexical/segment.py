@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from bitextforge import ComponentError, Filter
 
@@ -182,6 +182,8 @@ class SegmentedFilter(Filter):
     class Config(Filter.Config):
         """Options of segmented.v1."""
 
+        # the run's filled recipe writes the wrapped filter's options under the field's name
+        model_config = ConfigDict(populate_by_name=True)
         src_lang: str = Field(description="ISO 639-1 code of the src column.")
         tgt_lang: str = Field(description="ISO 639-1 code of the tgt column.")
         src_segmenter: str | None = Field(
