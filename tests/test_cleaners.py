@@ -50,8 +50,12 @@ def test_html_options_choose_what_changes():
 
 
 def test_unicode_nfc_controls_and_whitespace():
-    before = ["Cafe\u0301", "a\x07b", "  two   spaces\tand tab ", "\ufeffBOM"]
-    assert UnicodeCleaner().clean(before, "src") == ["Café", "ab", "two spaces and tab", "BOM"]
+    before = ["Cafe\u0301", "a\x07b", "  two   spaces\tand tab ", "\ufeffBOM", "x\x1b\x07 y",
+              "line\u2028break"]
+    # a control character between two words is a space (removing it would glue them), a
+    # byte-order mark is removed
+    assert UnicodeCleaner().clean(before, "src") == ["Café", "a b", "two spaces and tab", "BOM",
+                                                    "x y", "line break"]
 
 
 def test_unicode_keeps_no_break_spaces_and_quotes():
