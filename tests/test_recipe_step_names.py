@@ -100,3 +100,11 @@ def test_the_documented_set_examples_change_the_step_they_mean(doc):
         changed = [i for i, (a, b) in enumerate(zip(before.steps, after.steps)) if a != b]
         assert [after.steps[i].score_column() for i in changed] == [DOCUMENTED[doc]], command
         assert after.steps[changed[0]].keep.max == 1.5
+
+
+def test_a_negative_index_counts_from_the_end():
+    r = parse_recipe(RECIPE, "r.yaml", ["steps[-1].keep.max=1.25"])
+    assert r.steps[3].keep.max == 1.25
+    with pytest.raises(RecipeError, match=r"'-9' is not an index of steps, a list of 4 \(0 to 3, "
+                                          r"or -1 for the last\)"):
+        parse_recipe(RECIPE, "r.yaml", ["steps[-9].keep.max=1"])

@@ -1,9 +1,10 @@
 """``--set key.path=value``: one value of a recipe replaced from the command line before
 validation, and the errors it causes blamed on the ``--set`` rather than the recipe file.
 
-A list item is named by its index (``steps[3]``, ``steps.3``) or, in brackets, by a step's name:
-its ``as:`` name, or its component's name with or without the version (``steps[length_ratio]``,
-``steps[length_ratio.v1]``), so that a command keeps meaning the same step when steps are added.
+A list item is named by its index (``steps[3]``, ``steps.3``, ``steps[-1]`` for the last) or, in
+brackets, by a step's name: its ``as:`` name, or its component's name with or without the version
+(``steps[length_ratio]``, ``steps[length_ratio.v1]``), so that a command keeps meaning the same
+step when steps are added.
 """
 
 from __future__ import annotations
@@ -92,11 +93,12 @@ def apply_override(data: dict, assignment: str, source: str) -> str:
         last = i == len(parts) - 1
         here = loc_path("", tuple(done)) if done else "the recipe"
         if isinstance(cur, list):
-            if part.isdigit():
-                if int(part) >= len(cur):
-                    raise RecipeError(f"--set {key}: {quote(part)} is not an index of {here}, a list "
-                                      f"of {len(cur)}")
-                index = int(part)
+            if re.fullmatch(r"-?\d+", part) and (bracketed or part.isdigit()):
+                index = int(part) + (len(cur) if part.startswith("-") else 0)
+                if not 0 <= index < len(cur):
+                    raise RecipeError(f"--set {key}: {quote(part)} is not an index of {here}, a "
+                                      f"list of {len(cur)} (0 to {len(cur) - 1}, or -1 for the "
+                                      f"last)")
             elif bracketed and part:
                 index = find_item(cur, part, key, here)
             else:
