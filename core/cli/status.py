@@ -19,13 +19,13 @@ _PARTIAL = re.compile(r"^\..+\.partial-(\d+)$")
 
 def _run_lines(d: Path) -> list[str]:
     """The run in ``d``: finished (its manifest), or its shards so far."""
-    from ..pipeline.shards import MERGED_DIR, SHARD_DIR, _done
+    from ..pipeline.shards import MERGED_DIR, SHARD_DIR, finished_shards
     from ..pipeline.sink import holds_run_marker
 
     lines = []
     shards, merged = d / SHARD_DIR, d / MERGED_DIR
     if shards.is_dir():
-        done = _done(shards)  # the leading finished shards, those a rerun keeps
+        done = finished_shards(shards)  # the leading finished shards, those a rerun keeps
         lines.append(f"{d}: unfinished run, {done} shard{'' if done == 1 else 's'} finished; "
                      f"the same command continues after them")
     elif merged.is_dir():

@@ -141,7 +141,7 @@ class ShardStore:
                 _save_fingerprint(d / "run.json", fingerprint)
                 continue
             if not restart:
-                done = _done(d)
+                done = finished_shards(d)
                 what = f"changed: {', '.join(changed)}; " if changed else ""
                 raise BitextforgeError(
                     f"{out_dir}: holds an unfinished run of a different recipe, input or "
@@ -165,7 +165,7 @@ class ShardStore:
 
     def finished(self) -> int:
         """Number of leading shards with a DONE marker."""
-        return _done(self.dir)
+        return finished_shards(self.dir)
 
     def begin(self, k: int) -> Path:
         """An empty folder for shard ``k`` (a partial one from a killed run is discarded)."""
@@ -268,12 +268,13 @@ def _shard_dir(d: Path, k: int) -> Path:
     return d / f"{k:05d}"
 
 
-def _done(d: Path) -> int:
+def finished_shards(d: Path) -> int:
     """Number of leading shards in ``d`` with a DONE marker."""
     k = 0
     while (_shard_dir(d, k) / "DONE").exists():
         k += 1
     return k
+
 
 def split_shards(batches: Iterator[Batch], batches_per_shard: int) -> Iterator[Iterator[Batch]]:
     """Group a stream of batches into consecutive shards of ``batches_per_shard`` batches."""
