@@ -267,6 +267,17 @@ def test_plugins_import_only_the_public_api():
     assert reaching == []
 
 
+def test_core_modules_take_no_private_name_of_another():
+    """A name another module needs has a public home; ``_name`` stays in its module."""
+    taken = []
+    for name, path in CORE.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                taken += [f"{path.relative_to(ROOT)}:{node.lineno}: {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert taken == []
+
+
 def test_the_contract_sees_a_climb_and_a_circle():
     """The checks above cannot pass by reading nothing."""
     assert ("bitextforge.components.registry" in
