@@ -2,9 +2,10 @@
 
 A parallel corpus goes through a recipe of steps: paraphrase one side, filter pairs by scores,
 weight what remains, evaluate; trainers build the models those steps load. The component kinds
-are plugins registered through pluggy hooks (see :mod:`bitextforge.components.hookspecs`); the methods come from Wieting et al. 2017, Wieting &
-Gimpel 2018 (ParaNMT-50M), Nichols et al. (ERG paraphrasing), Kim et al. (bilingual sentence
-embeddings) and Corbeil & Abdi Ghavidel (BET).
+are plugins registered through pluggy hooks (see :mod:`bitextforge.components.hookspecs`), which
+take what they need of the package from its public surface, :mod:`bitextforge.api`. The methods
+come from Wieting et al. 2017, Wieting & Gimpel 2018 (ParaNMT-50M), Nichols et al. (ERG
+paraphrasing), Kim et al. (bilingual sentence embeddings) and Corbeil & Abdi Ghavidel (BET).
 """
 
 __version__ = "0.1.0"

@@ -36,8 +36,7 @@ import pytest
 from .components import registry as _registry
 from .components.base import Component
 from .components.hookspecs import hookimpl
-
-_HOOKS = _registry.HOOK_FOR_KIND
+from .components.kinds import HOOK_FOR_KIND as _HOOKS
 
 
 def plugin_module(*classes: type[Component]) -> types.SimpleNamespace:
