@@ -352,3 +352,25 @@ def test_every_public_name_loads_and_says_what_it_is():
             assert getattr(value, "__doc__", None), name
     with pytest.raises(AttributeError, match="has no attribute 'Plan'"):
         api.Plan  # noqa: B018 - an internal name is not public
+
+
+def test_an_installed_incomplete_component_is_one_line_from_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import fake_distribution
+
+    env = fake_distribution(tmp_path, "half_plugin", (
+        "import bitextforge\n\n"
+        "class NumberAgreementFilter(bitextforge.Filter):\n"
+        "    '''Forgets to score.'''\n"
+        "    name = 'half_agreement.v1'\n\n"
+        "@bitextforge.hookimpl\n"
+        "def register_components(register):\n"
+        "    register(NumberAgreementFilter)\n"))
+    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "plugins"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        "bitextforge: error: plugin 'half_plugin': NumberAgreementFilter does not implement "
+        "score(), which bitextforge.Filter declares abstract"]
