@@ -30,6 +30,11 @@ from bitextforge.api import Int64Table
 
 #: one key in this many of a run is kept in memory: 512 keys are one 4 KiB page of the run
 FENCE = 512
+#: keys of a run read at a time when its index is rebuilt (8 MB)
+_READ = 1 << 20
+#: keys looked up in a run at a time: the kernel maps up to 16 pages around each page read
+#: (fault-around), so up to 32 pages a key are mapped meanwhile (16 MB)
+_QUERIES = 128
 #: the smallest bound accepted (the table and the merge buffers need a few MB)
 MIN_MEMORY_MB = 8
 
@@ -48,8 +53,10 @@ class SpilledKeySet:
         bits = (budget // 2 // 16).bit_length() - 1
         self.table = Int64Table(bits)
         self.capacity = (1 << bits) // 2
-        # a merge holds two input chunks and their merged output (up to both): four chunks
-        self.chunk = max(budget // 2 // 8 // 4, FENCE)
+        # a merge holds two input chunks, their pages in the map, and their merged output (up
+        # to both): six chunks, in an eighth of the budget (what the allocator keeps of freed
+        # buffers comes on top)
+        self.chunk = max(budget // 8 // 8 // 6, FENCE)
         self.directory = directory
         self.dir: Path | None = None
         self.runs: list[_Run] = []
@@ -150,12 +157,14 @@ class SpilledKeySet:
         return self.dir / f"run-{self._serial:06d}.keys"
 
     def _spill(self) -> None:
-        keys = np.sort(self.table.stored())
+        keys = self.table.stored()
+        keys.sort()
         path = self._new_path()
         with open(path, "wb") as f:
             keys.tofile(f)
-        self.runs.append(_Run(path, len(keys)))
-        self.table = Int64Table(self.capacity.bit_length())
+        self.runs.append(_Run(path, len(keys), keys[::FENCE].copy()))
+        del keys
+        _empty(self.table)
         # runs of similar size merge (a binary counter): about log2(n / capacity) runs
         while len(self.runs) >= 2 and self.runs[-2].n < 2 * self.runs[-1].n:
             newer = self.runs.pop()
@@ -167,6 +176,7 @@ class SpilledKeySet:
         path = self._new_path()
         c = self.chunk
         i = j = 0
+        fences = []
         with open(path, "wb") as f:
             while i < a.n or j < b.n:
                 x, y = np.array(a.keys[i:i + c]), np.array(b.keys[j:j + c])
@@ -180,6 +190,7 @@ class SpilledKeySet:
                 out = np.concatenate([x, y])
                 out.sort(kind="stable")
                 out.tofile(f)
+                fences.append(out[(-(i + j)) % FENCE::FENCE].copy())
                 i += len(x)
                 j += len(y)
                 a.release()
@@ -190,25 +201,39 @@ class SpilledKeySet:
                 self._merged_away.add(str(run.path))
             else:
                 _unlink(run.path)
-        return _Run(path, a.n + b.n)
+        return _Run(path, a.n + b.n, np.concatenate(fences))
 
 
 class _Run:
     """One file of sorted keys, memory-mapped, with every :data:`FENCE`-th key in memory."""
 
-    def __init__(self, path: Path, n: int):
+    def __init__(self, path: Path, n: int, fence: np.ndarray | None = None):
+        """Map the ``n`` keys of ``path``; ``fence``: its every :data:`FENCE`-th key when the
+        writer kept them, else read here a chunk at a time."""
         self.path = path
         self.n = n
         self._file = open(path, "rb")
         self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if n else None
+        if self._map is not None:
+            self._map.madvise(mmap.MADV_RANDOM)  # lookups jump: no read-ahead
         self.keys = (np.frombuffer(self._map, dtype=np.int64, count=n) if n
                      else np.zeros(0, dtype=np.int64))
-        self.fence = self.keys[::FENCE].copy()
-        self.release()
+        if fence is None:
+            parts = [np.zeros(0, dtype=np.int64)]
+            for at in range(0, n, _READ):  # _READ is a multiple of FENCE
+                parts.append(self.keys[at:at + _READ:FENCE].copy())
+                self.release()
+            fence = np.concatenate(parts)
+        self.fence = fence
 
     def contains(self, q: np.ndarray) -> np.ndarray:
         """Whether each key of ``q`` is in the run: its fence block found in memory, then a
-        binary search within the block (one page) through the map."""
+        binary search within the block (one page) through the map, :data:`_QUERIES` keys at a
+        time (each touches a page or two, given back after each slice)."""
+        return np.concatenate([self._contains(q[at:at + _QUERIES])
+                               for at in range(0, len(q), _QUERIES)] or [np.zeros(0, bool)])
+
+    def _contains(self, q: np.ndarray) -> np.ndarray:
         block = np.searchsorted(self.fence, q, side="right") - 1
         lo = np.maximum(block, 0) * FENCE
         hi = np.minimum(lo + FENCE, self.n)
@@ -244,6 +269,15 @@ class _Run:
                 pass
             self._map = None
         self._file.close()
+
+
+def _empty(table: Int64Table) -> None:
+    """Empty ``table`` in place: a new table's arrays, allocated and freed at every spill, would
+    be taken from the heap once the allocator has raised its threshold for mapping large blocks,
+    and its freed memory is not always given back (the peak grew by a table's size a spill)."""
+    table.keys.fill(0)
+    table.values.fill(0)
+    table.count = 0
 
 
 def _unlink(path) -> None:
