@@ -245,10 +245,12 @@ steps:
     saved = save_recipe(data, {0: KeepSpec(max=4, min=2)}, tmp_path / "tight.yaml")
     lines = saved.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# saved by bitextforge serve (")
-    assert lines[1:3] == [f"# the run shown: {tmp_path / 'run'}",
+    assert lines[1:4] == [f"# the run shown: {tmp_path / 'run'}",
+                          f"# its paths are absolute, so it runs from any directory: "
+                          f"bitextforge run {tmp_path / 'tight.yaml'}",
                           f"# from {recipe}, edited: the bounds changed on the page, output.dir "
                           f"and relative paths"]
-    assert lines[3:] == [*user.replace(
+    assert lines[4:] == [*user.replace(
         f"{tmp_path}/run    #", f"{tmp_path}/run-tight    #").replace(
         "max: 6        # words\n      order: highest", "{max: 4, order: highest, min: 2}").splitlines()]
     res = run_recipe(load_recipe(saved), progress=False)

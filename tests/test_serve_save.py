@@ -134,6 +134,8 @@ def test_saved_recipe_runs_from_any_directory(project, tmp_path, monkeypatch):
     lines = text.splitlines()
     assert lines[0].startswith("# saved by bitextforge serve (")
     assert f"# the run shown: {project / 'runs' / 'base'}" in lines
+    assert f"# its paths are absolute, so it runs from any directory: bitextforge run " \
+        f"{elsewhere / 'tight.yaml'}" in lines
     assert f"src: {project / 'data' / 'c.de'}" in text and "# the base recipe" in text
     third = tmp_path / "third"
     third.mkdir()

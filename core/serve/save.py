@@ -120,7 +120,9 @@ def save_recipe(data: RunData, keeps: dict[int, KeepSpec], path: Path) -> Path:
               f"{data.recipe.name} with the filter bounds chosen on its page",
               f"# the run shown: {data.run_dir and os.path.abspath(data.run_dir) or shown}"
               if data.manifest.get("scores_file") is None else
-              f"# the scores shown: {os.path.abspath(data.manifest['scores_file'])}"]
+              f"# the scores shown: {os.path.abspath(data.manifest['scores_file'])}",
+              f"# its paths are absolute, so it runs from any directory: "
+              f"bitextforge run {os.path.abspath(path)}"]
     user = _user_recipe(data, base)
     text = None
     if user is not None:
