@@ -26,7 +26,7 @@ from .data import Decision, RunData
 
 #: memory the cached decisions may take together; each holds a few bytes per row and step
 CACHE_BYTES = 256 * 1024 * 1024
-#: never fewer (one page asks for one decision per step panel and for the summary) nor more
+#: never fewer (the last few positions of a bound being dragged) nor more
 MIN_ENTRIES, MAX_ENTRIES = 4, 256
 
 
