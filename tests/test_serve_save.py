@@ -273,3 +273,25 @@ def test_distinct_decisions_run_at_most_a_few_at_once(project):
     for t in threads:
         t.join()
     assert table.made == len(threads) and 1 < most[0] <= deciders()
+
+
+def test_a_failed_decision_is_not_kept(project):
+    """A decision that raised is answered as an error to every request waiting for it, and the
+    next request for the same bounds decides again instead of finding the failure."""
+    from bitextforge.serve.data import RunDataError
+    from bitextforge.serve.decisions import Decisions
+
+    run_recipe(load_recipe("base.yaml"), progress=False)
+    data = load_run("runs/base")
+    fail = [True]
+
+    def flaky(keeps):
+        if fail.pop() if fail else False:
+            raise RunDataError("disk gone")
+        return data.decide(keeps)
+
+    table = Decisions(data, decide=flaky)
+    with pytest.raises(RunDataError, match="disk gone"):
+        table.get({1: KeepSpec(max=2)})
+    assert table.get({1: KeepSpec(max=2)}).decision.kept == data.decide({1: KeepSpec(max=2)}).kept
+    assert table.made == 1
