@@ -245,6 +245,16 @@ def test_classifier_trains_on_no_negative_equal_to_a_clean_pair(tmp_path):
     assert facts["train_rows"] < 2 * 60
 
 
+def test_japanese_full_stop_agrees_with_an_english_one():
+    """"。" against "." counted as final punctuation that disagrees, as in a pair whose Japanese
+    side lost its end: the feature could not tell a cut Japanese sentence from a whole one."""
+    from bitextforge.plugins.lexical.pair_classifier import surface_features
+
+    x = surface_features(["私 は 学生 です 。", "私 は 学生 です"], ["i am a student ."] * 2,
+                         ["final_punct_agree"])
+    assert list(x[:, 0]) == [1.0, 0.0]
+
+
 def test_label_auc_per_kind(tmp_path):
     from bitextforge.io.corpus import CorpusView
     from bitextforge.plugins.evaluation.label_auc import LabelAucEvaluator

@@ -62,6 +62,9 @@ ALL_SURFACE = SURFACE + EXTRA_SURFACE
 _URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.I)
 # quotation marks differ by language (« » in French, „ “ in Czech): one class for all of them
 _QUOTES = str.maketrans({c: '"' for c in "«»“”„‟‚‘’'`´"})
+# the full stops, question and exclamation marks of Chinese and Japanese end a sentence as ".?!"
+# do: a Japanese "。" against an English "." is the same final punctuation
+_FINALS = str.maketrans({"。": ".", "．": ".", "｡": ".", "？": "?", "！": "!"})
 
 
 class FeatureFilter(BaseModel):
@@ -130,7 +133,7 @@ def surface_features(src: list[str], tgt: list[str],
             cs = {w for w in _WORD.findall(s) if w[:1].isupper()}
             ct = {w for w in _WORD.findall(t) if w[:1].isupper()}
             copied = sum(1 for w in wt if w in set(ws)) / max(len(wt), 1)
-            fs, ft = s.strip()[-1:], t.strip()[-1:]
+            fs, ft = s.strip()[-1:].translate(_FINALS), t.strip()[-1:].translate(_FINALS)
             row = dict(zip(SURFACE, (
                 math.log1p(len(s)), math.log1p(len(t)),
                 math.log((len(s) + 1) / (len(t) + 1)), math.log((len(ws) + 1) / (len(wt) + 1)),
