@@ -117,8 +117,7 @@ class DedupeFilter(Filter):
     letters and digits. Duplicates are found across the whole run (state is kept between
     batches): a 64-bit xxh3 hash of each distinct key, in an in-memory table of 32 to 64 bytes
     a key by default; with ``max_memory_mb`` the table has that fixed size and older keys spill
-    to sorted files on disk (8 bytes a key, :mod:`bitextforge.plugins.spilled_keys`), with the
-    same decisions.
+    to sorted files on disk (8 bytes a key), with the same decisions (docs/scale.md).
     """
 
     name = "dedupe.v1"
