@@ -280,8 +280,8 @@ def test_core_modules_take_no_private_name_of_another():
 
 def test_the_contract_sees_a_climb_and_a_circle():
     """The checks above cannot pass by reading nothing."""
-    assert ("bitextforge.components.registry" in
-            {m for _, m in _imports("bitextforge.pipeline.plan", CORE["bitextforge.pipeline.plan"])})
+    plan = "bitextforge.pipeline.plan"
+    assert "bitextforge.components.registry" in {m for _, m in _imports(plan, CORE[plan])}
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _floor("bitextforge.cli.main") > _floor("bitextforge.pipeline.run")
 
@@ -314,7 +314,8 @@ def test_a_runner_is_its_module_and_a_row(monkeypatch):
     module.run = lambda source, executors, recipe=None: iter(())
     module.close = lambda: None
     monkeypatch.setitem(sys.modules, "arch_runner", module)
-    monkeypatch.setitem(runners.RUNNERS, "arch", runners.RunnerKind("arch", "arch_runner", "a test"))
+    row = runners.RunnerKind("arch", "arch_runner", "a test")
+    monkeypatch.setitem(runners.RUNNERS, "arch", row)
     assert get_runner("arch") is module
     for kind in runners.RUNNERS.values():
         if kind.name != "ray":  # its library is an extra; its module is checked by its own tests

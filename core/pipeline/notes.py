@@ -1,6 +1,7 @@
 """What the run's summary table says about a step's counts, one function per step kind that has
 something to say (the ``note`` of its row in :mod:`bitextforge.pipeline.kinds`). Each reads the
-counts its kind's executor keeps (:mod:`bitextforge.pipeline.executors`), as the manifest holds them.
+counts its kind's executor keeps (:mod:`bitextforge.pipeline.executors`), as the manifest holds
+them.
 """
 
 from __future__ import annotations
