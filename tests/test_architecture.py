@@ -375,3 +375,97 @@ def test_an_installed_incomplete_component_is_one_line_from_the_cli(tmp_path):
     assert res.stderr.splitlines() == [
         "bitextforge: error: plugin 'half_plugin': NumberAgreementFilter does not implement "
         "score(), which bitextforge.Filter declares abstract"]
+
+
+# ------------------------------------------------------------ the eight hooks of one kind each
+class _Split(bitextforge.Splitter):
+    """Keeps every row whole."""
+
+    name = "arch_split.v1"
+
+    def split(self, batch):
+        return [[] for _ in batch["src"]]
+
+
+class _Clean(bitextforge.Cleaner):
+    """Changes nothing."""
+
+    name = "arch_clean.v1"
+
+    def clean(self, texts, side):
+        return list(texts)
+
+
+class _Generate(bitextforge.Generator):
+    """Copies the sentence."""
+
+    name = "arch_generate.v1"
+
+    def generate(self, sentences):
+        return [[(s, 0.0)] for s in sentences]
+
+
+class _Weigh(bitextforge.Weighter):
+    """Weight 1 for each row."""
+
+    name = "arch_weigh.v1"
+
+    def weight(self, group):
+        return [(i, 1.0) for i in range(len(group))]
+
+
+class _Evaluate(bitextforge.Evaluator):
+    """Reports nothing."""
+
+    name = "arch_evaluate.v1"
+
+    def evaluate(self, corpus):
+        return bitextforge.Report()
+
+
+class _Train(bitextforge.Trainer):
+    """Writes nothing."""
+
+    name = "arch_train.v1"
+
+    def train(self):
+        return {}
+
+
+def test_the_hooks_of_one_kind_each_keep_working():
+    """Plugins written before register_components implement these; each still registers."""
+    def register_splitters(register):
+        register(_Split)
+
+    def register_paraphrasers(register):
+        register(_Echo)
+
+    def register_cleaners(register):
+        register(_Clean)
+
+    def register_generators(register):
+        register(_Generate)
+
+    def register_filters(register):
+        register(_Agreement)
+
+    def register_weighters(register):
+        register(_Weigh)
+
+    def register_evaluators(register):
+        register(_Evaluate)
+
+    def register_trainers(register):
+        register(_Train)
+
+    hooks = {fn.__name__: fn for fn in (
+        register_splitters, register_paraphrasers, register_cleaners, register_generators,
+        register_filters, register_weighters, register_evaluators, register_trainers)}
+    reg = Registry()
+    reg.add_plugin(_plugin(**hooks), name="old_style")
+    found = {kind: reg.names(kind) for kind in ("splitter", "paraphraser", "cleaner", "generator",
+                                                "filter", "weighter", "evaluator", "trainer")}
+    assert found == {"splitter": ["arch_split.v1"], "paraphraser": ["arch_echo.v1"],
+                     "cleaner": ["arch_clean.v1"], "generator": ["arch_generate.v1"],
+                     "filter": ["arch_agreement.v1"], "weighter": ["arch_weigh.v1"],
+                     "evaluator": ["arch_evaluate.v1"], "trainer": ["arch_train.v1"]}
