@@ -60,7 +60,8 @@ _HOMES: dict[str, str] = {
     **{name: "testing" for name in ("bitextforge_plugin", "plugin_module")},
 }
 
-__all__ = sorted(_HOMES)
+#: what ``from bitextforge.api import *`` takes: all but the testing helpers, which need pytest
+__all__ = sorted(name for name, home in _HOMES.items() if home != "testing")
 
 
 def __getattr__(name: str) -> Any:
@@ -75,7 +76,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     """The public names, for ``dir()`` and completion."""
-    return __all__
+    return sorted(_HOMES)
 
 
 if TYPE_CHECKING:  # what a type checker and an editor see; at run time names load on first use

@@ -341,13 +341,13 @@ def test_docs_list_exactly_the_public_api():
     section = text.split("## What a plugin may import: `bitextforge.api`")[1].split("\n## ")[0]
     rows = [line.split("|")[2] for line in section.splitlines() if line.startswith("| ")][1:]
     listed = set(re.findall(r"`(\w+)`", "\n".join(rows)))
-    assert listed == set(api.__all__)
+    assert listed == set(dir(api))
 
 
 def test_every_public_name_loads_and_says_what_it_is():
     import bitextforge.api as api
 
-    for name in api.__all__:
+    for name in dir(api):
         value = getattr(api, name)
         if getattr(value, "__origin__", None) is None:  # a type alias (Precision) has no docstring
             assert getattr(value, "__doc__", None), name
@@ -469,3 +469,15 @@ def test_the_hooks_of_one_kind_each_keep_working():
                      "cleaner": ["arch_clean.v1"], "generator": ["arch_generate.v1"],
                      "filter": ["arch_agreement.v1"], "weighter": ["arch_weigh.v1"],
                      "evaluator": ["arch_evaluate.v1"], "trainer": ["arch_train.v1"]}
+
+
+def test_a_star_import_of_the_api_needs_no_pytest():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['pytest'] = None\n"
+            "from bitextforge.api import *\n"
+            "print(within_bounds.__name__, 'bitextforge_plugin' in dir())")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["within_bounds", "False"]
