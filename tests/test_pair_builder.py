@@ -105,6 +105,22 @@ def test_pre_segmented_and_raw_japanese_come_out_alike():
         "tokyo , 2,020 people ."
 
 
+def test_a_sentencepiece_segmenter_from_the_seed(tmp_path):
+    """For a language no installed segmenter knows, a sentencepiece model trained on the seed
+    splits its lines; segmented.v1 takes it by path and refuses a missing one."""
+    from bitextforge.plugins.lexical.segment import (SegmentedFilter, Segmenter,
+                                                     train_sentencepiece)
+
+    lines = shared("small_parallel_enja", "train.ja").read_text(encoding="utf-8").splitlines()
+    model = train_sentencepiece(lines[:400], tmp_path / "seg-ja")
+    seg = Segmenter(f"sentencepiece:{model}", "ja")
+    assert len(seg(JA[0]).split()) > 5 and "".join(seg(JA[0]).split()) == JA[0]
+    f = SegmentedFilter(SegmentedFilter.Config(
+        src_lang="ja", tgt_lang="en", src_segmenter=f"sentencepiece:{model}",
+        filter="length.v1", **{"with": {"side": "src"}}))
+    assert f.score({"src": [JA[0]], "tgt": [EN[0]]})[0] > 5
+
+
 def test_seed_thresholds_follow_the_seed():
     """A de-en bound (3) rejects pairs of a pair whose word counts differ more; the seed's own
     quantile keeps 99.5 % of its pairs."""
