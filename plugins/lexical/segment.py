@@ -203,9 +203,12 @@ class SegmentedFilter(Filter):
                 lang = getattr(self, f"{side}_lang")
                 spec = getattr(self, f"{side}_segmenter") or default_segmenter(lang)
                 if spec is None:
-                    raise ValueError(f"{side}_segmenter: no installed segmenter knows "
-                                     f"{lang!r}; name sentencepiece:<model> (bitextforge "
-                                     f"build-filter trains one)")
+                    known = DICTIONARY_SEGMENTERS.get(lang)
+                    raise ValueError(
+                        f"{side}_segmenter: no installed segmenter knows {lang!r}; "
+                        + (f"install {' or '.join(known)} (pip install 'bitextforge[segment]' "
+                           f"installs fugashi) or " if known else "")
+                        + "name sentencepiece:<model> (bitextforge build-filter trains one)")
                 why = check_segmenter(spec, lang)
                 if why:
                     raise ValueError(f"{side}_segmenter: {why}")
@@ -241,11 +244,16 @@ class SegmentedFilter(Filter):
 
     @classmethod
     def extras(cls, config=None):
-        """``lexical`` and the wrapped filter's extras."""
+        """``lexical``, ``segment`` where a side needs fugashi or sentencepiece (named, or
+        Japanese's default), and the wrapped filter's extras."""
         if config is None:
             return (cls.extra,)
         inner, ic = cls._inner(config)
-        return tuple(dict.fromkeys((cls.extra, *inner.extras(ic))))
+        specs = [(getattr(config, f"{s}_segmenter") or ("fugashi" if lang == "ja" else ""))
+                 for s, lang in (("src", config.src_lang), ("tgt", config.tgt_lang))]
+        seg = ("segment",) if any(x == "fugashi" or x.startswith("sentencepiece:")
+                                  for x in specs) else ()
+        return tuple(dict.fromkeys((cls.extra, *seg, *inner.extras(ic))))
 
     @classmethod
     def uncacheable(cls, config):
