@@ -103,6 +103,8 @@ def test_pre_segmented_and_raw_japanese_come_out_alike():
     assert seg("誰 が 一番 に 着 く か 私 に は 分か り ま せ ん 。") == seg(JA[0])
     assert Segmenter("words", "en", lowercase=True)("Tokyo, 2,020 people.") == \
         "tokyo , 2,020 people ."
+    # full-width digits and letters are the ASCII ones: one number on both sides of a pair
+    assert seg("２０００年にＫＤＤＩ") == seg("2000年にKDDI") == "2000 年 に KDDI"
 
 
 def test_a_sentencepiece_segmenter_from_the_seed(tmp_path):

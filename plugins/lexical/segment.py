@@ -17,7 +17,8 @@ Segmenters:
 - ``sentencepiece:<model>``: a unigram model trained on the seed (:func:`train_sentencepiece`),
   for a language no installed segmenter knows.
 
-Before a dictionary segmenter runs, spaces between two characters outside Latin script go, so a
+Before a dictionary or sentencepiece segmenter runs, the text is put in Unicode NFKC (full-width
+digits and letters become ASCII) and spaces between two characters outside Latin script go, so a
 corpus that was segmented by another tool (small_parallel_enja's "私 は テニス 部員 で す")
 is segmented again the same way as raw text.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,12 @@ class Segmenter:
     def _build(self, spec: str):
         if spec == "words":
             return _WORDS.findall
+        split = self._build_unspaced(spec)
+        # full-width digits and Latin letters (２０００, ＫＤＤＩ) are the ASCII ones: one number
+        # or name on both sides of a pair, and one token for the tables and LMs
+        return lambda text: split(unicodedata.normalize("NFKC", text))
+
+    def _build_unspaced(self, spec: str):
         if spec == "fugashi":
             import fugashi
 
@@ -148,16 +156,16 @@ def segmenter(spec: str, lang: str, lowercase: bool = False) -> Segmenter:
 
 
 def train_sentencepiece(lines: list[str], prefix: str | Path, vocab_size: int = 8000) -> Path:
-    """A unigram sentencepiece model trained on ``lines`` (spaces between non-Latin characters
-    removed first), written to ``<prefix>.model``; the vocabulary shrinks to what the text
+    """A unigram sentencepiece model trained on ``lines`` (in NFKC, spaces between non-Latin
+    characters removed first, as :class:`Segmenter` reads text), written to ``<prefix>.model``; the vocabulary shrinks to what the text
     allows."""
     import sentencepiece as spm
 
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = prefix.with_suffix(".train.txt")
-    text.write_text("\n".join(_CJK_GAP.sub("", t) for t in lines if t.strip()) + "\n",
-                    encoding="utf-8")
+    text.write_text("\n".join(_CJK_GAP.sub("", unicodedata.normalize("NFKC", t))
+                              for t in lines if t.strip()) + "\n", encoding="utf-8")
     chars = len(set("".join(lines)))
     size = max(chars + 4, min(vocab_size, len(lines) // 2))
     try:
