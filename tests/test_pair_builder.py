@@ -334,3 +334,5 @@ def test_build_filter_end_to_end(tmp_path):
     bad = _cli(*args[:-1], tmp_path / "m2", "--bench-pairs", 5000)
     assert bad.returncode == 2 and "at least" in bad.stderr
     assert not (tmp_path / "m2").exists()
+    bad = _cli(*args[:-1], tmp_path / "m3", "--kinds", "shuffled,machine_translated")
+    assert bad.returncode == 2 and "--kinds: unknown kind 'machine_translated'" in bad.stderr

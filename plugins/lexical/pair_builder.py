@@ -531,6 +531,10 @@ def build_filter_command(parser):
                         help="clean pairs of the classifier, half unseen by the tables (4000)")
     parser.add_argument("--bench-pairs", type=int, default=1000,
                         help="held-out clean pairs of the bench (1000)")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help="synthetic noise kinds the classifier learns and the bench reports, "
+                        f"comma-separated (default {','.join(KINDS)}; also appended, "
+                        "mistranslated)")
     parser.add_argument("--iterations", type=int, help="eflomal iterations per model "
                         "(default: eflomal's)")
     parser.add_argument("--corpus", nargs="+", metavar="FILE",
@@ -550,6 +554,12 @@ def build_filter_command(parser):
             raise InputError(f"{WHO}: give a seed: --seed-src and --seed-tgt, or --seed-tsv")
         if args.corpus and len(args.corpus) > 2:
             raise InputError(f"{WHO}: --corpus takes a TSV or a source and a target file")
+        kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+        allowed = KINDS + ("appended", "mistranslated")
+        bad = [k for k in kinds if k not in allowed]
+        if bad or not kinds:
+            raise InputError(f"{WHO}: --kinds: unknown kind {bad[0] if bad else '(none)'!r}; "
+                             f"choose from {', '.join(allowed)}")
         for flag in ("sample", "classifier_pairs", "bench_pairs"):
             if getattr(args, flag) < 2:
                 raise InputError(f"{WHO}: --{flag.replace('_', '-')} must be at least 2")
@@ -557,7 +567,7 @@ def build_filter_command(parser):
             args.src_lang, args.tgt_lang, seed, args.output, args.dictionary,
             tuple(args.dictionary_columns), args.src_segmenter, args.tgt_segmenter,
             {"auto": None, "yes": True, "no": False}[args.lowercase], args.sample,
-            args.classifier_pairs, args.bench_pairs, iterations=args.iterations,
+            args.classifier_pairs, args.bench_pairs, kinds=kinds, iterations=args.iterations,
             corpus=args.corpus, force=args.force, clean_first=not args.no_clean)
         for line in report_lines(facts):
             say(WHO, line)
