@@ -116,7 +116,7 @@ class DedupeFilter(Filter):
     Normalisation: Unicode NFKC, whitespace collapsed, optionally lowercased and reduced to
     letters and digits. Duplicates are found across the whole run (state is kept between
     batches): a 64-bit xxh3 hash of each distinct key, in an in-memory table of 32 to 64 bytes
-    a key by default; with ``max_memory_mb`` the table has that fixed size and older keys spill
+    a key by default; with ``max_memory_mb`` the table has a fixed size and older keys spill
     to sorted files on disk (8 bytes a key), with the same decisions (docs/scale.md).
     """
 
@@ -132,10 +132,11 @@ class DedupeFilter(Filter):
         lowercase: bool = Field(True, description="Compare case-insensitively.")
         letters_only: bool = Field(False, description="Ignore everything but letters and digits.")
         max_memory_mb: int | None = Field(
-            None, ge=MIN_MEMORY_MB, description="Hold the seen keys in about this many MB (plus "
-            "16 bytes per thousand distinct keys) and spill the rest to sorted files on disk (8 "
-            "bytes a key): same decisions, memory that does not grow with the corpus. Default: "
-            "all keys in memory (32 to 64 bytes a key).")
+            None, ge=MIN_MEMORY_MB, description="Hold the newest seen keys in a fixed table of "
+            "half this many MB and spill the rest to sorted files on disk (8 bytes a key): the "
+            "same decisions in far less memory (with 64: a peak of 123 MB at 10M lines and 182 "
+            "MB at 30M, against 634 MB at 10M without; docs/scale.md). Default: all keys in "
+            "memory (32 to 64 bytes a key).")
         spill_dir: str | None = Field(
             None, description="Folder for the spilled keys with max_memory_mb (default: the "
             "system's temporary folder); a resumable run keeps them there until it finishes.")

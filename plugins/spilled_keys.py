@@ -40,9 +40,9 @@ MIN_MEMORY_MB = 8
 
 
 class SpilledKeySet:
-    """A set of non-zero int64 keys in at most about ``memory_mb`` MB (plus 16 bytes per
-    thousand keys for the runs' indexes), spilling sorted runs into a folder made in
-    ``directory``."""
+    """A set of non-zero int64 keys held in a fixed table of ``memory_mb`` / 2 MB, merge chunks
+    of ``memory_mb`` / 8 MB and the runs' indexes (16 bytes per thousand keys), spilling sorted
+    runs into a folder made in ``directory``."""
 
     def __init__(self, memory_mb: int, directory: str | None = None):
         """Size the table and the merge chunks from ``memory_mb`` (half each); the spill folder
