@@ -123,6 +123,19 @@ def test_a_sentencepiece_segmenter_from_the_seed(tmp_path):
     assert f.score({"src": [JA[0]], "tgt": [EN[0]]})[0] > 5
 
 
+def test_a_language_heliport_does_not_know_builds_without_language_id():
+    from bitextforge.plugins.lexical.pair_builder import language_id_missing, recipe_text
+
+    assert "no model for language 'km'" in language_id_missing("km", "en")
+    assert language_id_missing("ja", "en") is None
+    th = {"ratio_max": 2.0, "length_max": 150, "quantile": 0.995}
+    with_id = recipe_text("r", "m", "km", "en", ["sentencepiece:m/s.model", "words"], False, th,
+                          None, False)
+    without = recipe_text("r", "m", "km", "en", ["sentencepiece:m/s.model", "words"], False, th,
+                          None, False, langid=False)
+    assert "language_id.v1" in with_id and "language_id.v1" not in without
+
+
 def test_seed_thresholds_follow_the_seed():
     """A de-en bound (3) rejects pairs of a pair whose word counts differ more; the seed's own
     quantile keeps 99.5 % of its pairs."""
@@ -221,8 +234,8 @@ def test_negatives_equal_to_a_clean_pair_are_dropped():
 def test_negatives_that_only_lose_a_space_are_dropped():
     from bitextforge.plugins.lexical.pair_classifier import drop_equal_to_clean
 
-    ks, _, _, origin = drop_equal_to_clean(["a b ."], ["x y ."], ["a b.", "a ."], ["x y .", "x y ."],
-                                           ["partial", "partial"])
+    ks, _, _, origin = drop_equal_to_clean(["a b ."], ["x y ."], ["a b.", "a ."],
+                                           ["x y .", "x y ."], ["partial", "partial"])
     assert ks == ["a ."] and origin == [1]
 
 

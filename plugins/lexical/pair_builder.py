@@ -171,7 +171,8 @@ def pair_defaults(src_lang: str, tgt_lang: str) -> Path | None:
 
 def recipe_text(name: str, out: str, src_lang: str, tgt_lang: str, segs: list[str],
                 lowercase: bool, thresholds: dict, input_path: list[str] | None,
-                has_dictionary: bool, defaults: Path | None = None) -> str:
+                has_dictionary: bool, defaults: Path | None = None,
+                langid: bool = True) -> str:
     """The ready-to-run recipe of a built filter: the pair's cleaning defaults first where the
     checkout has them (``extends:``, relative to the recipe), then the segmented rules and the
     classifier."""
@@ -208,7 +209,7 @@ def recipe_text(name: str, out: str, src_lang: str, tgt_lang: str, segs: list[st
         f"the seed's pairs stay within it\n"
         + seg("length_ratio.v1", "{unit: tokens}")
         + f"    keep: {{max: {thresholds['ratio_max']}}}\n    as: word_ratio\n")
-    if defaults is None:
+    if defaults is None and langid:
         steps += (f"  - filter: language_id.v1\n"
                   f"    with: {{src_lang: {src_lang}, tgt_lang: {tgt_lang}, backend: heliport}}\n"
                   f"    keep: {{min: 0}}\n")
@@ -240,7 +241,6 @@ def build_filter(src_lang: str, tgt_lang: str, seed: list, output: str,
     defaults where the checkout has them (``clean_first``)."""
     from .components import LexicalTranslationTrainer
     from .pair_classifier import PairClassifierTrainer
-    from bitextforge.api import get_registry
 
     t_start = time.perf_counter()
     out = Path(output)
@@ -274,8 +274,6 @@ def build_filter(src_lang: str, tgt_lang: str, seed: list, output: str,
                          f"--force to build it again")
     if force and out.exists():
         shutil.rmtree(out)
-    heliport = get_registry().get("filter", "language_id.v1")
-    heliport.Config(src_lang=src_lang, tgt_lang=tgt_lang)
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -341,10 +339,25 @@ def _prepare_seed(src_lang, tgt_lang, seed, out: Path, segs, lowercase, sample,
                                           [len(x.split()) for x in train[1]])}
 
 
+def language_id_missing(src_lang: str, tgt_lang: str) -> str | None:
+    """Why language_id.v1 (heliport) cannot identify the pair's languages, or None: a
+    low-resource language heliport has no model for still gets a filter, without that feature
+    and step."""
+    from bitextforge.api import ComponentError, get_registry
+
+    cls = get_registry().get("filter", "language_id.v1")
+    try:
+        cls(cls.Config(src_lang=src_lang, tgt_lang=tgt_lang)).close()
+    except ComponentError as e:
+        return str(e)
+    return None
+
+
 def _features(src_lang: str, tgt_lang: str, out: Path, dict_path: Path | None,
-              normalise: str) -> list[dict]:
+              normalise: str, langid: bool = True) -> list[dict]:
     """The classifier's feature filters: IBM-1 both ways, dictionary coverage (with a
-    dictionary), language ID and the two KenLM perplexities."""
+    dictionary), language ID (where heliport knows both languages) and the two KenLM
+    perplexities."""
     pair = {"src_lang": src_lang, "tgt_lang": tgt_lang}
     features = [{"filter": "lexical_translation.v1",
                  "with": {"tables": str(out / "tables"), **pair, "direction": d}}
@@ -353,8 +366,9 @@ def _features(src_lang: str, tgt_lang: str, out: Path, dict_path: Path | None,
         features.append({"filter": "lexical_coverage.v1", "with": {
             "dictionary": str(dict_path), "dictionary_langs": [src_lang, tgt_lang], **pair,
             "normalise": normalise}})
+    if langid:
+        features.append({"filter": "language_id.v1", "with": {**pair, "backend": "heliport"}})
     return features + [
-        {"filter": "language_id.v1", "with": {**pair, "backend": "heliport"}},
         {"filter": "kenlm_perplexity.v1",
          "with": {"model": str(out / f"lm.{src_lang}.binary"), "column": "src"}},
         {"filter": "kenlm_perplexity.v1",
@@ -399,6 +413,10 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
     seg, data, thresholds = S["seg"], S["data"], S["thresholds"]
     normalise = ("stem" if src_lang in SNOWBALL and tgt_lang in SNOWBALL
                  and S["segs"] == ["words", "words"] else "lowercase")
+    missing = language_id_missing(src_lang, tgt_lang)
+    langid = missing is None
+    if missing:
+        say(WHO, f"{missing}: the filter is built without language ID")
     dict_facts = dict_path = None
     if dictionary is not None:
         t0 = time.perf_counter()
@@ -420,7 +438,7 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
         for k, lang in enumerate((src_lang, tgt_lang))]
     clf = ClassifierTrainer(ClassifierTrainer.Config(
         corpus=[str(data / "classifier.tsv")], limit=None,
-        features=_features(src_lang, tgt_lang, out, dict_path, normalise),
+        features=_features(src_lang, tgt_lang, out, dict_path, normalise, langid),
         negatives=list(kinds), seed=seed_value, output=str(out / "classifier.joblib")))
     t0 = time.perf_counter()
     table_facts = tables.train()
@@ -443,8 +461,8 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
     name = f"wmt-filter-{src_lang}{tgt_lang}-built"
     (out / "recipe.yaml").write_text(recipe_text(
         name, str(out), src_lang, tgt_lang, S["segs"], S["lowercase"], thresholds, corpus,
-        dict_path is not None, pair_defaults(src_lang, tgt_lang) if clean_first else None),
-        encoding="utf-8")
+        dict_path is not None, pair_defaults(src_lang, tgt_lang) if clean_first else None,
+        langid), encoding="utf-8")
     one_word = None
     if corpus:
         from bitextforge.api import read_tsv_pairs
@@ -468,7 +486,8 @@ def _build(src_lang, tgt_lang, seed, out: Path, dictionary, dictionary_columns, 
         "classifier": {k: clf_facts.get(k) for k in (
             "clean_pairs", "train_rows", "negatives_equal_to_clean_left_out",
             "held_out_roc_auc", "held_out_roc_auc_by_kind")},
-        "bench": bench, "times": times, "recipe": str(out / "recipe.yaml"),
+        "bench": bench, "language_id": langid, "times": times,
+        "recipe": str(out / "recipe.yaml"),
     }
 
 

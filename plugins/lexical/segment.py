@@ -157,8 +157,8 @@ def segmenter(spec: str, lang: str, lowercase: bool = False) -> Segmenter:
 
 def train_sentencepiece(lines: list[str], prefix: str | Path, vocab_size: int = 8000) -> Path:
     """A unigram sentencepiece model trained on ``lines`` (in NFKC, spaces between non-Latin
-    characters removed first, as :class:`Segmenter` reads text), written to ``<prefix>.model``; the vocabulary shrinks to what the text
-    allows."""
+    characters removed first, as :class:`Segmenter` reads text), written to ``<prefix>.model``;
+    the vocabulary shrinks to what the text allows."""
     import sentencepiece as spm
 
     prefix = Path(prefix)
