@@ -331,6 +331,9 @@ def test_build_filter_end_to_end(tmp_path):
     assert kinds["untranslated"] > 0.9 and kinds["wrong_language"] > 0.9
     assert "held-out ROC-AUC per noise kind" in res.stderr
     assert facts["pairs"]["bench"] == 100 and facts["pairs"]["classifier_unseen_by_tables"] == 100
+    scored = (out / "seed" / "bench-scored.tsv").read_text(encoding="utf-8").splitlines()
+    assert scored[0] == "kind\tscore\tsrc\ttgt"
+    assert len(scored) == 1 + 100 + facts["bench"]["negatives"]
     run = _cli("run", out / "recipe.yaml", "--set", f"output.dir={tmp_path}/run", "-q")
     assert run.returncode == 0, run.stderr
     kept = (tmp_path / "run" / "corpus.tsv").read_text(encoding="utf-8")

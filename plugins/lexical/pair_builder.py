@@ -393,9 +393,15 @@ def _bench(out: Path, bench: tuple[list[str], list[str]], kinds, seed_value: int
             p_neg = np.asarray(scorer.score({"src": ns, "tgt": nt}))
     finally:
         scorer.close()
+    kinds_all = ["clean"] * len(p_clean) + nk
     by_kind = {k: round(v, 4) for k, v in roc_auc_by_kind(
         np.r_[np.ones(len(p_clean)), np.zeros(len(p_neg))], np.r_[p_clean, p_neg],
-        ["clean"] * len(p_clean) + nk).items()}
+        kinds_all).items()}
+    # every bench row with its kind and score, to read which noise passes for clean
+    with open(out / "seed" / "bench-scored.tsv", "w", encoding="utf-8") as fh:
+        fh.write("kind\tscore\tsrc\ttgt\n")
+        for k, p, a, b in zip(kinds_all, np.r_[p_clean, p_neg], bench[0] + ns, bench[1] + nt):
+            fh.write(f"{k}\t{p:.4f}\t{a}\t{b}\n")
     return {"clean": len(bench[0]), "negatives": len(ns), "roc_auc_by_kind": by_kind,
             "mean_roc_auc": round(float(np.mean(list(by_kind.values()))), 4)}
 
