@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from bitextforge import Filter
+from bitextforge import Filter, RecipeError
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.pipeline.run import run_recipe
 
@@ -46,6 +46,36 @@ class OnNode(Filter):
         return [float(len(s)) for s in batch["src"]]
 
 
+DRIVER_PID = os.getpid()
+
+
+class DriverOnlyModel(Filter):
+    """Test filter that reads a model file (declared in ``input_paths``) which only the driver's
+    disk has: the driver's copy reads it and then removes it, as if the other nodes lacked it."""
+
+    name = "driver_only_model_test.v1"
+    default_keep = {"min": 0}
+
+    class Config(Filter.Config):
+        """Options of driver_only_model_test.v1."""
+
+        model: str
+
+    @classmethod
+    def input_paths(cls, config):
+        return {"model": config.model}
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        with open(self.config.model, encoding="utf-8") as f:
+            self.weight = float(f.read())
+        if os.getpid() == DRIVER_PID:
+            os.remove(self.config.model)
+
+    def score(self, batch):
+        return [self.weight] * len(batch["src"])
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """The cluster, joined as ``--address`` joins it: through ``RAY_ADDRESS``, by the runner's
@@ -69,7 +99,7 @@ def cluster():
 
 @pytest.fixture
 def on_node(bitextforge_plugin):
-    return bitextforge_plugin(OnNode, name="rayclustertest")
+    return bitextforge_plugin(OnNode, DriverOnlyModel, name="rayclustertest")
 
 
 def _recipe(out, runner, steps, limit=600, batch=50, shard_size=None):
@@ -129,6 +159,20 @@ def test_actors_on_two_nodes_write_the_local_runners_bytes(cluster, on_node, tmp
     first, second = (set(_nodes(log)) for log in logs)
     workers = {n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU")}
     assert len(first) == len(second) == 1 and first | second == workers, (first, second)
+
+
+def test_a_model_missing_on_a_node_is_refused_before_any_actor_starts(cluster, on_node,
+                                                                      tmp_path):
+    """A Ray step's declared files are looked for on every node first: one that a node lacks is
+    refused with the step, the path and the node, and no output is written."""
+    model = tmp_path / "weight.txt"
+    model.write_text("1.0", encoding="utf-8")
+    steps = (f"  - filter: driver_only_model_test.v1\n    with: {{model: '{model}'}}\n"
+             "    resources: {num_cpus: 0.5, concurrency: 1}\n")
+    with pytest.raises(RecipeError, match=r"^c\.yaml: steps\[0\]\.with\.model: .*weight\.txt "
+                                          r"is not on Ray node .* needs it at the same path"):
+        run_recipe(_recipe(tmp_path / "ray", "ray", steps, limit=100))
+    assert not (tmp_path / "ray" / "corpus.tsv").exists()
 
 
 def test_a_worker_node_killed_mid_run_the_run_finishes_identical(cluster, on_node, tmp_path):

@@ -407,6 +407,7 @@ class _Segment:
             pin = {"ray_remote_args": here}
         ds = ray.data.read_datasource(_make_datasource(q), override_num_blocks=1, num_cpus=0,
                                       **pin)
+        _check_paths_on_nodes(executors, configs or {}, source)
         for group in _fuse(executors):
             res = _step_resources(group[0])
             specs = []
@@ -468,6 +469,48 @@ class _Segment:
             ray.kill(self.q.actor)
         except Exception:  # noqa: BLE001 - already gone with the cluster
             pass
+
+
+def _missing_paths(paths: list[str]) -> list[str]:
+    """The ``paths`` that do not exist where this runs (a task on one node)."""
+    return [p for p in paths if not os.path.exists(p)]
+
+
+def _check_paths_on_nodes(executors: list[Executor], configs: dict, source: str) -> None:
+    """Every file a Ray step declares (``input_paths``: its model, tables, dictionary) must be at
+    the same path on every node that may run its actors: a task on each live node with CPUs
+    looks, before any actor starts, and a missing one is refused naming the step, the path and
+    the node, instead of each actor there failing on its own. Nothing is checked on a one-node
+    cluster (the driver checked its own disk before the run)."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    wanted: dict[str, str] = {}  # path -> the recipe key that names it
+    for ex in executors:
+        config = configs.get(ex.index, ex.comp.config)
+        try:
+            declared = type(ex.comp).input_paths(config)
+        except Exception:  # noqa: BLE001 - the driver's own check reported any problem
+            continue
+        for key, path in declared.items():
+            if path:
+                wanted.setdefault(str(path), f"steps[{ex.index}].with.{key}")
+    nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")]
+    if not wanted or len(nodes) < 2:
+        return
+    check = ray.remote(num_cpus=0)(_missing_paths)
+    refs = {n["NodeID"]: check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+        n["NodeID"], soft=False)).remote(sorted(wanted)) for n in nodes}
+    for node in nodes:
+        missing = ray.get(refs[node["NodeID"]])
+        if missing:
+            path = missing[0]
+            raise RecipeError(
+                f"{source}: {wanted[path]}: {path} is not on Ray node "
+                f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:12]}); every node that "
+                f"may run the step's actors needs it at the same path (a shared file system or "
+                f"a copy, docs/ray.md)" + (f"; {len(missing) - 1} more missing there"
+                                          if len(missing) > 1 else ""))
 
 
 def _user_error(exc: BaseException) -> BaseException | None:
