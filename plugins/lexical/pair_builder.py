@@ -10,18 +10,19 @@ language codes, a clean parallel seed and, where one exists, a bilingual diction
    into words by their language's segmenter (:mod:`.segment`; a sentencepiece model trained on the
    seed where no installed segmenter knows the language);
 2. the seed is split three ways: a *bench* share kept apart from everything (its pairs and the
-   synthetic noise made from them report the built filter's quality), a *classifier* share that
-   no table or language model sees (a classifier that only sees scores of text its models learned
-   from trusts them too much), and the rest, from which the tables and LMs learn;
+   synthetic noise made from them report the built filter's quality), a *classifier* share, half
+   of which no table or language model sees (a classifier that only sees scores of text its
+   models learned from trusts them too much), and the rest, from which the tables and LMs learn;
 3. the length ratio bound comes from the seed's own distribution (a quantile of the word-count
    ratio of its pairs), the length bound from the longer of a hard bound and the seed's longest
    pairs;
 4. eflomal tables (with the dictionary as prior, when given), two KenLM models and the pair
    classifier are trained with the project's trainers, on segmented text;
-5. the bench: held-out clean pairs against one synthetic negative of each kind made from each,
-   scored by the classifier: ROC-AUC per kind;
-6. a ready-to-run recipe (every rule and the classifier wrapped in ``segmented.v1``, so they count
-   the same words) and ``build.json`` (sizes, thresholds, seconds, AUCs) are written.
+5. the bench: held-out clean pairs against one synthetic negative made from each (the kinds in
+   turn, none equal to a clean pair), scored by the classifier: ROC-AUC per kind;
+6. a ready-to-run recipe (the pair's cleaning defaults where the checkout has them, then every
+   rule and the classifier wrapped in ``segmented.v1``, so they count the same words) and
+   ``build.json`` (sizes, thresholds, seconds, AUCs) are written.
 
 A build that fails removes the folder it created: no half-built model folder is left to look
 finished.
