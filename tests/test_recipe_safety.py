@@ -222,3 +222,20 @@ def test_extends_refuses_a_huge_file_without_reading_it(tmp_path):
     with pytest.raises(RecipeError) as err:
         load_recipe(child)
     assert str(err.value).startswith(f"{child}: extends: big.yaml: not a recipe file (over 4 MB")
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan"])
+def test_a_component_option_that_is_not_finite_is_refused(value, tmp_path):
+    """``original_score: .inf`` made every weight of sentence_weights.v1 inf or nan."""
+    from conftest import ROOT, run_cli
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        f"name: t\ninput: {{src: '{ROOT}/recipes/data/quickstart.de', "
+        f"tgt: '{ROOT}/recipes/data/quickstart.en'}}\noutput: {{dir: '{tmp_path / 'out'}'}}\n"
+        f"steps:\n  - weight: sentence_weights.v1\n    with: {{original_score: {value}}}\n")
+    res = run_cli("validate", recipe)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"bitextforge: error: {recipe}: steps[0] (sentence_weights).with.original_score: Input "
+        f"should be a finite number (got {'nan' if 'nan' in value else value.replace('.', '')})"]

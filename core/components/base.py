@@ -24,12 +24,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class ComponentConfig(BaseModel):
-    """Base of every component's ``Config``: unknown keys are refused, never ignored."""
+    """Base of every component's ``Config``: unknown keys are refused, never ignored, and so are
+    infinite and NaN numbers (a weight or score option of ``.inf`` turns every result into
+    ``inf`` or ``nan``); an option that means "no bound" by infinity says so with
+    ``Field(allow_inf_nan=True)``."""
 
     # defer_build: a Config's validator is built when it first validates, not when its plugin
     # module is imported; a run validates the few components its recipe names, and building all
     # ~70 at start-up took most of the plugins' loading time
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
 
 class Component(ABC):
