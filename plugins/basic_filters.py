@@ -134,8 +134,8 @@ class DedupeFilter(Filter):
         max_memory_mb: int | None = Field(
             None, ge=MIN_MEMORY_MB, description="Hold the newest seen keys in a fixed table of "
             "half this many MB and spill the rest to sorted files on disk (8 bytes a key): the "
-            "same decisions in far less memory (with 64: a peak of 123 MB at 10M lines and 182 "
-            "MB at 30M, against 634 MB at 10M without; docs/scale.md). Default: all keys in "
+            "same decisions in far less memory (with 64: a peak of 123 MB at 10M lines and 228 "
+            "MB at 100M, against 634 MB at 10M without; docs/scale.md). Default: all keys in "
             "memory (32 to 64 bytes a key).")
         spill_dir: str | None = Field(
             None, description="Folder for the spilled keys with max_memory_mb (default: the "
