@@ -152,6 +152,8 @@ class SpilledKeySet:
 
     def _new_path(self) -> Path:
         if self.dir is None:
+            if self.directory is not None:  # a spill_dir the user named need not exist yet
+                Path(self.directory).mkdir(parents=True, exist_ok=True)
             self.dir = Path(tempfile.mkdtemp(prefix="bitextforge-dedupe-", dir=self.directory))
         self._serial += 1
         return self.dir / f"run-{self._serial:06d}.keys"

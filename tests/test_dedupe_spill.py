@@ -117,3 +117,12 @@ def test_a_failing_run_keeps_the_files_its_saved_state_names(tmp_path):
 def test_max_memory_below_the_minimum_is_refused():
     with pytest.raises(ValueError, match="max_memory_mb"):
         DedupeFilter.Config(max_memory_mb=1)
+
+
+def test_a_spill_dir_that_does_not_exist_yet_is_created(tmp_path):
+    """A 10M-line run stopped at its first spill with FileNotFoundError when spill_dir was new."""
+    where = tmp_path / "not" / "yet"
+    s = _small(tmp_path)
+    s.directory = str(where)
+    _feed(s, [np.arange(i, i + 500, dtype=np.uint64) for i in range(0, 6000, 500)])
+    assert s.spilled and where.is_dir()

@@ -163,15 +163,24 @@ class Driver:
                 self.finish()
             raise
         n = store.finished()
-        states = [store.state(k) for k in range(n)]
+        # one shard's state at a time: each holds its components' state (dedupe's keys), and all
+        # of them at once grew the run's peak with the number of shards
+        files: list[str] = []
+        rows = rejected = 0
+        all_one = True
+        for k in range(n):
+            st = store.state(k)
+            files = files or sorted(st["files"])
+            rows += st["rows"]
+            rejected += st["rejected_rows"]
+            all_one = all_one and st["all_one"]
+            del st
         if n:
-            files = store.merge(self.sink.dir, n, sorted(states[0]["files"]),
-                                not all(st["all_one"] for st in states))
+            files = store.merge(self.sink.dir, n, files, not all_one)
         else:  # empty input: no shard was started; write the header-only files
             files = self.sink.open().commit()
             self.finish()  # nothing to resume
-        return Written(files, sum(st["rows"] for st in states),
-                       sum(st["rejected_rows"] for st in states), True, resumed_shards=done)
+        return Written(files, rows, rejected, True, resumed_shards=done)
 
     def _shard_state(self, k: int, writer) -> dict[str, Any]:
         return {"shard": k, "rows": writer.rows, "rejected_rows": writer.rejected_rows,
