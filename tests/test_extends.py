@@ -235,6 +235,12 @@ NAMES = {
                "レイモンド・マッコード氏は、判決を弁護士と検討するつもりだと述べた。"),
               ("She bought a new KitchenAid food processor in the town.",
                "彼女は町でKitchenAidの新しいフードプロセッサーを買った。")],
+    "ja-en": [("その歌手は月曜日にYouTubeで新しい動画を公開した。",
+               "The singer published a new video on YouTube on Monday."),
+              ("レイモンド・マッコード氏は、判決を弁護士と検討するつもりだと述べた。",
+               "Raymond McCord said he would study the ruling with his lawyers."),
+              ("彼女は町でKitchenAidの新しいフードプロセッサーを買った。",
+               "She bought a new KitchenAid food processor in the town.")],
 }
 MENU = {"de-en": ("Willkommen auf unserer Seite, schön, dass Sie da sind.",
                   "Welcome to our page HomeAboutContactImprint today."),
@@ -243,7 +249,9 @@ MENU = {"de-en": ("Willkommen auf unserer Seite, schön, dass Sie da sind.",
         "en-cs": ("Welcome to our page HomeAboutContactImprint today.",
                   "Vítejte na naší stránce, jsme rádi, že jste tady."),
         "en-ja": ("Welcome to our page HomeAboutContactImprint today.",
-                  "私たちのページへようこそ。お越しいただきありがとうございます。")}
+                  "私たちのページへようこそ。お越しいただきありがとうございます。"),
+        "ja-en": ("私たちのページへようこそ。お越しいただきありがとうございます。",
+                  "Welcome to our page HomeAboutContactImprint today.")}
 
 
 @pytest.mark.parametrize("default", DEFAULTS, ids=[p.stem for p in DEFAULTS])
