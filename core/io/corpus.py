@@ -598,6 +598,7 @@ _TSV_ESCAPES = {ord("\\"): "\\\\", ord("\t"): "\\t", ord("\n"): "\\n", ord("\r")
                 **{ord(c): (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
                    for c in LINE_BREAKS if c != "\r"}}
 _PLAIN_BREAKS = re.compile("[\n" + LINE_BREAKS + "]")
+_OTHER_BREAKS = re.compile("[" + LINE_BREAKS + "]")
 _UNESCAPE = re.compile(r"\\(x[0-9a-f]{2}|u[0-9a-f]{4}|.)", re.DOTALL)
 _UNESCAPED = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}
 
@@ -634,7 +635,7 @@ def plain_text(texts: list[str]) -> str:
     if not texts:
         return ""
     joined = "\n".join(texts)
-    if joined.count("\n") != len(texts) - 1 or _PLAIN_BREAKS.search(joined.replace("\n", "")):
+    if joined.count("\n") != len(texts) - 1 or _OTHER_BREAKS.search(joined):
         joined = "\n".join(_PLAIN_BREAKS.sub(" ", t) for t in texts)
     return joined + "\n"
 

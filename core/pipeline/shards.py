@@ -131,7 +131,7 @@ class ShardStore:
         for d in (sealed, self.dir):
             if not d.exists():
                 continue
-            old, old_parts = _saved_fingerprint(d)
+            old, old_parts = saved_fingerprint(d)
             if old == fingerprint:
                 continue
             comparable = isinstance(old_parts, dict) and bool(parts)
@@ -255,7 +255,7 @@ def _save_fingerprint(meta: Path, fingerprint: str) -> None:
     write_atomic(meta, json.dumps(record) + "\n")
 
 
-def _saved_fingerprint(d: Path) -> tuple[str | None, dict | None]:
+def saved_fingerprint(d: Path) -> tuple[str | None, dict | None]:
     """The fingerprint a shard folder was started with, and its parts (None when unreadable)."""
     try:
         saved = json.loads((d / "run.json").read_text())

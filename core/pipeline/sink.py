@@ -27,7 +27,7 @@ from ..io.corpus import (AtomicFile, Batch, TsvWriter, batch_len, format_value, 
                          plain_text, with_tags)
 from ..errors import BitextforgeError
 from .runners.stream import Packet
-from .shards import MERGED_DIR, SHARD_DIR
+from .shards import MERGED_DIR, SHARD_DIR, saved_fingerprint
 from .executors import Changed, Rejected
 
 #: the columns of cleaned.tsv: one line per changed text of a row, in the order steps changed them
@@ -35,8 +35,6 @@ CLEANED_COLUMNS = ["step", "id", "variant", "column", "before", "after"]
 
 #: the lock file a run holds (``fcntl.flock``) in its output directory while it runs
 LOCK_FILE = ".bitextforge.lock"
-#: files a finished or unfinished run leaves in its directory; any of them marks a bitextforge run
-RUN_MARKERS = ("manifest.json", SHARD_DIR, MERGED_DIR, LOCK_FILE)
 #: the top-level files a run writes under a temporary name (``.NAME.XXXXXXXX.tmp``, see
 #: :class:`~bitextforge.io.corpus.AtomicFile`): a killed run leaves them behind, the next run removes
 #: them
@@ -311,22 +309,20 @@ def holds_run_marker(path: Path) -> bool:
     the manifest must be a JSON object with the ``bitextforge`` and ``signature`` keys a run
     writes, a shard folder must hold the ``run.json`` fingerprint a run writes, and the lock file
     has a name of bitextforge's own."""
-    if (path / LOCK_FILE).is_file():
+    if (path / LOCK_FILE).is_file() or _is_run_manifest(path / "manifest.json"):
         return True
-    if _json_has(path / "manifest.json", ("bitextforge", "signature")):
-        return True
-    return any(_json_has(path / d / "run.json", ("fingerprint",)) for d in (SHARD_DIR, MERGED_DIR))
+    return any(saved_fingerprint(path / d)[0] is not None for d in (SHARD_DIR, MERGED_DIR))
 
 
-def _json_has(file: Path, keys: tuple[str, ...]) -> bool:
-    """Whether ``file`` is a small JSON object holding every one of ``keys``."""
+def _is_run_manifest(file: Path) -> bool:
+    """Whether ``file`` is a (small) JSON object with the keys a run's manifest has."""
     try:
         if not file.is_file() or file.stat().st_size > (64 << 20):
             return False
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and all(k in data for k in keys)
+    return isinstance(data, dict) and "bitextforge" in data and "signature" in data
 
 
 def refuse_foreign(path: Path) -> None:
