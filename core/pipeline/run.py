@@ -61,7 +61,9 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
             written = driver.run()
         manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written,
                                           run.prepared, run.started)
-        claim.remove_stale(files_of_run(manifest, recipe.output.report))
+        # report.html is this run's only when written: a note in its place means it was not
+        claim.remove_stale(files_of_run(manifest, recipe.output.report
+                                        and "score_report" not in reports))
         driver.finish()
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,
                      manifest["signature"], manifest, reports)
@@ -69,7 +71,7 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
 
 def files_of_run(manifest: dict[str, Any], report: bool) -> list[str]:
     """The files a finished run wrote in its directory, relative to it, as its manifest lists
-    them (``report``: the recipe asked for ``report.html``)."""
+    them (``report``: ``report.html`` was written)."""
     files = list(manifest["output"]["files"]) + ["recipe.filled.yaml", "signature.txt",
                                                  "manifest.json"]
     files += [f"reports/{key}.json" for key in manifest.get("evaluations", {})]
