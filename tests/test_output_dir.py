@@ -224,11 +224,11 @@ def test_a_kill_during_or_after_the_merge_is_resumed_without_processing_rows_aga
 
 def test_a_run_stopped_during_its_evaluation_is_continued_by_the_same_command(
         bitextforge_plugin, pair_files, tmp_path):
-    """An unsharded run (keep: top decides over the whole corpus) writes its corpus, then stops
-    in its evaluator (SIGTERM or Ctrl-C in a training there, or an error). Its directory holds
-    corpus files and no manifest; the same command must continue it, not refuse the directory as
-    someone else's (2026-11-30: a vocabulary probe stopped by SIGTERM at update 250 was refused,
-    while `bitextforge status` said the same command continues it)."""
+    """A run (keep: top decides over the whole corpus, after its shards) writes its corpus, then
+    stops in its evaluator (SIGTERM or Ctrl-C in a training there, or an error). Its directory
+    holds corpus files and no manifest; the same command must continue it, not refuse the
+    directory as someone else's (a vocabulary probe stopped by SIGTERM was refused once, while
+    `bitextforge status` said the same command continues it)."""
     from bitextforge import Evaluator, Report
 
     class Stops(Evaluator):
@@ -251,8 +251,8 @@ def test_a_run_stopped_during_its_evaluation_is_continued_by_the_same_command(
     assert (out / "corpus.tsv").exists() and not (out / "manifest.json").exists()
     assert (out / LOCK).exists()  # the mark that this is a run's directory
     said = cli("status", out).stdout
-    assert said.startswith(f"{out}: unfinished run, its corpus written but no manifest; the "
-                           f"same command makes the corpus again"), said
+    assert said.startswith(f"{out}: unfinished run, every shard merged into the final files; "
+                           f"the same command writes what is missing"), said
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "corpus.tsv").write_text("src\ttgt\n")

@@ -110,21 +110,32 @@ def full_run(tmp_path_factory, plugin_env):
     return recipe, full
 
 
-@pytest.mark.parametrize("runner", ["local", "local-threads", "ray"])
+WORDS = ["--set", "steps[3].keep.words=15000"]  # a corpus-wide selection, then a weight step
+
+
+@pytest.mark.parametrize("runner", ["local", "local-threads", "local-words", "ray"])
 def test_killed_run_resumes_identically(tmp_path, plugin_env, full_run, runner):
     """Kill the driver with SIGKILL after a few shards; the resumed run (same runner) writes what
     an uninterrupted local run writes. Under Ray the killed driver owned a local Ray cluster: its
     orphaned Ray processes are cleaned up afterwards, and the resumed run starts its own.
     local-threads: the slow filter releases the GIL, so it and the stateful dedupe before it run
-    in threads of their own, ahead of the sink that saves the shards' states."""
+    in threads of their own, ahead of the sink that saves the shards' states.
+    local-words: the length ratio step keeps the best pairs up to a words budget; the shards
+    run up to its first pass and the selection follows them, and what it writes is what one
+    pass without shards writes."""
     if runner == "ray":
         pytest.importorskip("ray")
     recipe, full_of = full_run
     part = tmp_path / "part"
 
     threads = ["--set", "steps[1].filter=slow_length_threaded_test.v1"]
-    full = full_of(*(threads if runner == "local-threads" else []))
-    extra = ["--runner", "local", *threads] if runner == "local-threads" else ["--runner", runner]
+    variant = {"local-threads": threads, "local-words": WORDS}.get(runner, [])
+    full = full_of(*variant)
+    extra = ["--runner", runner.split("-")[0], *variant]
+    if runner == "local-words":  # one pass, no shards: what the sharded selection must match
+        one = full_of(*WORDS, "--set", "output.shard_size=1000000")
+        for name in ("corpus.tsv", "rejected.tsv", "corpus.src"):
+            assert (one / name).read_bytes() == (full / name).read_bytes(), name
     # three shards of 1,600 rows, killed after the first: under Ray each shard starts its own
     # actors (each imports the plugins and builds the steps), and with ten shards of 500 the Ray
     # case took 37 s of CPU alone, with these 22 s
@@ -151,6 +162,8 @@ def test_killed_run_resumes_identically(tmp_path, plugin_env, full_run, runner):
     assert counts(m_full) == counts(m_part)
     assert m_part["output"]["rows"] == m_full["output"]["rows"] and m_part["output"]["resumable"]
     assert m_part["runner"] == extra[1]
+    cut = lambda m: [s.get("effective_threshold") for s in m["steps"]]
+    assert cut(m_full) == cut(m_part)
     # no duplicated and no missing rows: every kept (id, variant) pair appears as often as in full
     ids = lambda p: [ln.split("\t")[:2] for ln in (p / "corpus.tsv").read_text().splitlines()[1:]]
     assert ids(part) == ids(full)

@@ -138,3 +138,104 @@ def decide_rows(keep: KeepSpec, scores: np.ndarray, scoped: np.ndarray, alive: n
     ok = np.zeros(len(ok), dtype=bool)
     ok[pool[sel]] = True
     return ok, selection_cut(keep, sub, w, sel)
+
+
+class StreamingSelection:
+    """The ``top``/``words`` selection of :func:`select_global`, fed in stream order a chunk at
+    a time, holding only the rows that can still be selected.
+
+    A row ranked below the best ``top`` rows seen so far, or past the ``words`` budget of the
+    rows ranked above it, stays out whatever comes later (every later row can only push it
+    further down), so the candidates are cut back to those whenever they double. Memory is
+    24 bytes a candidate still in the running: bounded by ``top`` (a count) and by the rows
+    that fit in ``words``, not by the corpus; only ``top`` as a fraction without ``words``
+    keeps every candidate, its count being known at the end. Rows marked ``+inf``
+    (out of scope) are always kept and not held: :meth:`mask` recognises them again.
+    """
+
+    #: candidates held before the first cut (the cut costs a sort of what is held)
+    MIN_HOLD = 1 << 16
+
+    def __init__(self, keep: KeepSpec):
+        """Select as ``keep`` says."""
+        self.keep = keep
+        self.rows = 0          # rows fed, candidates or not
+        self.candidates = 0    # rows neither +inf nor NaN
+        self._pos = np.zeros(0, dtype=np.int64)
+        self._key = np.zeros(0, dtype=np.float64)
+        self._words = np.zeros(0, dtype=np.int64)
+        self._cap = self.MIN_HOLD
+        self._count = (int(keep.top) if keep.top is not None and keep.top >= 1 else None)
+        self._selected: np.ndarray | None = None
+        #: the key of the best row a cut left out for ``words``: it overflowed the budget with
+        #: the rows ranked above it, so every row ranked after it (a later row with a key not
+        #: below it) is out too, even where the rows held would leave room
+        self._barrier: float | None = None
+
+    def add(self, scores, words=None) -> None:
+        """Feed the next rows' scores (float, ``+inf`` for rows always kept) and, with
+        ``keep.words``, their word counts."""
+        s = np.asarray(scores, dtype=np.float64)
+        cand = np.flatnonzero(~(np.isinf(s) & (s > 0)) & ~np.isnan(s))
+        self.candidates += len(cand)
+        if len(cand):
+            key = -s[cand] if self.keep.order == "highest" else s[cand]
+            if self._barrier is not None:
+                inside = key < self._barrier
+                cand, key = cand[inside], key[inside]
+            w = (np.asarray(words, dtype=np.int64)[cand] if self.keep.words is not None
+                 else np.zeros(len(cand), dtype=np.int64))
+            self._pos = np.concatenate([self._pos, cand + self.rows])
+            self._key = np.concatenate([self._key, key])
+            self._words = np.concatenate([self._words, w])
+        self.rows += len(s)
+        if len(self._pos) > self._cap and (self._count is not None or self.keep.words is not None):
+            self._cut()
+            self._cap = max(self.MIN_HOLD, 2 * len(self._pos))
+
+    def _cut(self, count: int | None = None) -> None:
+        """Sort what is held (score, then stream order) and keep only what can still be
+        selected: the best ``count`` rows, then the prefix within the words budget."""
+        order = np.lexsort((self._pos, self._key))
+        count = self._count if count is None else count
+        if count is not None:
+            order = order[:count]
+        if self.keep.words is not None:
+            fits = np.cumsum(self._words[order]) <= self.keep.words
+            if not fits.all():
+                first_out = float(self._key[order[np.argmin(fits)]])
+                self._barrier = (first_out if self._barrier is None
+                                 else min(self._barrier, first_out))
+            order = order[fits]
+        self._pos, self._key, self._words = self._pos[order], self._key[order], self._words[order]
+
+    def finish(self) -> dict[str, Any]:
+        """End the feed; return the cut (:func:`selection_cut`'s record)."""
+        keep = self.keep
+        count = None
+        if keep.top is not None:
+            count = (int(keep.top * self.candidates + 0.5) if keep.top < 1 else int(keep.top))
+        self._cut(count)
+        self._selected = np.sort(self._pos)
+        decision = ", ".join(([f"top {keep.top:g}"] if keep.top is not None else []) +
+                             ([f"words {keep.words}"] if keep.words is not None else []))
+        last = None
+        if len(self._key):
+            last = float(self._key.max())
+            last = -last if keep.order == "highest" else last
+        cut: dict[str, Any] = {"decision": decision, "order": keep.order,
+                               "candidates": int(self.candidates),
+                               "selected": int(len(self._pos)), "score": last}
+        if keep.words is not None:
+            cut["words"] = int(self._words.sum())
+        return cut
+
+    def mask(self, start: int, scores) -> np.ndarray:
+        """Which of the rows ``start`` to ``start + len(scores)`` of the stream are selected
+        (after :meth:`finish`); ``scores`` are those rows' scores as fed."""
+        s = np.asarray(scores, dtype=np.float64)
+        out = np.isinf(s) & (s > 0)
+        sel = self._selected
+        lo, hi = np.searchsorted(sel, [start, start + len(s)])
+        out[sel[lo:hi] - start] = True
+        return out

@@ -20,8 +20,9 @@ from ..log import say
 from .plan import Plan, seed_everything
 from .prepare import run_prepare
 from ..components.registry import Registry
-from .runners.stream import Packet
-from .shards import ShardStore, input_fingerprint
+from .runners.stream import Packet, ahead, drive
+from .selection import first_pass, second_pass
+from .shards import FINAL, ShardStore, input_fingerprint
 from .sink import Written
 from .source import Source
 
@@ -100,7 +101,7 @@ class Driver:
         self.sink = sink
         self.executors = executors
         self.plan = plan
-        self.shard_size = shard_size if plan is not None and not plan.needs_all_rows else None
+        self.shard_size = shard_size if plan is not None else None
         self.restart = restart
         self.store: ShardStore | None = None
 
@@ -138,6 +139,9 @@ class Driver:
         plan, source = self.plan, self.source
         fingerprint = input_fingerprint(self.recipe, [ex.comp for ex in plan.executors])
         store = self.store = ShardStore(self.sink.dir, fingerprint, self.restart)
+        # a corpus-wide selection: the shards run up to its first pass (pipeline.selection)
+        at = next((i for i, ex in enumerate(self.executors) if ex.needs_all_rows), None)
+        head = self.executors if at is None else self.executors[:at]
         try:
             done = store.finished()
             if done:
@@ -153,16 +157,21 @@ class Driver:
                     for _ in shard:  # already processed: read past its lines
                         pass
                     continue
-                writer = self.sink.open(store.begin(k), keep_weights=True)
-                feed(self._packets(shard), writer)
+                where = store.begin(k)
+                stream = self.runner.run(shard, head, self.recipe)
+                if at is not None:
+                    stream = self._first_pass(self.executors[at], stream, where)
+                writer = self.sink.open(where, keep_weights=True)
+                feed(stream, writer)
                 store.finish(k, self._shard_state(k, writer))
+            n = store.finished()
+            last = self._selected(store, n, at) if at is not None and n else None
         except BaseException:
             if store.finished() == 0:
                 # nothing to resume: the corrected rerun starts cleanly instead of being refused
                 # as a different run
                 self.finish()
             raise
-        n = store.finished()
         # one shard's state at a time: each holds its components' state (dedupe's keys), and all
         # of them at once grew the run's peak with the number of shards
         files: list[str] = []
@@ -175,12 +184,42 @@ class Driver:
             rejected += st["rejected_rows"]
             all_one = all_one and st["all_one"]
             del st
+        if last is not None:
+            rows += last["rows"]
+            rejected += last["rejected_rows"]
+            all_one = all_one and last["all_one"]
         if n:
-            files = store.merge(self.sink.dir, n, files, not all_one)
+            files = store.merge(self.sink.dir, n, files, not all_one, final=last is not None)
         else:  # empty input: no shard was started; write the header-only files
             files = self.sink.open().commit()
             self.finish()  # nothing to resume
         return Written(files, rows, rejected, True, resumed_shards=done)
+
+    @staticmethod
+    def _first_pass(ex, stream: Iterator[Packet], where: Path) -> Iterator[Packet]:
+        """The selection step ``ex``'s first pass over one shard, in a thread of its own where
+        its component releases the GIL, as the local runner would run it."""
+        if ex.comp.releases_gil:
+            stream = ahead(stream, 8, "bitextforge-upstream")
+        return first_pass(ex, stream, where)
+
+    def _selected(self, store: ShardStore, n: int, at: int) -> dict[str, Any]:
+        """The selection and the steps after it, over every shard's first pass, into the run's
+        last part; done once (a rerun after it finds its saved state)."""
+        saved = store.final_state()
+        if saved is None:
+            where = store.begin(FINAL)
+            stream = second_pass(self.executors[at], [store.shard_dir(k) for k in range(n)])
+            for ex in self.executors[at + 1:]:
+                stream = drive(ex, stream)
+            writer = self.sink.open(where, keep_weights=True)
+            feed(stream, writer)
+            saved = {"rows": writer.rows, "rejected_rows": writer.rejected_rows,
+                     "all_one": writer.all_one, **self.plan.state()}
+            store.finish(FINAL, saved)
+        else:
+            self.plan.restore(saved)
+        return saved
 
     def _shard_state(self, k: int, writer) -> dict[str, Any]:
         return {"shard": k, "rows": writer.rows, "rejected_rows": writer.rejected_rows,

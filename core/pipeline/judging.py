@@ -9,12 +9,11 @@ import math
 import pickle
 import tempfile
 import time
-from array import array
 from typing import Any, Iterable, Iterator
 
 from ..components.base import Cleaner, Filter, Weighter
 from ..io.corpus import Batch, batch_len, take_rows
-from .decide import count_words, scope_rows, select_global, selection_cut, within_bounds
+from .decide import StreamingSelection, count_words, scope_rows, within_bounds
 from ..errors import ComponentError
 from ..recipe.step_models import CleanStep, FilterStep, KeepSpec
 from .execution import Executor, as_scores, component_call, group_bounds
@@ -163,54 +162,61 @@ class FilterExec(Executor):
 
         The first pass yields one result per batch with ``kept=None`` (its min/max rejections and
         counters; the kept rows wait in the spill file); the second yields the selected batches.
+        A sharded run does the same a shard at a time (:mod:`bitextforge.pipeline.selection`).
         """
-        keep = self.keep
-        side = keep.words_side
-        scores = array("d")
-        words = array("q")
+        selection = StreamingSelection(self.keep)
         with tempfile.TemporaryFile(prefix="bitextforge-spill-") as spill:
             nb = 0
             for batch in stream:
-                t0 = time.perf_counter()
-                res = self._bounded(batch)
-                kept = res.kept
-                res.kept = None
+                res, kept, scores, words = self.first_pass(batch)
                 pickle.dump(kept, spill, protocol=pickle.HIGHEST_PROTOCOL)
+                selection.add(scores, words)
                 nb += 1
-                # out-of-scope rows (None) are always kept: mark them +inf for the selection
-                scores.extend(math.inf if v is None else v for v in kept[self.col])
-                if keep.words is not None:
-                    words.extend(count_words(kept["src"], kept["tgt"], side).tolist())
-                res.seconds = time.perf_counter() - t0
                 yield res
-            t0 = time.perf_counter()
-            selected = self._select(scores, words)
-            pending = time.perf_counter() - t0
+            pending = self.finish_selection(selection)
             spill.seek(0)
             pos = 0
-            why = f" (top {keep.top})" if keep.top is not None else f" (words {keep.words})"
             for _ in range(nb):
                 batch = pickle.load(spill)
-                t0 = time.perf_counter()
-                n = batch_len(batch)
-                mask = [bool(x) for x in selected[pos:pos + n]]
-                pos += n
-                res = StepResult(None)
-                res.kept = self._split(batch, mask, why, res)
-                res.rows_out = batch_len(res.kept)
-                res.seconds = time.perf_counter() - t0 + pending
+                res = self.second_pass(batch, pos, selection)
+                pos += batch_len(batch)
+                res.seconds += pending
                 pending = 0.0
                 yield res
 
-    def _select(self, scores: array, words: array):
-        """The selection over the spilled scores; its cut goes to the manifest."""
-        import numpy as np
+    def first_pass(self, batch: Batch) -> tuple[StepResult, Batch, Any, Any]:
+        """A top/words step's first pass over one batch: score it and apply min/max. Returns the
+        result (its min/max rejections and counters, ``kept=None``), the rows left for the
+        selection with their scores, and those rows' scores (``+inf`` out of scope: always kept)
+        and word counts (None without ``keep.words``), for a :class:`StreamingSelection`."""
+        t0 = time.perf_counter()
+        res = self._bounded(batch)
+        kept = res.kept
+        res.kept = None
+        scores = [math.inf if v is None else v for v in kept[self.col]]
+        words = (count_words(kept["src"], kept["tgt"], self.keep.words_side)
+                 if self.keep.words is not None else None)
+        res.seconds = time.perf_counter() - t0
+        return res, kept, scores, words
 
-        s = np.frombuffer(scores, dtype=np.float64) if len(scores) else np.zeros(0)
-        w = np.frombuffer(words, dtype=np.int64) if len(words) else np.zeros(0, dtype=np.int64)
-        selected = select_global(self.keep, s, w)
-        self.stats.threshold = selection_cut(self.keep, s, w, selected)
-        return selected
+    def finish_selection(self, selection: StreamingSelection) -> float:
+        """End the selection's feed; its cut goes to the manifest. Returns the seconds it took."""
+        t0 = time.perf_counter()
+        self.stats.threshold = selection.finish()
+        return time.perf_counter() - t0
+
+    def second_pass(self, batch: Batch, start: int, selection: StreamingSelection) -> StepResult:
+        """The selected rows of one batch that the first pass left (rows ``start`` on of the
+        selection's feed); the others are rejected as outside the top/words selection."""
+        t0 = time.perf_counter()
+        keep = self.keep
+        why = f" (top {keep.top})" if keep.top is not None else f" (words {keep.words})"
+        scores = [math.inf if v is None else v for v in batch[self.col]]
+        res = StepResult(None)
+        res.kept = self._split(batch, selection.mask(start, scores), why, res)
+        res.rows_out = batch_len(res.kept)
+        res.seconds = time.perf_counter() - t0
+        return res
 
 
 class WeightExec(Executor):

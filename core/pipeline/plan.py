@@ -121,7 +121,8 @@ class Plan:
 
     @property
     def needs_all_rows(self) -> bool:
-        """True when a step decides over the whole corpus (such a run is never sharded)."""
+        """True when a step decides over the whole corpus (a sharded run selects after its
+        last shard, :mod:`~bitextforge.pipeline.selection`)."""
         return any(ex.needs_all_rows for ex in self.executors)
 
     def close(self) -> None:
@@ -142,6 +143,7 @@ class Plan:
             "stats": [(ex.stats.rows_in, ex.stats.rows_out, ex.stats.seconds, ex.rejected)
                       for ex in self.executors],
             "counters": [dict(ex.stats.counters) for ex in self.executors],
+            "thresholds": [ex.stats.threshold for ex in self.executors],
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -157,3 +159,5 @@ class Plan:
             ex.rejected = rej
         for ex, counters in zip(self.executors, state.get("counters", [])):
             ex.stats.counters = dict(counters)
+        for ex, threshold in zip(self.executors, state.get("thresholds", [])):
+            ex.stats.threshold = threshold

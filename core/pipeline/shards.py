@@ -10,8 +10,9 @@ reports); neither processes a row again. A directory holding an unfinished run o
 recipe, input or model is refused (:func:`input_fingerprint` says what counts), naming what
 changed.
 
-Runs whose decisions need the whole corpus (``keep: top`` / ``words``) are not sharded: they stream
-in one pass as before.
+A run with a corpus-wide decision (``keep: top`` / ``words``) is sharded up to that step's first
+pass; the selection and the steps after it write one last part, ``final/``, once every shard is
+done (:mod:`~bitextforge.pipeline.selection`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ SHARD_DIR = ".shards"
 #: the shard folder once its shards are merged into the final files (their names in ``MERGED``)
 MERGED_DIR = ".shards-merged"
 MERGED = "MERGED"
+#: the last part of a run with a corpus-wide selection, written after every shard
+FINAL = "final"
 #: input files at least this large (bytes) have their hash remembered (beside the score caches)
 REMEMBER_FROM = 64 << 20
 #: input files at least this large (bytes) are announced while their content is hashed
@@ -159,23 +162,24 @@ class ShardStore:
         if not meta.exists():
             _save_fingerprint(meta, fingerprint)
 
-    def shard_dir(self, k: int) -> Path:
-        """Folder of shard ``k``."""
+    def shard_dir(self, k: int | str) -> Path:
+        """Folder of shard ``k`` (or of the last part, :data:`FINAL`)."""
         return _shard_dir(self.dir, k)
 
     def finished(self) -> int:
         """Number of leading shards with a DONE marker."""
         return finished_shards(self.dir)
 
-    def begin(self, k: int) -> Path:
-        """An empty folder for shard ``k`` (a partial one from a killed run is discarded)."""
+    def begin(self, k: int | str) -> Path:
+        """An empty folder for shard ``k`` or the last part (a partial one from a killed run is
+        discarded)."""
         d = self.shard_dir(k)
         if d.exists():
             shutil.rmtree(d)
         d.mkdir(parents=True)
         return d
 
-    def finish(self, k: int, state: dict[str, Any]) -> None:
+    def finish(self, k: int | str, state: dict[str, Any]) -> None:
         """Record shard ``k``'s state, then its DONE marker (last, so a crash leaves it unfinished)."""
         d = self.shard_dir(k)
         f = AtomicFile(d / "state.pkl")
@@ -192,13 +196,24 @@ class ShardStore:
         with open(self.shard_dir(k) / "state.pkl", "rb") as fh:
             return pickle.load(fh)
 
-    def merge(self, out_dir: Path, n: int, names: list[str], weights_needed: bool) -> list[str]:
-        """Concatenate every shard's files into the final files (TSV headers once), unless a
-        killed run got that far; then rename the folder to ``.shards-merged``, which records the
-        merge as done. The shards stay until :meth:`remove`."""
+    def final_state(self) -> dict[str, Any] | None:
+        """The state saved when the last part (:data:`FINAL`) was finished, else None."""
+        d = self.dir / FINAL
+        if not (d / "DONE").exists():
+            return None
+        with open(d / "state.pkl", "rb") as fh:
+            return pickle.load(fh)
+
+    def merge(self, out_dir: Path, n: int, names: list[str], weights_needed: bool,
+              final: bool = False) -> list[str]:
+        """Concatenate every shard's files, then with ``final`` the last part's, into the final
+        files (TSV headers once), unless a killed run got that far; then rename the folder to
+        ``.shards-merged``, which records the merge as done. The shards stay until
+        :meth:`remove`."""
         written = self._merged(out_dir)
         if written is None:
-            written = self._concatenate(out_dir, n, names, weights_needed)
+            parts = [self.shard_dir(k) for k in range(n)] + ([self.dir / FINAL] if final else [])
+            written = self._concatenate(out_dir, parts, names, weights_needed)
             write_atomic(self.dir / MERGED, json.dumps({"files": written}) + "\n")
         if self.dir.name == SHARD_DIR:
             sealed = out_dir / MERGED_DIR
@@ -214,7 +229,7 @@ class ShardStore:
             return None
         return files if all((out_dir / f).is_file() for f in files) else None
 
-    def _concatenate(self, out_dir: Path, n: int, names: list[str],
+    def _concatenate(self, out_dir: Path, parts: list[Path], names: list[str],
                      weights_needed: bool) -> list[str]:
         written = []
         finals: list[AtomicFile] = []
@@ -226,8 +241,8 @@ class ShardStore:
                 finals.append(final)
                 final.fh.close()
                 with open(final.tmp, "wb") as dst:
-                    for k in range(n):
-                        with open(self.shard_dir(k) / name, "rb") as src:
+                    for k, part in enumerate(parts):
+                        with open(part / name, "rb") as src:
                             if name.endswith(".tsv") and k > 0:
                                 src.readline()
                             shutil.copyfileobj(src, dst, 1 << 20)
@@ -264,8 +279,8 @@ def saved_fingerprint(d: Path) -> tuple[str | None, dict | None]:
         return None, None
 
 
-def _shard_dir(d: Path, k: int) -> Path:
-    return d / f"{k:05d}"
+def _shard_dir(d: Path, k: int | str) -> Path:
+    return d / (k if isinstance(k, str) else f"{k:05d}")
 
 
 def finished_shards(d: Path) -> int:

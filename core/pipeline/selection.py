@@ -1,0 +1,75 @@
+"""A corpus-wide ``keep: {top, words}`` selection in a sharded, resumable run.
+
+The steps up to the first such step run shard by shard as in any sharded run; that step's first
+pass (score, then ``min``/``max``) runs on each shard too, and the rows it leaves wait in the
+shard's folder: their batches in ``selection.pkl``, their scores and word counts in
+``selection.npz``. A killed run resumes after its last finished shard, as any other. Once every
+shard is done, the selection reads the scores shard by shard into a
+:class:`~bitextforge.pipeline.decide.StreamingSelection` (its memory bounded by what can still be
+kept, not by the corpus), then streams the waiting batches through the selection and the steps
+after it into the run's last part, ``final/``, which the merge appends after the shards. The
+output is the one-pass run's: the same rows, rejected rows and changes, in the same order.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..io.corpus import batch_len
+from .decide import StreamingSelection
+from .runners.stream import Packet
+
+ROWS = "selection.pkl"
+SCORES = "selection.npz"
+
+
+def first_pass(ex, stream: Iterator[Packet], shard_dir: Path) -> Iterator[Packet]:
+    """Run the selection step ``ex``'s first pass over one shard's packets: each packet goes on
+    with its min/max rejections added and no rows (they wait in ``shard_dir``)."""
+    scores: list[np.ndarray] = []
+    words: list[np.ndarray] = []
+    with open(shard_dir / ROWS, "wb") as spill:
+        for p in stream:
+            if p.error is not None:
+                raise p.error
+            if p.batch is not None:
+                res, kept, s, w = ex.first_pass(p.batch)
+                ex.record(res)
+                p.rejected.extend(res.rejected)
+                pickle.dump(kept, spill, protocol=pickle.HIGHEST_PROTOCOL)
+                scores.append(np.asarray(s, dtype=np.float64))
+                if w is not None:
+                    words.append(np.asarray(w, dtype=np.int64))
+                p.batch = None
+            yield p
+    np.savez(shard_dir / SCORES,
+             scores=np.concatenate(scores) if scores else np.zeros(0),
+             words=np.concatenate(words) if words else np.zeros(0, dtype=np.int64))
+
+
+def second_pass(ex, shard_dirs: list[Path]) -> Iterator[Packet]:
+    """Select over every shard's first pass, then yield the waiting batches, shard by shard,
+    with the rows the selection left out rejected."""
+    selection = StreamingSelection(ex.keep)
+    for d in shard_dirs:
+        with np.load(d / SCORES) as saved:
+            selection.add(saved["scores"], saved["words"] if ex.keep.words is not None else None)
+    pending = ex.finish_selection(selection)
+    pos = 0
+    for d in shard_dirs:
+        with open(d / ROWS, "rb") as spill:
+            while True:
+                try:
+                    batch = pickle.load(spill)
+                except EOFError:
+                    break
+                res = ex.second_pass(batch, pos, selection)
+                pos += batch_len(batch)
+                res.seconds += pending
+                pending = 0.0
+                ex.record(res)
+                yield Packet(res.kept if batch_len(res.kept) else None, list(res.rejected))
