@@ -240,6 +240,31 @@ def test_sharded_run_builds_its_actors_once_and_matches_local(cluster, test_plug
                 == (tmp_path / "ray" / name).read_bytes()), name
 
 
+def test_a_words_selection_scores_on_actors_and_matches_local(cluster, test_plugins, tmp_path):
+    """In a sharded run the scoring of a ``keep: {words}`` step (its first pass) runs on Ray
+    actors like any streaming step, one actor for every shard; the selection follows the last
+    shard in the driver, and the files are the local runner's."""
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    log = tmp_path / "built.txt"
+    steps = (f"  - filter: counted_test.v1\n    with: {{log: '{log}'}}\n"
+             f"    keep: {{min: 10, words: 2000}}\n    resources: {{concurrency: 1}}\n"
+             "  - filter: length.v1\n    keep: {max: 12}\n")
+    for runner in ("local", "ray"):
+        recipe = parse_recipe(
+            f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 600}}\n"
+            f"output: {{dir: '{tmp_path / runner}', formats: [tsv], shard_size: 200}}\n"
+            f"progress: false\nbatch_size: 50\nrunner: {runner}\nsteps:\n{steps}", "r.yaml")
+        log.write_text("", encoding="utf-8")
+        res = run_recipe(recipe)
+        assert res.manifest["steps"][0]["effective_threshold"]["selected"] > 0
+    workers = [p for p in log.read_text(encoding="utf-8").split() if int(p) != os.getpid()]
+    assert len(workers) == 1, workers  # scored on an actor, built once for the three shards
+    for name in ("corpus.tsv", "rejected.tsv"):
+        assert ((tmp_path / "local" / name).read_bytes()
+                == (tmp_path / "ray" / name).read_bytes()), name
+
+
 def test_worker_error_reaches_user_and_leaves_no_output(cluster, test_plugins, pair_files,
                                                           tmp_path):
     s, t = pair_files(["ein Haus"] * 5 + ["Boom Boom"], ["a house"] * 5 + ["boom boom"])

@@ -20,7 +20,8 @@ from ..log import say
 from .plan import Plan, seed_everything
 from .prepare import run_prepare
 from ..components.registry import Registry
-from .runners.stream import Packet, ahead, drive
+from .judging import FirstPass
+from .runners.stream import Packet, drive
 from .selection import first_pass, second_pass
 from .shards import FINAL, ShardStore, input_fingerprint
 from .sink import Written
@@ -141,7 +142,8 @@ class Driver:
         store = self.store = ShardStore(self.sink.dir, fingerprint, self.restart)
         # a corpus-wide selection: the shards run up to its first pass (pipeline.selection)
         at = next((i for i, ex in enumerate(self.executors) if ex.needs_all_rows), None)
-        head = self.executors if at is None else self.executors[:at]
+        head = (self.executors if at is None
+                else [*self.executors[:at], FirstPass(self.executors[at])])
         try:
             done = store.finished()
             if done:
@@ -160,7 +162,7 @@ class Driver:
                 where = store.begin(k)
                 stream = self.runner.run(shard, head, self.recipe)
                 if at is not None:
-                    stream = self._first_pass(self.executors[at], stream, where)
+                    stream = first_pass(self.executors[at], stream, where)
                 writer = self.sink.open(where, keep_weights=True)
                 feed(stream, writer)
                 store.finish(k, self._shard_state(k, writer))
@@ -194,14 +196,6 @@ class Driver:
             files = self.sink.open().commit()
             self.finish()  # nothing to resume
         return Written(files, rows, rejected, True, resumed_shards=done)
-
-    @staticmethod
-    def _first_pass(ex, stream: Iterator[Packet], where: Path) -> Iterator[Packet]:
-        """The selection step ``ex``'s first pass over one shard, in a thread of its own where
-        its component releases the GIL, as the local runner would run it."""
-        if ex.comp.releases_gil:
-            stream = ahead(stream, 8, "bitextforge-upstream")
-        return first_pass(ex, stream, where)
 
     def _selected(self, store: ShardStore, n: int, at: int) -> dict[str, Any]:
         """The selection and the steps after it, over every shard's first pass, into the run's

@@ -20,6 +20,23 @@ from .execution import Executor, as_scores, component_call, group_bounds
 from .results import Changed, Rejected, StepResult
 
 
+class FirstPass:
+    """A top/words filter step's first pass as a streaming step, for a sharded run: each batch
+    is scored and bounded by min/max wherever the runner runs streaming steps (a thread of its
+    own, or Ray actors), and the rows within go on with their scores to the selection
+    (:mod:`bitextforge.pipeline.selection`). Everything but :attr:`needs_all_rows` is the step's
+    own."""
+
+    needs_all_rows = False
+
+    def __init__(self, ex: "FilterExec"):
+        """Wrap the step's executor."""
+        self.ex = ex
+
+    def __getattr__(self, name: str):
+        return getattr(self.ex, name)
+
+
 class FilterExec(Executor):
     """Scores rows with a Filter and applies the step's ``keep`` decision."""
 
@@ -152,9 +169,11 @@ class FilterExec(Executor):
         return res
 
     def run(self, batch: Batch) -> StepResult:
-        """Streaming decision (min/max only)."""
+        """Streaming decision (min/max only). For a top/words step this is the streaming half of
+        its first pass (:class:`FirstPass`): the rows within min/max go on with their scores,
+        and the selection counts the rows it keeps."""
         res = self._bounded(batch)
-        res.rows_out = batch_len(res.kept)
+        res.rows_out = 0 if self.keep.is_global else batch_len(res.kept)
         return res
 
     def select(self, stream: Iterable[Batch]) -> Iterator[StepResult]:
@@ -193,11 +212,17 @@ class FilterExec(Executor):
         res = self._bounded(batch)
         kept = res.kept
         res.kept = None
+        scores, words = self.selection_values(kept)
+        res.seconds = time.perf_counter() - t0
+        return res, kept, scores, words
+
+    def selection_values(self, kept: Batch) -> tuple[list, Any]:
+        """What a :class:`StreamingSelection` is fed for rows that passed min/max: their scores
+        (``+inf`` out of scope: always kept) and word counts (None without ``keep.words``)."""
         scores = [math.inf if v is None else v for v in kept[self.col]]
         words = (count_words(kept["src"], kept["tgt"], self.keep.words_side)
                  if self.keep.words is not None else None)
-        res.seconds = time.perf_counter() - t0
-        return res, kept, scores, words
+        return scores, words
 
     def finish_selection(self, selection: StreamingSelection) -> float:
         """End the selection's feed; its cut goes to the manifest. Returns the seconds it took."""

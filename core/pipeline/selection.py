@@ -1,8 +1,9 @@
 """A corpus-wide ``keep: {top, words}`` selection in a sharded, resumable run.
 
 The steps up to the first such step run shard by shard as in any sharded run; that step's first
-pass (score, then ``min``/``max``) runs on each shard too, and the rows it leaves wait in the
-shard's folder: their batches in ``selection.pkl``, their scores and word counts in
+pass (score, then ``min``/``max``) runs on each shard too, as a streaming step
+(:class:`~bitextforge.pipeline.judging.FirstPass`: in parallel on Ray), and the rows it leaves
+wait in the shard's folder: their batches in ``selection.pkl``, their scores and word counts in
 ``selection.npz``. A killed run resumes after its last finished shard, as any other. Once every
 shard is done, the selection reads the scores shard by shard into a
 :class:`~bitextforge.pipeline.decide.StreamingSelection` (its memory bounded by what can still be
@@ -28,8 +29,9 @@ SCORES = "selection.npz"
 
 
 def first_pass(ex, stream: Iterator[Packet], shard_dir: Path) -> Iterator[Packet]:
-    """Run the selection step ``ex``'s first pass over one shard's packets: each packet goes on
-    with its min/max rejections added and no rows (they wait in ``shard_dir``)."""
+    """Keep the rows the selection step ``ex``'s first pass left in one shard's packets (the
+    runner ran it as :class:`~bitextforge.pipeline.judging.FirstPass`: scored, within min/max)
+    in ``shard_dir``; each packet goes on without rows."""
     scores: list[np.ndarray] = []
     words: list[np.ndarray] = []
     with open(shard_dir / ROWS, "wb") as spill:
@@ -37,10 +39,8 @@ def first_pass(ex, stream: Iterator[Packet], shard_dir: Path) -> Iterator[Packet
             if p.error is not None:
                 raise p.error
             if p.batch is not None:
-                res, kept, s, w = ex.first_pass(p.batch)
-                ex.record(res)
-                p.rejected.extend(res.rejected)
-                pickle.dump(kept, spill, protocol=pickle.HIGHEST_PROTOCOL)
+                s, w = ex.selection_values(p.batch)
+                pickle.dump(p.batch, spill, protocol=pickle.HIGHEST_PROTOCOL)
                 scores.append(np.asarray(s, dtype=np.float64))
                 if w is not None:
                     words.append(np.asarray(w, dtype=np.int64))

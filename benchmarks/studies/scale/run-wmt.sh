@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One measured run of recipes/wmt-filter-deen.yaml at crawl size:
+#   bash benchmarks/studies/scale/run-wmt.sh N RUNNER [TAG] [--set ...]
+# Input /work/scale-data/crawlN.de-en.tsv (benchmarks/make_crawl_input.py), output
+# /work/scale-runs/wmt-N-RUNNER[TAG]; the models come from the recipe's prepare: (run it once
+# first: bitextforge prepare recipes/wmt-filter-deen.yaml). Writes the date, the machine, the load
+# before and after, /usr/bin/time -v and the manifest's per-step seconds to the output's .log.
+# Run from the repository root.
+set -euo pipefail
+n=$1; runner=$2; tag=${3:-}; shift 2; [ $# -gt 0 ] && shift
+out=/work/scale-runs/wmt-$n-$runner$tag
+log=$out.log
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  lscpu | grep -E 'Model name|^CPU\(s\)|^Flags'
+  free -g | sed -n 2p
+  echo "load before: $(uptime)"
+} > "$log"
+cmd=(/usr/bin/time -v .venv/bin/bitextforge run -q recipes/wmt-filter-deen.yaml
+     --runner "$runner" --set "input.path=/work/scale-data/crawl$n.de-en.tsv"
+     --set "output.dir=$out" --set output.report=false "$@")
+echo "command: ${cmd[*]}" >> "$log"
+"${cmd[@]}" >> "$log" 2>&1
+echo "load after: $(uptime)" >> "$log"
+echo "date end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$log"
+.venv/bin/python benchmarks/studies/scale/step_rates.py "$out/manifest.json" >> "$log"
