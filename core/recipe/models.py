@@ -160,7 +160,7 @@ class OutputSpec(BaseModel):
                                  "the step and score that rejected it.")
     shard_size: int | None = Field(100_000, ge=1, description="Input rows per shard: each finished "
                                    "shard is recorded so a killed run resumes after it (empty: "
-                                   "one pass). Runs with keep top/words are never sharded.")
+                                   "one pass). A keep top/words selection follows the last shard.")
     report: bool = Field(True, description="Write report.html, a snapshot of the `bitextforge "
                          "serve` page: rows in and out per step, score histograms, samples, "
                          "evaluator tables (read back from corpus.tsv and rejected.tsv with "
