@@ -5,8 +5,9 @@
 # /work/scale-runs/wmt-N-RUNNER[TAG]; the models come from the recipe's prepare: (run it once
 # first: bitextforge prepare recipes/wmt-filter-deen.yaml). Writes the date, the machine, the load
 # before and after, /usr/bin/time -v and the manifest's per-step seconds to the output's .log.
-# Run from the repository root.
+# Run from the repository root; PY names the Python to run bitextforge with (default .venv/bin/python).
 set -euo pipefail
+py=${PY:-.venv/bin/python}
 n=$1; runner=$2; tag=${3:-}; shift 2; [ $# -gt 0 ] && shift
 out=/work/scale-runs/wmt-$n-$runner$tag
 log=$out.log
@@ -15,12 +16,13 @@ log=$out.log
   lscpu | grep -E 'Model name|^CPU\(s\)|^Flags'
   free -g | sed -n 2p
   echo "load before: $(uptime)"
+  echo "code: $(git log --oneline -1)"
 } > "$log"
-cmd=(/usr/bin/time -v .venv/bin/bitextforge run -q recipes/wmt-filter-deen.yaml
+cmd=(/usr/bin/time -v "$py" -m bitextforge.cli run -q recipes/wmt-filter-deen.yaml
      --runner "$runner" --set "input.path=/work/scale-data/crawl$n.de-en.tsv"
      --set "output.dir=$out" --set output.report=false "$@")
 echo "command: ${cmd[*]}" >> "$log"
 "${cmd[@]}" >> "$log" 2>&1
 echo "load after: $(uptime)" >> "$log"
 echo "date end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$log"
-.venv/bin/python benchmarks/studies/scale/step_rates.py "$out/manifest.json" >> "$log"
+"$py" benchmarks/studies/scale/step_rates.py "$out/manifest.json" >> "$log"
