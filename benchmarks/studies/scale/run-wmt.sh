@@ -4,7 +4,9 @@
 # Input /work/scale-data/crawlN.de-en.tsv (benchmarks/make_crawl_input.py), output
 # /work/scale-runs/wmt-N-RUNNER[TAG]; the models come from the recipe's prepare: (run it once
 # first: bitextforge prepare recipes/wmt-filter-deen.yaml). Writes the date, the machine, the load
-# before and after, /usr/bin/time -v and the manifest's per-step seconds to the output's .log.
+# before and after, /usr/bin/time -v, the process tree's peak memory and CPU-seconds
+# (watch_tree.py; the samples in the output's .tree) and the manifest's per-step seconds to the
+# output's .log.
 # Run from the repository root; PY names the Python to run bitextforge with (default .venv/bin/python).
 set -euo pipefail
 py=${PY:-.venv/bin/python}
@@ -22,7 +24,12 @@ cmd=(/usr/bin/time -v "$py" -m bitextforge.cli run -q recipes/wmt-filter-deen.ya
      --runner "$runner" --set "input.path=/work/scale-data/crawl$n.de-en.tsv"
      --set "output.dir=$out" --set output.report=false "$@")
 echo "command: ${cmd[*]}" >> "$log"
-"${cmd[@]}" >> "$log" 2>&1
+"${cmd[@]}" >> "$log" 2>&1 &
+pid=$!
+# Ray's workers are the run's descendants: their memory and CPU are summed here
+"$py" benchmarks/studies/scale/watch_tree.py "$pid" --every 5 > "$out.tree" &
+wait "$pid"
+sleep 6; tail -1 "$out.tree" >> "$log"
 echo "load after: $(uptime)" >> "$log"
 echo "date end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$log"
 "$py" benchmarks/studies/scale/step_rates.py "$out/manifest.json" >> "$log"
