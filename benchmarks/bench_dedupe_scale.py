@@ -12,8 +12,8 @@ its growth over a bare process, per line and per distinct key, and the wall time
 Run from the repository root:
     nice -n 10 .venv/bin/python benchmarks/bench_dedupe_scale.py --lines 1e6 1e7 1e8 --memory-mb 64
 
-``--modes top`` measures a ``keep: {top, words}`` step's selection instead (its rows spill to
-disk; its scores and word counts stay in memory).
+``--modes top`` measures a ``keep: {words: --budget}`` step's selection instead (its rows wait
+on disk; it holds the scores and word counts of the rows that can still be kept).
 """
 
 from __future__ import annotations
@@ -92,29 +92,23 @@ def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir
             "bytes_per_key": round((peak - base) * 2 ** 20 / count, 1)}
 
 
-def one_top(lines: int, batch: int) -> dict:
-    """A ``keep: {top: 0.5, words: ...}`` step's memory over ``lines`` rows, as its two-pass
-    selection holds it (:meth:`~bitextforge.pipeline.judging.FilterExec.select`): a score and
-    a word count per row in arrays while the rows spill to disk, then the selection over them."""
-    from array import array
-
-    from bitextforge.pipeline.decide import select_global
+def one_top(lines: int, batch: int, budget: int) -> dict:
+    """A ``keep: {words: budget}`` step's selection memory over ``lines`` rows, fed a batch at a
+    time as a run feeds it (:class:`~bitextforge.pipeline.decide.StreamingSelection`; the rows
+    themselves wait on disk): scores uniform, 2-59 words a row."""
+    from bitextforge.pipeline.decide import StreamingSelection
     from bitextforge.recipe.step_models import KeepSpec
 
     base = _peak_mb()
     rng = np.random.default_rng(1)
-    scores, words = array("d"), array("q")
+    sel = StreamingSelection(KeepSpec(words=budget))
     t0 = time.time()
     for done in range(0, lines, batch):
         n = min(batch, lines - done)
-        scores.extend(rng.random(n).tolist())
-        words.extend(rng.integers(2, 60, size=n).tolist())
-    keep = KeepSpec(top=0.5, words=lines * 10)
-    s = np.frombuffer(scores, dtype=np.float64)
-    w = np.frombuffer(words, dtype=np.int64)
-    selected = select_global(keep, s, w)
+        sel.add(rng.random(n), rng.integers(2, 60, size=n))
+    cut = sel.finish()
     peak = _peak_mb()
-    return {"lines": lines, "mode": "top+words", "selected": int(selected.sum()),
+    return {"lines": lines, "mode": f"words {budget:,}", "selected": cut["selected"],
             "seconds": round(time.time() - t0, 1), "peak_rss_mb": round(peak, 1),
             "base_rss_mb": round(base, 1),
             "bytes_per_line": round((peak - base) * 2 ** 20 / lines, 1)}
@@ -126,16 +120,18 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=["memory", "spill"],
                     choices=["memory", "spill", "top"],
                     help="memory: dedupe's in-memory table; spill: max_memory_mb; top: a "
-                         "keep: {top, words} step's selection arrays")
+                         "keep: {words} step's selection")
     ap.add_argument("--memory-mb", type=int, default=64)
     ap.add_argument("--batch", type=int, default=10_000)
+    ap.add_argument("--budget", type=int, default=10_000_000,
+                    help="top: the words budget of the selection")
     ap.add_argument("--dup", type=float, default=0.2, help="share of lines repeating an earlier one")
     ap.add_argument("--spill-dir", default=tempfile.gettempdir())
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
         if a.modes[0] == "top":
-            print(json.dumps(one_top(int(a.lines[0]), a.batch)))
+            print(json.dumps(one_top(int(a.lines[0]), a.batch, a.budget)))
         else:
             print(json.dumps(one(int(a.lines[0]), a.modes[0], a.memory_mb, a.batch, a.dup,
                                  a.spill_dir)))
@@ -144,7 +140,8 @@ def main() -> None:
     for lines in a.lines:
         for mode in a.modes:
             r = subprocess.run([sys.executable, __file__, "--one", "--lines", str(lines),
-                                "--modes", mode, "--memory-mb", str(a.memory_mb), "--batch",
+                                "--modes", mode, "--memory-mb", str(a.memory_mb), "--budget",
+                                str(a.budget), "--batch",
                                 str(a.batch), "--dup", str(a.dup), "--spill-dir", a.spill_dir],
                                capture_output=True, text=True, cwd=ROOT)
             if r.returncode:
