@@ -2,6 +2,7 @@
 driver's descendants), sampled every few seconds until the run ends:
 
     python benchmarks/studies/scale/watch_tree.py PID [--every 5] > tree.log
+    python benchmarks/studies/scale/watch_tree.py --kill PID   # SIGKILL it and its descendants
 
 Prints one line a sample (time, processes, summed PSS, the driver's RSS) and at the end the peak
 summed PSS (proportional set size: pages shared between processes, such as Ray's object store,
@@ -80,7 +81,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("pid", type=int)
     ap.add_argument("--every", type=float, default=5.0)
+    ap.add_argument("--kill", action="store_true",
+                    help="instead: SIGKILL the process and every descendant (a killed run)")
     a = ap.parse_args()
+    if a.kill:
+        import signal
+
+        for p in tree(a.pid)[::-1]:  # descendants first, so none is adopted and missed
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return
     cpu: dict[int, float] = {}
     peak_pss = peak_rss = 0
     while os.path.exists(f"/proc/{a.pid}"):
