@@ -343,6 +343,8 @@ def test_build_filter_end_to_end(tmp_path):
     # the pair's cleaning defaults run first, and the filled recipe (segmented.v1's wrapped
     # options written under their field name) reads back: the report is written
     assert "extends: " in (out / "recipe.yaml").read_text() and "hardrules.v1" in run.stdout
+    # the step table names what each segmented.v1 step wraps
+    assert "segmented.v1(pair_classifier.v1)" in run.stdout
     assert (tmp_path / "run" / "report.html").is_file()
     # a second build into the same folder is refused, and a failed build leaves no folder
     again = _cli(*args)

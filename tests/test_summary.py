@@ -7,7 +7,7 @@ import pytest
 
 from bitextforge import Paraphraser
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.report.summary import summary_table
 
 from conftest import SMALL_DE, SMALL_EN, run_cli
@@ -154,3 +154,25 @@ def test_a_selection_that_keeps_every_row_says_nothing_was_cut(pair_files, tmp_p
     line = summary_table(res.manifest["steps"]).splitlines()[2]
     assert line.endswith("words 100000: nothing cut (every row kept; 7 of 7 rows, "
                          f"{sum(len(x.split()) for x in set(SMALL_EN))} words)"), line
+
+
+def test_a_wrapped_filter_is_named_in_the_table(pair_files, tmp_path):
+    """build-filter's recipes wrap each rule in segmented.v1: the table names the wrapped filter
+    too, so three segmented steps do not all read "segmented.v1"."""
+    s, t = pair_files(SMALL_DE, SMALL_EN)
+    steps = """\
+  - filter: segmented.v1
+    with: {src_lang: de, tgt_lang: en, filter: length.v1, with: {combine: shorter}}
+    keep: {min: 1}
+    as: shorter_words
+  - filter: segmented.v1
+    with: {src_lang: de, tgt_lang: en, filter: length_ratio.v1, with: {unit: tokens}}
+    keep: {max: 3}
+  - filter: length.v1
+    keep: {min: 1}
+"""
+    res = run_recipe(parse_recipe(recipe_text(s, t, tmp_path / "o", steps), "r.yaml"))
+    labels = [" ".join(line.split()[:2])
+              for line in summary_table(res.manifest["steps"]).splitlines()[1:]]
+    assert labels == ["steps[0] segmented.v1(length.v1)", "steps[1] segmented.v1(length_ratio.v1)",
+                      "steps[2] length.v1"]

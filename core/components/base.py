@@ -110,7 +110,9 @@ class Component(ABC):
         """Restore what :meth:`get_state` returned."""
 
     def manifest_info(self) -> dict[str, Any]:
-        """Extra facts for the run manifest (counts, model versions). Empty by default."""
+        """Extra facts for the run manifest (counts, model versions). Empty by default. A
+        component that wraps another names it as ``wraps``, and the run's step table shows both
+        (``segmented.v1(length_ratio.v1)``)."""
         return {}
 
     def log(self, message: str) -> None:

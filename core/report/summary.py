@@ -26,8 +26,12 @@ DUPLICATE_SHARE = 0.1
 
 
 def step_label(step: dict[str, Any]) -> str:
-    """``steps[2] length_ratio.v1``."""
-    return f"steps[{step['index']}] {step['component']}"
+    """``steps[2] length_ratio.v1``; a step whose component wraps another (its manifest
+    ``info`` names it as ``wraps``) names both, ``steps[3] segmented.v1(length_ratio.v1)``:
+    the wrapper's name alone does not tell several such steps apart."""
+    wraps = (step.get("info") or {}).get("wraps")
+    name = f"{step['component']}({wraps})" if wraps else step["component"]
+    return f"steps[{step['index']}] {name}"
 
 
 def step_note(step: dict[str, Any]) -> str:

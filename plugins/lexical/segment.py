@@ -287,9 +287,10 @@ class SegmentedFilter(Filter):
         return self.inner.score(seg)
 
     def manifest_info(self):
-        """The segmenters and the wrapped filter's facts."""
+        """The segmenters and the wrapped filter's facts; ``wraps`` names it in the run's step
+        table."""
         return {"segmenters": [s.spec for s in self.seg], "filter": self.inner.name,
-                **self.inner.manifest_info()}
+                **self.inner.manifest_info(), "wraps": self.inner.name}
 
     def close(self):
         """Close the wrapped filter."""
