@@ -33,6 +33,7 @@ _HOMES: dict[str, str] = {
         "text_lines", "read_lines", "iter_lines", "read_parallel", "read_tsv_pairs",
         "open_binary", "write_atomic", "AtomicFile", "TsvWriter", "CorpusView", "ReadStats",
         "take_rows")},
+    **{name: "io.sample" for name in ("reservoir", "iter_tsv_pairs", "sample_tsv_pairs")},
     **{name: "text_facts" for name in ("text_facts", "token_counts")},
     # deciding as a recipe's keep: does
     "KeepSpec": "recipe.step_models",
@@ -98,6 +99,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time names lo
     from .io.corpus import (AtomicFile, CorpusView, ReadStats, TsvWriter,  # noqa: F401
                             iter_lines, open_binary, read_lines, read_parallel, read_tsv_pairs,
                             take_rows, text_lines, write_atomic)
+    from .io.sample import iter_tsv_pairs, reservoir, sample_tsv_pairs  # noqa: F401
     from .log import phase, progress, say  # noqa: F401
     from .pipeline.decide import within_bounds  # noqa: F401
     from .pipeline.run import run_recipe  # noqa: F401

@@ -270,6 +270,12 @@ def lexical_matrix(measure: str, options: dict, src: list[str], tgt: list[str]) 
     raise ComponentError(f"unknown lexical measure {measure!r}")
 
 
+SAMPLE_DOC = ("Train on a uniform random sample of this many pairs (seeded by seed), drawn in "
+              "one streaming pass over the whole corpus: memory follows the sample, not the "
+              "corpus, for a crawl too large to align whole. docs/scale.md, \"Training at "
+              "crawl size\", gives the memory and the quality cost.")
+
+
 class LexicalTranslationTrainer(Trainer):
     """Learn lexical translation tables for ``lexical_translation.v1``: eflomal word alignments
     of a parallel corpus in both directions, a bilingual dictionary's word pairs as a prior, link
@@ -285,7 +291,10 @@ class LexicalTranslationTrainer(Trainer):
             min_length=1, description="Parallel training files: src<TAB>tgt per line, or a "
             "pair [src_file, tgt_file] of line-aligned plain files (.gz ok).")
         langs: tuple[str, str] = Field(("de", "en"), description="Languages of the two columns.")
-        limit: int | None = Field(None, ge=1, description="Use at most this many pairs.")
+        limit: int | None = Field(None, ge=1, description="Use at most this many pairs: the "
+                                  "first ones, in corpus order.")
+        sample: int | None = Field(None, ge=1, description=SAMPLE_DOC)
+        seed: int = Field(1, description="Seed of sample's draw.")
         dictionary: str | None = Field(None, description="Bilingual dictionary TSV used as a "
                                        "prior (as for lexical_coverage.v1); none = no prior.")
         dictionary_langs: tuple[str, str] = Field(("de", "en"), description="Languages of the "
@@ -307,6 +316,9 @@ class LexicalTranslationTrainer(Trainer):
         def _stemmers(self):
             # at validation, not after the corpus was read and eflomal started
             check_stem(self.normalise, *self.langs)
+            if self.limit is not None and self.sample is not None:
+                raise ValueError("set limit (the first pairs) or sample (a random sample), "
+                                 "not both")
             return self
 
     @classmethod
@@ -317,12 +329,18 @@ class LexicalTranslationTrainer(Trainer):
     def train(self):
         """Align, count and write the tables."""
         from bitextforge.api import read_tsv_pairs
+        from bitextforge.api import sample_tsv_pairs
 
         from .dictionary import load_lexicon
         from .tables import train_tables
 
         c = self.config
-        src, tgt = read_tsv_pairs(c.corpus, limit=c.limit)
+        read = None
+        if c.sample is not None:
+            src, tgt, read = sample_tsv_pairs(c.corpus, c.sample, c.seed)
+            self.log(f"sampled {len(src):,} of {read:,} pairs")
+        else:
+            src, tgt = read_tsv_pairs(c.corpus, limit=c.limit)
         lex = None
         if c.dictionary and c.prior > 0:
             lex = load_lexicon(str(c.dictionary), tuple(c.dictionary_langs), c.normalise, 1,
@@ -333,5 +351,6 @@ class LexicalTranslationTrainer(Trainer):
                 raise ComponentError(f"{self.name}: the dictionary is "
                                      f"{'-'.join(c.dictionary_langs)}, the corpus "
                                      f"{'-'.join(c.langs)}")
-        return train_tables(src, tgt, c.output, tuple(c.langs), c.normalise, lex, c.prior,
-                            c.iterations, c.max_len, c.min_prob, c.top, who=self.name)
+        facts = train_tables(src, tgt, c.output, tuple(c.langs), c.normalise, lex, c.prior,
+                             c.iterations, c.max_len, c.min_prob, c.top, who=self.name)
+        return facts if read is None else {**facts, "sampled_from": read}

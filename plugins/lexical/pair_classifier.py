@@ -264,6 +264,32 @@ def evenly(pairs: list[tuple[str, str]], n: int | None) -> list[tuple[str, str]]
     return keep
 
 
+def read_evenly(corpus, limit: int | None) -> tuple[list[str], list[str]]:
+    """The pairs :func:`evenly` draws from each corpus entry, with :func:`file_shares`' share of
+    ``limit`` each, as (sources, targets): two streaming passes (count, then draw), so that
+    memory follows ``limit`` and not the files (a crawl of millions of pairs)."""
+    from bitextforge.api import iter_tsv_pairs
+
+    def usable(entry):
+        return ((a, b) for a, b in iter_tsv_pairs([entry]) if a.strip() and b.strip())
+
+    sizes = [sum(1 for _ in usable(entry)) for entry in corpus]
+    src, tgt = [], []
+    for entry, size, n in zip(corpus, sizes, file_shares(sizes, limit)):
+        if n is None or n >= size:
+            wanted = None
+        elif n == 0:  # the other files filled the limit
+            continue
+        else:  # the indices evenly() takes from a list of `size` pairs
+            step = size / n
+            wanted = {int(k * step) for k in range(n)}
+        for i, (a, b) in enumerate(usable(entry)):
+            if wanted is None or i in wanted:
+                src.append(a)
+                tgt.append(b)
+    return src, tgt
+
+
 def _validate_specs(specs: list[FeatureFilter]) -> None:
     from pydantic import ValidationError
 
@@ -501,16 +527,9 @@ class PairClassifierTrainer(Trainer):
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.metrics import roc_auc_score
 
-        from bitextforge.api import read_tsv_pairs
-
         c = self.config
         t0 = time.perf_counter()
-        src, tgt = [], []
-        files = [evenly(list(zip(*read_tsv_pairs([path]))), None) for path in c.corpus]
-        for pairs, n in zip(files, file_shares([len(f) for f in files], c.limit)):
-            keep = evenly(pairs, n)
-            src += [a for a, _ in keep]
-            tgt += [b for _, b in keep]
+        src, tgt = read_evenly(c.corpus, c.limit)
         rng = np.random.default_rng(c.seed)
         order = rng.permutation(len(src))
         src, tgt = [src[i] for i in order], [tgt[i] for i in order]

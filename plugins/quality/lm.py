@@ -22,12 +22,13 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import Field
 
 from bitextforge import ComponentError, Filter, InputError
-from bitextforge.api import text_lines
+from bitextforge.api import reservoir, text_lines
 from bitextforge.api import die_with_parent, scratch_dir
 
 from ._common import Tokenizer
@@ -49,13 +50,28 @@ def find_tool(name: str) -> str | None:
     return shutil.which(name)
 
 
+def _text_lines(texts: list[Path], field: int | None) -> Iterator[str]:
+    """The training lines of ``texts`` in order (``field``: that tab-separated field of each)."""
+    for t in texts:
+        for n, line in enumerate(text_lines(t), 1):
+            if field is not None:
+                fields = line.split("\t")
+                if len(fields) <= field:
+                    raise InputError(f"{t}:{n}: no tab-separated field {field} "
+                                     f"(the line has {len(fields)})")
+                line = fields[field]
+            yield line
+
+
 def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: str = "en",
              tokenize: bool = True, lowercase: bool = False, memory: str = "20%",
-             prune: list[int] | None = None, field: int | None = None) -> Path:
+             prune: list[int] | None = None, field: int | None = None,
+             sample: int | None = None, seed: int = 1) -> Path:
     """Train a KenLM model on text files (one sentence per line, ``.gz`` allowed; or, with
     ``field``, that 0-based tab-separated field of each line, e.g. one side of a TSV corpus) with
     ``lmplz`` and write it as a binary with ``build_binary``; the tokenisation settings go to
-    ``<output>.json``. Returns the output path."""
+    ``<output>.json``. ``sample`` trains on a uniform random sample of that many lines (seeded
+    by ``seed``), drawn in one streaming pass. Returns the output path."""
     texts = [Path(t) for t in (text if isinstance(text, (list, tuple)) else [text])]
     output = Path(output)
     for t in texts:
@@ -66,6 +82,12 @@ def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: 
         missing = "lmplz" if not lmplz else "build_binary"
         raise ComponentError(f"train-lm: KenLM's {missing} was not found; {_BUILD_HINT}")
     tok = Tokenizer(lang, lowercase, enabled=tokenize)
+    read = None
+    source = _text_lines(texts, field)
+    if sample is not None:
+        # drawn before lmplz starts: only the sample is tokenised, and a bad line is reported
+        # before any training
+        source, read = reservoir(source, sample, seed)
     output.parent.mkdir(parents=True, exist_ok=True)
     with scratch_dir("bitextforge-lm-") as tmp:
         arpa = tmp / "model.arpa"
@@ -81,16 +103,9 @@ def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: 
                                 preexec_fn=die_with_parent)
         lines = 0
         try:
-            for t in texts:
-                for n, line in enumerate(text_lines(t), 1):
-                    if field is not None:
-                        fields = line.split("\t")
-                        if len(fields) <= field:
-                            raise InputError(f"{t}:{n}: no tab-separated field {field} "
-                                             f"(the line has {len(fields)})")
-                        line = fields[field]
-                    proc.stdin.write(tok.line(line) + "\n")
-                    lines += 1
+            for line in source:
+                proc.stdin.write(tok.line(line) + "\n")
+                lines += 1
             proc.stdin.close()
         except BrokenPipeError:
             pass
@@ -109,6 +124,8 @@ def train_lm(text: str | Path | list, output: str | Path, order: int = 3, lang: 
             raise ComponentError(f"train-lm: build_binary failed: {tail[0]}")
     meta = {"order": order, "lang": lang, "tokenize": tokenize, "lowercase": lowercase,
             "lines": lines, "text": ", ".join(map(str, texts))}
+    if read is not None:
+        meta["sampled_from"] = read
     Path(str(output) + ".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return output
 

@@ -37,7 +37,13 @@ class KenlmTrainer(Trainer):
         lang: str = Field("en", description="sacremoses tokenizer language.")
         tokenize: bool = Field(True, description="Tokenise with sacremoses before training.")
         lowercase: bool = Field(False, description="Lowercase before training.")
-        memory: str = Field("20%", description="lmplz -S memory limit.")
+        memory: str = Field("20%", description="lmplz -S memory limit (its sort buffers: a "
+                            "share of the machine's memory, or a size such as 2G).")
+        sample: int | None = Field(None, ge=1, description="Train on a uniform random sample "
+                                   "of this many lines (seeded by seed), drawn in one streaming "
+                                   "pass over all the text: only the sample is held and "
+                                   "tokenised (docs/scale.md, \"Training at crawl size\").")
+        seed: int = Field(1, description="Seed of sample's draw.")
         prune: list[int] | None = Field(None, description="lmplz --prune thresholds per order.")
 
     @classmethod
@@ -57,7 +63,7 @@ class KenlmTrainer(Trainer):
         c = self.config
         out = train_lm(c.text, c.output, order=c.order, lang=c.lang, tokenize=c.tokenize,
                        lowercase=c.lowercase, memory=c.memory, prune=c.prune,
-                       field=c.field)
+                       field=c.field, sample=c.sample, seed=c.seed)
         return {"bytes": out.stat().st_size, "order": c.order}
 
 
