@@ -98,7 +98,7 @@ def bitextforge_plugin():
 def run_recipe_with(plugin, recipe, out_dir, *more, overrides: Sequence[str] = (),
                     name: str | None = None):
     """Run ``recipe`` in this process with ``plugin`` registered, then unregister it; return
-    the run's :class:`~bitextforge.pipeline.run.RunResult` (``rows_in``, ``rows_out``,
+    the run's :class:`~bitextforge.run.RunResult` (``rows_in``, ``rows_out``,
     ``rejected``, ``manifest``, ``reports``; the files are in ``out_dir``).
 
     ``plugin`` is what :func:`bitextforge_plugin` takes (a module, its import name, or component
@@ -115,7 +115,7 @@ def run_recipe_with(plugin, recipe, out_dir, *more, overrides: Sequence[str] = (
     """
     import yaml
 
-    from .pipeline.run import run_recipe
+    from .run import run_recipe
     from .recipe.load import load_recipe, parse_recipe
 
     reg = _registry.get_registry()

@@ -10,7 +10,7 @@ import pytest
 from bitextforge import ComponentError, InputError
 from bitextforge.cli.main import main
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 DE = ["der hund schläft", "die katze schläft", "der hund läuft", "die katze läuft",
       "ein mann isst brot", "eine frau isst brot", "ein mann trinkt wasser",

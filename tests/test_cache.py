@@ -11,7 +11,7 @@ import pytest
 from bitextforge.cache.identity import ABSENT, declared_paths, path_identity, sidecar_path
 from bitextforge.plugins.quality.lm import find_tool
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_tsv
 

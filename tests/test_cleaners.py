@@ -8,7 +8,7 @@ import pytest
 
 from bitextforge import BitextforgeError, Cleaner
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.report.summary import summary_table
 from bitextforge.plugins.cleaners import (HtmlCleaner, MosesPunctuation, UnicodeCleaner,
                                           UnwrapQuotes)

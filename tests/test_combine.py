@@ -10,7 +10,7 @@ import pytest
 
 from bitextforge import BitextforgeError, ComponentError, RecipeError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import ROOT, shared
 

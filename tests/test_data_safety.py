@@ -15,7 +15,7 @@ import pytest
 from bitextforge import BitextforgeError
 from bitextforge.errors import StepError
 from bitextforge.io.corpus import CorpusView, format_value, plain_text, unescape
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.plugins.quality.lm import find_tool
 from bitextforge.processes import scratch_dir, sweep_stale
 from bitextforge.recipe.load import parse_recipe

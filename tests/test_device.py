@@ -86,7 +86,7 @@ def model(tmp_path_factory):
     """A de->en model of one layer, trained for a few updates by nmt_model.v1 (device auto) in
     a recipe's prepare list; the run's manifest and the model directory."""
     from bitextforge.recipe.load import parse_recipe
-    from bitextforge.pipeline.run import run_recipe
+    from bitextforge.api import run_recipe
 
     d = tmp_path_factory.mktemp("device")
     (d / "t.de").write_text("\n".join(DE * 20) + "\n", encoding="utf-8")

@@ -17,7 +17,7 @@ from bitextforge.plugins.quality.crossqe import (EmbeddingCache, EmbeddingQeFilt
                                                  predict_layers)
 from bitextforge.plugins.quality.multilingual import load_encoder
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import read_tsv, run_cli
 

@@ -21,7 +21,7 @@ from bitextforge import ComponentError
 from bitextforge.plugins.erg import ErgParaphraser, change_label, check_mrs, rank_realizations
 from bitextforge.plugins.erg import ace as ergace
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.testing import ERG_GEN_ITEMS, erg_gold_items, erg_pred_key as pred_key
 
 from conftest import shared

@@ -88,7 +88,7 @@ def test_tanaka_is_mostly_split_already():
 def test_split_step_in_a_recipe(tmp_path):
     """The core's split: step replaces rows by their pieces, with fresh ids and source_id."""
     from bitextforge.recipe.load import parse_recipe
-    from bitextforge.pipeline.run import run_recipe
+    from bitextforge.api import run_recipe
 
     (tmp_path / "a.ja").write_text("雨が降った。寒かった。\n一文だけ。\n犬だ。\n", encoding="utf-8")
     (tmp_path / "a.en").write_text("It rained. It was cold.\nOne sentence. Two here.\n"

@@ -12,7 +12,7 @@ from scipy.stats import kendalltau, pearsonr, spearmanr
 
 from bitextforge import InputError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import shared
 

@@ -10,7 +10,7 @@ import pytest
 from bitextforge import InputError
 from bitextforge.io.corpus import CorpusView
 from bitextforge.recipe.load import load_recipe, parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.plugins.evaluation.label_auc import LabelAucEvaluator
 
 from conftest import ROOT, shared

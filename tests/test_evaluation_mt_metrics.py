@@ -14,7 +14,7 @@ import pytest
 from bitextforge import InputError
 from bitextforge.io.corpus import CorpusView
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.plugins.evaluation.mt_metrics import BleuEvaluator, ChrfEvaluator
 
 from conftest import read_lines, shared

@@ -9,7 +9,7 @@ import pytest
 from bitextforge import InputError
 from bitextforge.plugins.evaluation.paraphrastic import read_similarity_set, trigrams
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import shared
 

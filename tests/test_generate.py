@@ -13,7 +13,7 @@ import yaml
 from bitextforge import Generator, Paraphraser
 from bitextforge.errors import RecipeError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.pipeline.executors import repetition_loop
 
 from conftest import read_lines, read_tsv, shared

@@ -15,7 +15,7 @@ import pytest
 
 from bitextforge import ComponentError, InputError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 DICT = [
     "1\tHund {m}\tdog",

@@ -11,7 +11,7 @@ import random
 
 from bitextforge.plugins.lexical.wordforword import (
     LexiconTranslateGenerator, ranked_translations, translate_words, word_translations)
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.recipe.load import parse_recipe
 
 from conftest import read_tsv, shared

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import read_tsv
 

@@ -15,7 +15,7 @@ import pytest
 import bitextforge.pipeline.runners.local as local_runner
 from bitextforge import BitextforgeError, Filter
 from bitextforge.recipe.load import load_recipe, parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, run_cli as cli
 
@@ -154,7 +154,7 @@ KILLED_RUN = '''
 import os, signal, sys
 from pathlib import Path
 
-import bitextforge.pipeline.run as run
+import bitextforge.run as run
 from bitextforge.recipe.load import load_recipe
 
 recipe, out, point = sys.argv[1], Path(sys.argv[2]), sys.argv[3]

@@ -30,7 +30,7 @@ def test_wheel_installs_imports_and_runs(tmp_path):
     sources |= {f"bitextforge/plugins/{p.relative_to(ROOT / 'plugins').as_posix()}"
                 for p in (ROOT / "plugins").rglob("*.py")}
     assert sorted(sources - set(names)) == []
-    assert "bitextforge/pipeline/run.py" in names and "bitextforge/plugins/weighters.py" in names
+    assert "bitextforge/run.py" in names and "bitextforge/plugins/weighters.py" in names
     assert {"bitextforge/serve/static/page.html", "bitextforge/serve/static/page.js",
             "bitextforge/serve/static/page.css"} <= set(names)  # the serve page ships in the wheel
     assert not any(n.startswith(("core/", "plugins/", "tests/")) for n in names)

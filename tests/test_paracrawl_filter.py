@@ -20,7 +20,7 @@ import yaml
 from conftest import ROOT, shared
 
 from bitextforge.recipe.load import load_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 
 @pytest.mark.shared_data

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from bitextforge import BitextforgeError, ComponentError, RecipeError, Trainer
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_lines, shared
 

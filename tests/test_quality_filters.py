@@ -11,7 +11,7 @@ from bitextforge.plugins.quality.overlap import (NgramOverlapFilter, SentenceBle
                                                   SentenceChrfFilter)
 from bitextforge.plugins.quality.wordvec import ParaphraseScoreFilter
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from test_run import read_tsv, recipe_text
 

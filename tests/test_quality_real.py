@@ -14,7 +14,7 @@ from bitextforge.plugins.quality.overlap import (NgramOverlapFilter, SentenceBle
                                                   SentenceChrfFilter)
 from bitextforge.plugins.quality.wordvec import ParaphraseScoreFilter, train_word_vectors
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 from bitextforge.testing import mqm_split
 
 from conftest import read_lines, shared

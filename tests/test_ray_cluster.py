@@ -15,7 +15,7 @@ import pytest
 
 from bitextforge import Filter, RecipeError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import shared
 

@@ -17,7 +17,7 @@ import pytest
 from bitextforge import ComponentError, Filter, Generator, Paraphraser, RecipeError, Splitter
 from bitextforge.hardware import device_field, resolve_device, visible_gpus
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import shared
 

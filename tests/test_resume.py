@@ -15,7 +15,7 @@ from bitextforge import BitextforgeError, Filter
 from bitextforge.errors import StepError
 from bitextforge.plugins.quality.lm import find_tool
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import ROOT, SMALL_DE, SMALL_EN, fake_distribution, read_lines, read_tsv, shared
 

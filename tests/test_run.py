@@ -8,7 +8,7 @@ import bitextforge
 from bitextforge import BitextforgeError, Filter, Paraphraser
 from bitextforge.errors import StepError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_tsv
 

@@ -12,7 +12,7 @@ import pytest
 from bitextforge import BitextforgeError, ComponentError
 from bitextforge.plugins.quality.regressor import SentenceRegressorFilter
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import read_tsv
 

@@ -22,7 +22,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
 from bitextforge.recipe.load import KeepSpec, load_recipe, parse_recipe  # noqa: E402
-from bitextforge.pipeline.run import run_recipe  # noqa: E402
+from bitextforge.api import run_recipe  # noqa: E402
 from bitextforge.serve.data import RunDataError, load_run, load_scores  # noqa: E402
 from bitextforge.serve.save import save_recipe  # noqa: E402
 

@@ -17,7 +17,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
 from bitextforge.recipe.load import load_recipe, parse_recipe  # noqa: E402
-from bitextforge.pipeline.run import run_recipe  # noqa: E402
+from bitextforge.api import run_recipe  # noqa: E402
 from bitextforge.serve.data import load_run  # noqa: E402
 
 DE = ROOT / "recipes" / "data" / "quickstart.de"

@@ -19,7 +19,7 @@ pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 
 from bitextforge.recipe.load import KeepSpec, load_recipe  # noqa: E402
-from bitextforge.pipeline.run import run_recipe  # noqa: E402
+from bitextforge.api import run_recipe  # noqa: E402
 from bitextforge.serve.data import load_run, load_scores  # noqa: E402
 from bitextforge.serve.save import save_recipe  # noqa: E402
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from bitextforge.errors import StepError
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import SMALL_DE, SMALL_EN, read_lines, run_cli, shared
 from test_resume import ExplodingAfterFirstShard, exploding_recipe

@@ -17,7 +17,7 @@ from bitextforge import InputError
 from bitextforge.io.corpus import CorpusView
 from bitextforge.errors import BitextforgeError
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import CAPTIONS_DE, CAPTIONS_EN, read_lines, shared
 

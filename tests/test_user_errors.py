@@ -12,7 +12,7 @@ from conftest import fake_distribution, run_cli
 
 from bitextforge import BitextforgeError, ComponentError, Filter
 from bitextforge.recipe.load import parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 
 def cli(*args, cwd=None, env=None):

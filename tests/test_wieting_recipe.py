@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bitextforge.recipe.load import dump_yaml, parse_recipe
-from bitextforge.pipeline.run import run_recipe
+from bitextforge.api import run_recipe
 
 from conftest import ROOT, read_lines, shared
 

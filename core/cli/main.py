@@ -27,7 +27,7 @@ from ..recipe.runners import RUNNERS
 def _cmd_run(args) -> int:
     from ..recipe.checks import output_problems
     from ..recipe.load import load_recipe
-    from ..pipeline.run import run_recipe
+    from ..run import run_recipe
     from ..report.summary import summary_table
 
     overrides = list(args.set)

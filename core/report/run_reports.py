@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import platform
 import time
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -76,10 +77,20 @@ def input_warnings(stats) -> list[str]:
     return out
 
 
+@dataclass
+class Reported:
+    """What the reports stage wrote: the manifest, the reports by key, and every file in the run
+    directory that belongs to this run (relative to it: the corpus files and the reports)."""
+
+    manifest: dict[str, Any]
+    reports: dict[str, Any]
+    files: list[str]
+
+
 def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan, source: Source,
-                  written: Written, prepared: list, started: float) -> tuple[dict, dict]:
-    """Write the score report, evaluator reports, filled recipe, signature and manifest;
-    return ``(manifest, reports)``."""
+                  written: Written, prepared: list, started: float) -> Reported:
+    """Write the score report, evaluator reports, filled recipe, signature and manifest; return
+    them with the files of the run."""
     signature = recipe.signature(__version__)
     reports: dict[str, Any] = {}
     eval_results = run_evaluators(recipe, registry, out_dir, plan.columns)
@@ -125,4 +136,17 @@ def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan,
         note = write_report(out_dir)  # a snapshot of the serve page, read from the finished run
         if note:
             reports["score_report"] = note
-    return manifest, reports
+    # report.html is this run's only when written: a note in its place means it was not
+    return Reported(manifest, reports,
+                    files_of_run(manifest, recipe.output.report and "score_report" not in reports))
+
+
+def files_of_run(manifest: dict[str, Any], report: bool) -> list[str]:
+    """The files a finished run wrote in its directory, relative to it, as its manifest lists
+    them (``report``: ``report.html`` was written)."""
+    files = list(manifest["output"]["files"]) + ["recipe.filled.yaml", "signature.txt",
+                                                 "manifest.json"]
+    files += [f"reports/{key}.json" for key in manifest.get("evaluations", {})]
+    if report:
+        files.append("report.html")
+    return files

@@ -1,10 +1,11 @@
-"""Runs a validated Recipe as a short pipeline of stages, each in its own module:
+"""A whole run of a recipe: the pipeline's stages, then the run's reports.
 
 plan (:mod:`~bitextforge.pipeline.plan`: one executor per step) -> source (:mod:`~bitextforge.pipeline.source`: the
 reader's batches) -> runner (:mod:`~bitextforge.pipeline.runners`: local or Ray) -> sink
 (:mod:`~bitextforge.pipeline.sink`: output files) -> reports (:mod:`~bitextforge.report.run_reports`: evaluators,
 manifest, signature). The driver (:mod:`~bitextforge.pipeline.driver`) does the preamble, runs the runner
-(shard by shard, with resume) and feeds the sink; ``docs/architecture.md`` draws it.
+(shard by shard, with resume) and feeds the sink. This module stands above both the pipeline and
+the reports, so the pipeline never imports what reports on it; ``docs/architecture.md`` draws it.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from .driver import Driver, preamble
-from .plan import Plan, build_component, seed_everything  # noqa: F401 - re-exported
-from ..recipe.load import Recipe
-from ..components.registry import Registry, get_registry
-from ..report.run_reports import library_versions, run_evaluators, write_reports  # noqa: F401 - re-exported
-from .runners import get_runner
-from .sink import RunDir, Sink
+from . import __version__
+from .components.registry import Registry, get_registry
+from .pipeline.driver import Driver, preamble
+from .pipeline.plan import Plan
+from .pipeline.runners import get_runner
+from .pipeline.sink import RunDir, Sink
+from .recipe.load import Recipe
+from .report.run_reports import write_reports
 
 
 @dataclass
@@ -59,22 +60,10 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
                             Sink(out_dir, recipe, plan.columns, plan.cleans), plan.executors,
                             plan=plan, shard_size=recipe.output.shard_size, restart=restart)
             written = driver.run()
-        manifest, reports = write_reports(recipe, registry, out_dir, plan, source, written,
-                                          run.prepared, run.started)
-        # report.html is this run's only when written: a note in its place means it was not
-        claim.remove_stale(files_of_run(manifest, recipe.output.report
-                                        and "score_report" not in reports))
+        reported = write_reports(recipe, registry, out_dir, plan, source, written, run.prepared,
+                                 run.started)
+        claim.remove_stale(reported.files)
         driver.finish()
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,
-                     manifest["signature"], manifest, reports)
+                     reported.manifest["signature"], reported.manifest, reported.reports)
 
-
-def files_of_run(manifest: dict[str, Any], report: bool) -> list[str]:
-    """The files a finished run wrote in its directory, relative to it, as its manifest lists
-    them (``report``: ``report.html`` was written)."""
-    files = list(manifest["output"]["files"]) + ["recipe.filled.yaml", "signature.txt",
-                                                 "manifest.json"]
-    files += [f"reports/{key}.json" for key in manifest.get("evaluations", {})]
-    if report:
-        files.append("report.html")
-    return files
