@@ -287,6 +287,35 @@ def test_the_contract_sees_a_climb_and_a_circle():
         "bitextforge.report.run_reports") > _floor("bitextforge.pipeline.driver")
 
 
+# ---------------------------------------------------------------------------------- step kinds
+def test_every_step_kind_is_one_row_that_one_executor_runs():
+    """The run's table of step kinds is the recipe's, row for row and in its order, each with the
+    executor that states it runs that kind."""
+    from bitextforge.pipeline import kinds as run_kinds
+    from bitextforge.recipe import kinds as recipe_kinds
+
+    assert list(run_kinds.STEP_KINDS) == list(recipe_kinds.STEP_KINDS)
+    for key, kind in run_kinds.STEP_KINDS.items():
+        assert kind.executor.kind == key
+        row = recipe_kinds.STEP_KINDS[key]
+        assert (kind.model, kind.component, kind.before) == (row.model, row.component, row.before)
+    assert len({ex for ex, _ in run_kinds.EXECUTORS}) == len(run_kinds.EXECUTORS)
+
+
+def test_a_step_kind_that_no_executor_runs_is_refused():
+    import dataclasses
+
+    from bitextforge.pipeline.kinds import EXECUTORS, running
+    from bitextforge.recipe.kinds import STEP_KINDS
+
+    new_row = dict(STEP_KINDS, align=dataclasses.replace(STEP_KINDS["filter"], key="align"))
+    with pytest.raises(LookupError, match="^step kind 'align' has 0 executors, not one$"):
+        running(new_row, EXECUTORS)
+    without_filter = {k: v for k, v in STEP_KINDS.items() if k != "filter"}
+    with pytest.raises(LookupError, match="^FilterExec runs 'filter', which is no step kind$"):
+        running(without_filter, EXECUTORS)
+
+
 # ------------------------------------------------------------------------------------- runners
 def test_the_runner_table_is_what_recipes_and_the_cli_accept():
     import argparse

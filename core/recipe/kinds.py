@@ -1,9 +1,10 @@
-"""The kinds of recipe step, as the recipe knows them: one row each.
+"""The kinds of recipe step: one row each, and the one table that lists them.
 
 A :class:`StepKind` ties a recipe key (``filter:``) to the model that validates such a step, the
 kind of component it names (a row of :mod:`bitextforge.components.kinds`) and the kinds that may
-not come before it. Parsing and validating a recipe ask this table; the run adds what executes
-each kind (:mod:`bitextforge.pipeline.kinds`).
+not come before it. Parsing and validating a recipe ask this table; the run derives its own from
+it, adding the executor that runs each kind (:mod:`bitextforge.pipeline.kinds`, which refuses a
+kind that no executor runs).
 """
 
 from __future__ import annotations
