@@ -126,7 +126,7 @@ def cycled(rows: Sequence, n: int, skip: int = 0) -> Iterable:
 
 def multi30k_pairs() -> list[tuple[str, str]]:
     """The 29,000 Multi30k de-en training pairs."""
-    from bitextforge.io.corpus import read_lines
+    from bitextforge.api import read_lines
 
     m = shared_data("multi30k")
     return list(zip(read_lines(m / "train.de.gz"), read_lines(m / "train.en.gz")))
@@ -394,7 +394,7 @@ def design_data(lang: str, limit: int, kinds: tuple[str, ...],
     kinds."""
     import numpy as np
 
-    from bitextforge.io.corpus import read_tsv_pairs
+    from bitextforge.api import read_tsv_pairs
     from bitextforge.plugins.lexical.pair_classifier import make_negatives
 
     m = shared_data("multi30k")

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import median_time, shared_data
-from bitextforge.io.corpus import read_lines as lines
+from bitextforge.api import read_lines as lines
 
 
 def test_sets() -> dict[str, tuple[Path, Path]]:

@@ -36,7 +36,7 @@ def main() -> None:
 
     from bitextforge.plugins.bilingual.model import BilingualEmbedder, BilingualModel, ModelConfig
     from bitextforge.plugins.bilingual.train import TrainConfig, batch_loss, train_sentencepiece
-    from bitextforge.io.corpus import read_tsv_pairs
+    from bitextforge.api import read_tsv_pairs
     from bitextforge.plugins.nmt.train import resolve_precision
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

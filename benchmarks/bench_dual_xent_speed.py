@@ -18,8 +18,7 @@ import time
 import numpy as np
 
 from _common import machine_line, shared_data
-from bitextforge.components.registry import get_registry
-from bitextforge.io.corpus import read_tsv_pairs
+from bitextforge.api import get_registry, read_tsv_pairs
 
 DIRECTIONS = (("de->en", "models/general-de-en", "src"), ("en->de", "models/general-en-de", "tgt"))
 

@@ -42,7 +42,7 @@ RECIPE_BATCH = 5000
 def write_input(path: Path, lines: int, skip: int) -> None:
     """``lines`` English lines of Multi30k train from line ``skip + 1`` on, cycling through the
     file (from its first line) when it runs out."""
-    from bitextforge.io.corpus import read_lines
+    from bitextforge.api import read_lines
 
     en = read_lines(shared_data("multi30k", "train.en.gz"))
     write_columns(((x,) for x in cycled(en, lines, skip)), (path,))

@@ -253,7 +253,7 @@ def ibm1(model: str, src: list[str], tgt: list[str], margin: int | None = None) 
     call."""
     import joblib
 
-    from bitextforge.components.registry import get_registry
+    from bitextforge.api import get_registry
 
     spec = next(f for f in joblib.load(model)["features"]
                 if f["filter"] == "lexical_translation.v1" and f["with"]["direction"] == "src2tgt")

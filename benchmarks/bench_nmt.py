@@ -67,7 +67,7 @@ def main() -> None:
     import sacrebleu
 
     from bitextforge.plugins.nmt.backends import Decoding, make_backend
-    from bitextforge.io.corpus import read_parallel
+    from bitextforge.api import read_parallel
 
     src, ref = read_parallel(args.src, args.ref)
     src, ref = src[: args.n], ref[: args.n]

@@ -382,7 +382,7 @@ def seventh_design(lang: str) -> dict:
 def trained(cfg: dict) -> str:
     """Train pair_classifier_model.v1 with ``cfg`` unless its output exists (and was trained
     with these options, as far as its kept options say); the output path."""
-    from bitextforge.cli.commands import run_trainer
+    from bitextforge.api import run_trainer
     from bitextforge.pipeline.prepare import options_changed
     from bitextforge.plugins.lexical.pair_classifier import PairClassifierTrainer
 
@@ -615,7 +615,7 @@ def english_lm() -> str:
     ``prepare:`` does (its step is read from the recipe, so there is one definition); its path."""
     import yaml
 
-    from bitextforge.cli.commands import run_trainer
+    from bitextforge.api import run_trainer
     from bitextforge.plugins.quality.trainers import KenlmTrainer
 
     if Path(ENGLISH_LM).exists():

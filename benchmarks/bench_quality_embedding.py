@@ -26,7 +26,7 @@ import sys
 import time
 
 from _common import shared_data
-from bitextforge.io.corpus import read_lines
+from bitextforge.api import read_lines
 
 
 def paraphrase_corpus(n=300):

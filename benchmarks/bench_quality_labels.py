@@ -20,7 +20,7 @@ import sys
 import time
 
 from _common import shared_data
-from bitextforge.io.corpus import read_lines
+from bitextforge.api import read_lines
 
 RELEASES = ["paracrawl-v3-validation-data", "paracrawl-v6-validation", "paracrawl-v7-validation"]
 

@@ -220,7 +220,7 @@ def main() -> None:
         wrong = res["wrong"]
         if args.settings == 0:
             # the server's table may hold these bounds now: re-decide them here instead
-            from bitextforge.recipe.load import KeepSpec
+            from bitextforge.api import KeepSpec
             from bitextforge.serve.data import load_run
 
             data = load_run(run)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import cached_features, ding_lexicon, flores, print_variants, shared_data
-from bitextforge.io.corpus import read_tsv_pairs
+from bitextforge.api import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import (NEGATIVES, SURFACE, FeatureFilter,
                                                          evenly, make_negatives)
 

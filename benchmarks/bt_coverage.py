@@ -35,7 +35,7 @@ from sacremoses import MosesTokenizer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fail, generated_rows, multi30k_pairs, shared_data  # noqa: E402
 
-from bitextforge.io.corpus import read_lines  # noqa: E402
+from bitextforge.api import read_lines  # noqa: E402
 
 #: the first training pairs form the bitext (as in bt_synthetic_quality.py and the recipes)
 BITEXT = 5000

@@ -353,7 +353,7 @@ def main(argv=None) -> int:
         mono += ["--set=input[2].limit=150", "--set=input[3].limit=150"]
     # the GPU decodes: CTranslate2 where it can run there (hardware.visible_gpus checks that it
     # loads its cuBLAS), else transformers
-    from bitextforge.hardware import visible_gpus
+    from bitextforge.api import visible_gpus
 
     ct2_gpu = visible_gpus("ctranslate2") > 0
     gen = ["--set=steps[0].with.backend=" + ("ctranslate2" if ct2_gpu else "transformers"),

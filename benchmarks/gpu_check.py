@@ -99,7 +99,7 @@ def model_options(args, device: str, steps: int, output: Path, spm: str | None =
 
 def read_test(args) -> tuple[list[str], list[str]]:
     """The first --test-limit lines of newstest2016 de-en."""
-    from bitextforge.io.corpus import read_parallel
+    from bitextforge.api import read_parallel
 
     src, ref = read_parallel(str(args.data / TEST[0]), str(args.data / TEST[1]))
     return src[:args.test_limit], ref[:args.test_limit]
@@ -178,7 +178,7 @@ def epochs_section(args, device: str, out: Path, spm: str | None = None) -> dict
 def gpu_backend(device: str) -> str:
     """The decoder of the sections that decode on ``device``: CTranslate2 where it can use that
     device, else transformers (CTranslate2's CUDA 12 wheels find no GPU under a CUDA 13 runtime)."""
-    from bitextforge.hardware import visible_gpus
+    from bitextforge.api import visible_gpus
 
     return "ctranslate2" if device == "cpu" or visible_gpus("ctranslate2") else "transformers"
 
@@ -252,7 +252,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
-    from bitextforge.hardware import resolve_device, visible_gpus
+    from bitextforge.api import resolve_device, visible_gpus
 
     figures: dict = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "smoke": args.smoke,
                      "python": platform.python_version(), "torch": torch.__version__,
@@ -273,7 +273,7 @@ def main(argv=None) -> int:
     work = Path(tmp.name) if tmp else args.work
     work.mkdir(parents=True, exist_ok=True)
 
-    from bitextforge.io.corpus import write_atomic
+    from bitextforge.api import write_atomic
 
     def save():
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -325,7 +325,7 @@ def main(argv=None) -> int:
             figures["train_accelerated"]["updates_per_second"]
             / max(figures["train_cpu"]["updates_per_second"], 1e-9), 1)
 
-    from bitextforge.io.corpus import read_tsv_pairs
+    from bitextforge.api import read_tsv_pairs
 
     pool_de, pool_en = read_tsv_pairs(
         [str(args.data / "deen-train-pool" / POOL[0] / "train.de-en.tsv.gz")])

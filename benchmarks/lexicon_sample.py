@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ding_lexicon, multi30k_pairs, shared_data  # noqa: E402
 
-from bitextforge.io.corpus import read_lines  # noqa: E402
+from bitextforge.api import read_lines  # noqa: E402
 from bitextforge.plugins.lexical.wordforword import (  # noqa: E402
     ranked_translations, translate_words)
 from bitextforge.plugins.lexical.words import WORD  # noqa: E402

@@ -44,7 +44,7 @@ import random
 import sys
 from pathlib import Path
 
-from bitextforge.io.corpus import read_tsv_pairs
+from bitextforge.api import read_tsv_pairs
 from bitextforge.plugins.lexical.pair_classifier import make_negatives
 
 SYNTHETIC = ("misaligned", "misordered", "wrong_language", "untranslated", "short")

@@ -69,7 +69,7 @@ def main() -> None:
                     help="the model: train-nmt's defaults, or the experiments' small model")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    from bitextforge.hardware import cpu_has_bf16
+    from bitextforge.api import cpu_has_bf16
 
     print(f"threads {args.threads}; model {args.size}; native bf16: {cpu_has_bf16()}")
     for bt in args.batch_tokens:
