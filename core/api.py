@@ -53,7 +53,7 @@ _HOMES: dict[str, str] = {
     **{name: "recipe.load" for name in (
         "load_recipe", "parse_recipe", "recipe_data", "dump_yaml", "score_column")},
     "FilterStep": "recipe.step_models",
-    "run_recipe": "pipeline.run",
+    "run_recipe": "run",
     "score_parsed": "pipeline.scoring",
     # commands: a trainer's own command, and running a trainer
     **{name: "cli.commands" for name in ("trainer_command", "run_trainer")},
@@ -102,11 +102,11 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time names lo
     from .io.sample import iter_tsv_pairs, reservoir, sample_tsv_pairs  # noqa: F401
     from .log import phase, progress, say  # noqa: F401
     from .pipeline.decide import within_bounds  # noqa: F401
-    from .pipeline.run import run_recipe  # noqa: F401
     from .pipeline.scoring import score_parsed  # noqa: F401
     from .processes import die_with_parent, scratch_dir  # noqa: F401
     from .recipe.load import (dump_yaml, load_recipe, parse_recipe,  # noqa: F401
                               recipe_data, score_column)
     from .recipe.step_models import FilterStep, KeepSpec  # noqa: F401
+    from .run import run_recipe  # noqa: F401
     from .testing import bitextforge_plugin, plugin_module  # noqa: F401
     from .text_facts import text_facts, token_counts  # noqa: F401
