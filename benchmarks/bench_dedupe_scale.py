@@ -48,7 +48,7 @@ def _peak_mb() -> float:
 
 def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir: str) -> dict:
     """Feed ``lines`` simulated lines to one key set; return the measurements."""
-    from bitextforge.cache.memo import Int64Table
+    from bitextforge.api import Int64Table
     from bitextforge.plugins.spilled_keys import SpilledKeySet
 
     base = _peak_mb()
@@ -96,8 +96,8 @@ def one_top(lines: int, batch: int, budget: int) -> dict:
     """A ``keep: {words: budget}`` step's selection memory over ``lines`` rows, fed a batch at a
     time as a run feeds it (:class:`~bitextforge.pipeline.decide.StreamingSelection`; the rows
     themselves wait on disk): scores uniform, 2-59 words a row."""
+    from bitextforge.api import KeepSpec
     from bitextforge.pipeline.decide import StreamingSelection
-    from bitextforge.recipe.step_models import KeepSpec
 
     base = _peak_mb()
     rng = np.random.default_rng(1)

@@ -325,10 +325,6 @@ BENCHMARK_INTERNALS = {
     "bitextforge.pipeline.decide": "StreamingSelection: the scale study measures the selection",
     "bitextforge.serve.data": "load_run: the serve load study re-decides the page's table",
     "bitextforge.testing": "the ERG and MQM test sets kept beside the plugin fixture",
-    # public as Int64Table and KeepSpec in bitextforge.api; the dedupe scale study still takes
-    # them from their homes
-    "bitextforge.cache.memo": "Int64Table, from its home",
-    "bitextforge.recipe.step_models": "KeepSpec, from its home",
 }
 
 
