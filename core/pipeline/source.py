@@ -4,7 +4,7 @@ progress bar."""
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from ..io.corpus import Batch, MultiReader, Reader, batch_len
 from ..log import progress
@@ -34,18 +34,15 @@ class Source:
         return self.reader.extra_columns()
 
     def batches(self) -> Iterator[Batch]:
-        """Every batch of the input."""
+        """Every batch of the input, its rows counted on the progress bar when ``progress``."""
         if isinstance(self.spec, list):  # several inputs: counted first, for the bar's ETA
             total = self.reader.expected_rows() if self.progress else None
         else:
             total = self.spec.limit
-        return with_progress(self.reader.batches(), self.progress, total)
+        return progress(self.reader.batches(), total=total, unit=" rows", show=self.progress,
+                        weight=batch_len)
 
     def shards(self, shard_rows: int) -> Iterator[Iterator[Batch]]:
         """The batches grouped into shards of about ``shard_rows`` rows (whole batches)."""
         return split_shards(self.batches(), max(1, -(-shard_rows // self.batch_size)))
 
-
-def with_progress(batches: Iterable[Batch], show: bool, total: int | None) -> Iterator[Batch]:
-    """Pass ``batches`` through, counting rows on the progress bar when ``show``."""
-    return progress(batches, total=total, unit=" rows", show=show, weight=batch_len)
