@@ -325,6 +325,9 @@ BENCHMARK_INTERNALS = {
     "bitextforge.pipeline.decide": "StreamingSelection: the scale study measures the selection",
     "bitextforge.serve.data": "load_run: the serve load study re-decides the page's table",
     "bitextforge.testing": "the ERG and MQM test sets kept beside the plugin fixture",
+    "bitextforge.cli.main": "main: a study runs the command line in-process, with a clock patched",
+    "bitextforge.pipeline.runners": "local: the scale study runs one step at a time to time it in "
+                                    "CPU seconds",
 }
 
 
