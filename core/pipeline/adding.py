@@ -4,6 +4,7 @@ rows (one row per candidate); each counts degenerate outputs (repetition loops, 
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -107,7 +108,66 @@ class SplitExec(Executor):
         return out
 
 
-class ParaphraseExec(Executor):
+class DuplicateOutputs:
+    """Counts the texts a step made that it had already made for another sentence: a model that
+    collapsed writes one sentence for thousands of inputs. Up to ``LIMIT`` distinct texts are
+    remembered (a hash each, with the hash of the first sentence they were made for), so memory
+    stays bounded; past it, texts are only compared with those remembered.
+
+    The hashes are :func:`made_key`'s, the same in every process, so a step's Ray workers send
+    them with their results and the driver counts in input order: the count does not depend on
+    how many workers made the texts."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        """Start with nothing seen."""
+        self.first_for: dict[int, int] = {}
+
+    def count(self, key: int, source: int) -> int:
+        """1 when the text of ``key`` was already made for a sentence other than ``source``
+        (both :func:`made_key`), else 0."""
+        seen = self.first_for.get(key)
+        if seen is None:
+            if len(self.first_for) < self.LIMIT:
+                self.first_for[key] = source
+            return 0
+        return int(seen != source)
+
+
+def made_key(made: str, source: str) -> tuple[int, int]:
+    """The keys :class:`DuplicateOutputs` compares: a 64-bit hash of the made text (spaces
+    normalised) and of the sentence it was made for, equal in every process (``hash()`` of a
+    string is not: it is salted per process)."""
+    def h(text: str) -> int:
+        return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                              digest_size=8).digest(), "little")
+
+    return h(" ".join(made.split())), h(source)
+
+
+class MadeTexts:
+    """What the adding steps share: the texts made in a batch go with its result
+    (:attr:`StepResult.made`) and are counted for duplicates when the result is recorded."""
+
+    duplicates: DuplicateOutputs
+    _made: list[tuple[int, int]]
+
+    def run(self, batch: Batch) -> StepResult:
+        """Apply the step to one batch; the texts it made go with the result."""
+        self._made = []
+        res = super().run(batch)  # type: ignore[misc]
+        res.made = self._made
+        return res
+
+    def record(self, result: StepResult) -> None:
+        """Add a result's counters, and its made texts already made for another sentence."""
+        super().record(result)  # type: ignore[misc]
+        count = self.duplicates.count
+        self.stats.count(duplicates=sum(count(k, s) for k, s in result.made))  # type: ignore
+
+
+class ParaphraseExec(MadeTexts, Executor):
     """Runs a Paraphraser on one side and expands each row into variant 0 plus candidates."""
 
     kind = "paraphrase"
@@ -139,7 +199,7 @@ class ParaphraseExec(Executor):
     def _count_candidates(self, targets, results, current: list[str]) -> None:
         """Count originals without a candidate and degenerate candidates (empty, punctuation
         only, identical to the text they replace), for the summary's warnings."""
-        empty = punct = same = total = none = loops = dups = 0
+        empty = punct = same = total = none = loops = 0
         for i, cands in zip(targets, results):
             if not cands:
                 none += 1
@@ -156,10 +216,9 @@ class ParaphraseExec(Executor):
                     same += 1
                 else:
                     loops += repetition_loop(text)
-                    dups += self.duplicates.count(text, current[i])
+                    self._made.append(made_key(text, current[i]))
         self.count(originals=len(results), without_candidates=none, candidates=total,
-                   empty=empty, punctuation_only=punct, identical=same, repetition_loops=loops,
-                   duplicates=dups)
+                   empty=empty, punctuation_only=punct, identical=same, repetition_loops=loops)
 
     def apply(self, batch: Batch) -> Batch:
         """Paraphrase one batch."""
@@ -254,30 +313,7 @@ def repetition_loop(text: str, min_repeats: int = 4, max_span: int = 4) -> bool:
     return False
 
 
-class DuplicateOutputs:
-    """Counts the texts a step made that it had already made for another sentence: a model that
-    collapsed writes one sentence for thousands of inputs. Up to ``LIMIT`` distinct texts are
-    remembered (a hash each, with the hash of the first sentence they were made for), so memory
-    stays bounded; past it, texts are only compared with those remembered."""
-
-    LIMIT = 200_000
-
-    def __init__(self) -> None:
-        """Start with nothing seen."""
-        self.first_for: dict[int, int] = {}
-
-    def count(self, made: str, source: str) -> int:
-        """1 when ``made`` was already made for a sentence other than ``source``, else 0."""
-        key, src = hash(" ".join(made.split())), hash(source)
-        seen = self.first_for.get(key)
-        if seen is None:
-            if len(self.first_for) < self.LIMIT:
-                self.first_for[key] = src
-            return 0
-        return int(seen != src)
-
-
-class GenerateExec(Executor):
+class GenerateExec(MadeTexts, Executor):
     """Fills the empty side of monolingual rows with a Generator (back-translation of target
     text, forward translation of source text), one row per candidate; rows that already have
     both sides pass unchanged, and a sentence the generator gives no text for is rejected."""
@@ -353,7 +389,8 @@ class GenerateExec(Executor):
         made_from: list = []
         extra: dict[str, list] = {k: [] for k in self.extra}
         failed: list[int] = []
-        loops = total = dups = 0
+        loops = total = 0
+        made_keys: list[tuple[int, int]] = []
         V = batch["variant"]
         for i in range(n):
             if i not in cands:
@@ -375,7 +412,7 @@ class GenerateExec(Executor):
             for j, cand in enumerate(got):
                 total += 1
                 loops += repetition_loop(cand[0])
-                dups += self.duplicates.count(cand[0], R[i])
+                made_keys.append(made_key(cand[0], R[i]))
                 idx.append(i)
                 variant.append(V[i] + j)
                 text.append(cand[0])
@@ -410,7 +447,8 @@ class GenerateExec(Executor):
             res.rejected.append(Rejected(rej, f"{self.label}: no output", [None] * len(failed)))
             res.rows_rejected = len(failed)
         self.count(sentences=len(targets), generated=total, without_output=len(failed),
-                   repetition_loops=loops, duplicates=dups)
+                   repetition_loops=loops)
         res.counts = self._counts
+        res.made = made_keys
         res.seconds = time.perf_counter() - t0
         return res

@@ -60,11 +60,14 @@ class StepResult:
     cache_misses: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # the step's additive counts
     changed: list[Changed] = field(default_factory=list)  # a clean step's changes, in row order
+    #: an adding step's ``(text, source)`` keys of the texts it made, counted for duplicates
+    #: where the result is recorded (in input order, also for a Ray worker's batches)
+    made: list[tuple[int, int]] = field(default_factory=list)
 
     def counters(self) -> "StepResult":
         """This result without its rows (what a Ray worker sends back for the driver's counts)."""
         return StepResult(None, [], self.rows_rejected, self.rows_in, self.rows_out, self.seconds,
-                          self.cache_hits, self.cache_misses, self.counts)
+                          self.cache_hits, self.cache_misses, self.counts, made=self.made)
 
 
 class StepStats:

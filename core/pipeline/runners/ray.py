@@ -72,20 +72,20 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     seed = recipe.seed if recipe is not None else 0
     where = recipe.source if recipe is not None else "recipe"
     cluster = ray.cluster_resources()
-    _check_resources(executors, cluster.get("CPU", 0.0), cluster.get("GPU", 0.0))
+    full = _check_resources(executors, cluster.get("CPU", 0.0), cluster.get("GPU", 0.0))
     by_index = {ex.index: ex for ex in executors}
     stream: Iterator[Packet] = packets(source)
     pending: list[Executor] = []
     for ex in executors:
         if _in_driver(ex):
             if pending:
-                stream = _ray_segment(stream, pending, seed, where, configs, recipe)
+                stream = _ray_segment(stream, pending, seed, where, configs, recipe, full)
                 pending = []
             stream = drive(ex, stream)
         else:
             pending.append(ex)
     if pending:
-        stream = _ray_segment(stream, pending, seed, where, configs, recipe)
+        stream = _ray_segment(stream, pending, seed, where, configs, recipe, full)
     for p in stream:
         if p.error is not None:
             raise p.error
@@ -174,17 +174,21 @@ def _configure_data_context() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> None:
+def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> bool:
     """Fail before starting when the actors' minimum (one per step) cannot be scheduled: Ray
-    would otherwise wait for the missing CPUs or GPUs for ever."""
-    need = need_gpus = 0.0
+    would otherwise wait for the missing CPUs or GPUs for ever. Return whether every step's
+    ``concurrency`` actors fit at once (then each pool starts at full size)."""
+    need = need_gpus = full = full_gpus = 0.0
     segment: list = []
     for ex in [*executors, None]:
         if ex is not None and not _in_driver(ex):
             segment.append(ex)
             continue
-        need += sum(_step_resources(g[0]).num_cpus for g in _fuse(segment))
-        need_gpus += sum(_step_resources(g[0]).num_gpus for g in _fuse(segment))
+        for group in _fuse(segment):
+            res = _step_resources(group[0])
+            need, need_gpus = need + res.num_cpus, need_gpus + res.num_gpus
+            full += res.num_cpus * res.concurrency
+            full_gpus += res.num_gpus * res.concurrency
         segment = []
     if need > cpus:
         raise RecipeError(f"resources: the Ray steps need {need:g} CPUs for one actor each but the "
@@ -193,6 +197,7 @@ def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) 
         raise RecipeError(f"resources: the Ray steps need {need_gpus:g} GPUs for one actor each "
                           f"but the cluster has {gpus:g}; start a node with GPUs (docs/ray.md) "
                           f"or lower steps[*].resources.num_gpus (e.g. 0.5 shares one GPU)")
+    return full <= cpus and full_gpus <= gpus
 
 
 def _step_resources(ex: Executor) -> Resources:
@@ -364,13 +369,14 @@ def close() -> None:
 
 
 def _ray_segment(stream: Iterator[Packet], executors: list[Executor], seed: int,
-                 source: str, configs: dict | None = None, recipe=None) -> Iterator[Packet]:
+                 source: str, configs: dict | None = None, recipe=None,
+                 full: bool = False) -> Iterator[Packet]:
     """The packets of ``stream`` through the pipeline of ``executors``, built at the run's first
-    call and reused by the next shards'."""
+    call and reused by the next shards'; ``full``: start every pool at its ``concurrency``."""
     key = (id(recipe), tuple(ex.index for ex in executors))
     seg = _OPEN.get(key)
     if seg is None:
-        seg = _OPEN[key] = _Segment(executors, seed, source, configs)
+        seg = _OPEN[key] = _Segment(executors, seed, source, configs, full)
     try:
         yield from seg.run(stream)
     except BaseException:
@@ -386,9 +392,11 @@ class _Segment:
     steps with equal resources, fed through a queue that stays open between shards."""
 
     def __init__(self, executors: list[Executor], seed: int, source: str,
-                 configs: dict | None = None):
+                 configs: dict | None = None, full: bool = False):
         """Build the pipeline; ``configs`` (by step index) are what the actors build from, the
-        driver's own component configs otherwise. Nothing runs before the first packet."""
+        driver's own component configs otherwise; ``full``: every pool starts with its
+        ``concurrency`` actors (else with one, and Ray Data adds the others when it sees work
+        waiting). Nothing runs before the first packet."""
         import ray
         import ray.data
         from ray.util.queue import Queue
@@ -420,7 +428,11 @@ class _Segment:
             ds = ds.map_batches(
                 _StepActor, batch_size=1, batch_format="pyarrow", zero_copy_batch=True,
                 fn_constructor_args=(specs, seed, source, res.num_gpus),
-                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=res.concurrency),
+                # a pool that starts with one actor was seen to stay at one on a small cluster
+                # (Ray Data's budget for the operator held it back), so the model-bound step
+                # used one core of two; when all fit, each pool starts full
+                compute=ray.data.ActorPoolStrategy(
+                    min_size=res.concurrency if full else 1, max_size=res.concurrency),
                 num_cpus=res.num_cpus, num_gpus=res.num_gpus or None)
         self.ds = ds
         self.rows: Iterator | None = None
