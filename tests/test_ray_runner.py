@@ -265,6 +265,23 @@ def test_a_words_selection_scores_on_actors_and_matches_local(cluster, test_plug
                 == (tmp_path / "ray" / name).read_bytes()), name
 
 
+def test_pools_start_at_their_concurrency_when_all_fit(cluster, test_plugins, tmp_path):
+    """A step with ``concurrency: 2`` gets its two actors from the start when every step's actors
+    fit the cluster (a pool started at one was seen to stay at one, leaving a core idle)."""
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    log = tmp_path / "built.txt"
+    log.write_text("", encoding="utf-8")
+    run_recipe(parse_recipe(
+        f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 200}}\n"
+        f"output: {{dir: '{tmp_path / 'out'}', formats: [tsv]}}\nprogress: false\n"
+        f"batch_size: 50\nrunner: ray\nsteps:\n  - filter: counted_test.v1\n"
+        f"    with: {{log: '{log}'}}\n    resources: {{num_cpus: 0.25, concurrency: 2}}\n",
+        "r.yaml"))
+    workers = {p for p in log.read_text(encoding="utf-8").split() if int(p) != os.getpid()}
+    assert len(workers) == 2, workers
+
+
 def test_worker_error_reaches_user_and_leaves_no_output(cluster, test_plugins, pair_files,
                                                           tmp_path):
     s, t = pair_files(["ein Haus"] * 5 + ["Boom Boom"], ["a house"] * 5 + ["boom boom"])
