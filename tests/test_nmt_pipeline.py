@@ -1073,3 +1073,36 @@ def test_benchmark_translations_are_the_trainers_negatives(tiny, tmp_path):
                                PairClassifierTrainer(cfg)._translate)
     assert nt[1::2] == translate_best(de[1::2], str(tiny["dir"]))
     assert ns[1::2] == de[1::2]
+
+
+def test_ctrl_c_during_ctranslate2_decoding_stops_at_once_without_the_childs_traceback(
+        tiny, tmp_path):
+    """Ctrl-C in a terminal reaches the whole job, the CTranslate2 child too: the child ignores
+    it and the parent, interrupted while it waits for the child's reply, kills it and stops
+    within seconds, with no traceback of the child's protocol loop on stderr."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "decode.py"
+    script.write_text(
+        "import signal, sys\n"
+        "from bitextforge.plugins.nmt.backends import CTranslate2Backend, Decoding\n"
+        f"b = CTranslate2Backend({str(tiny['dir'])!r}, threads=1, batch_size=64,\n"
+        "                       compute_type='float32')\n"
+        f"src = {tiny['de'][:64]!r} * 50\n"
+        "print('decoding', flush=True)\n"
+        "while True:\n"
+        "    b.translate(src, Decoding(beam=4, k=4, max_length=60))\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.stdout.readline().strip() == "decoding"
+    time.sleep(3)  # inside a decoding call
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 15
+    assert "KeyboardInterrupt" in err and "_serve" not in err, err  # the child's loop: silent
+    assert subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout == b""

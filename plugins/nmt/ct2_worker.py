@@ -256,6 +256,12 @@ class RemoteTranslator:
         try:
             _send(self.proc.stdin, (op, args))
             status, value = _recv(self.proc.stdout)
+        except KeyboardInterrupt:
+            # the reply will never be read: a child left with it could not serve another call
+            proc, self.proc = self.proc, None
+            proc.kill()
+            proc.wait()
+            raise
         except (EOFError, BrokenPipeError, OSError):
             code = self.proc.poll()
             raise ComponentError(f"ctranslate2: the translator process died (exit code {code}); "
@@ -331,6 +337,12 @@ def _serve(inp: BinaryIO, out: BinaryIO) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C in a terminal reaches every process of the job: the parent stops this child itself
+    # (it kills it when interrupted during a call), and this child's own KeyboardInterrupt only
+    # printed a traceback of its protocol loop under the parent's one-line message
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The protocol owns the real stdout; anything a library prints goes to stderr.
     _protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
