@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One step-rate run for the cost plan (cost-plan.md): a shelf recipe on a small real input, each
+# One step-rate run for the cost plan (docs/scale.md, "Cost plan"): a shelf recipe on a small real input, each
 # step's manifest seconds counted as CPU time of its thread (step_cpu.py):
 #   bash benchmarks/studies/scale/cost.sh TAG RECIPE [--set ...]
 # Output /work/scale-runs/cost-TAG, log /work/scale-runs/cost-TAG.log: date, machine, load before
