@@ -73,14 +73,22 @@ class Words:
                                      f"normalise: lowercase")
             self._stem = snowballstemmer.stemmer(SNOWBALL[lang])
 
+    #: stems remembered at most; a crawl's vocabulary has no end (ids, names, typos), and an
+    #: unbounded memo grew each scoring worker by about 290 bytes a line at 1M-2M crawl lines
+    CACHE_WORDS = 200_000
+
     def key(self, word: str) -> str:
         """The key of one (already lowercased) word."""
         if self._stem is None:
             return word
         k = self._cache.get(word)
         if k is None:
-            # digits are names and numbers, not inflected words
-            k = word if any(ch.isdigit() for ch in word) else self._stem.stemWord(word)
+            # digits are names and numbers, not inflected words (and not worth remembering)
+            if any(ch.isdigit() for ch in word):
+                return word
+            k = self._stem.stemWord(word)
+            if len(self._cache) >= self.CACHE_WORDS:
+                self._cache.clear()
             self._cache[word] = k
         return k
 
