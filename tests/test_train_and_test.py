@@ -647,3 +647,50 @@ def test_registered_by_the_nmt_plugin():
     (where,) = [r for kind, r in reg.registrations()
                 if kind == "evaluator" and r.cls.name == "train_and_test.v1"]
     assert where.package == "bitextforge" and where.plugin == "nmt"
+
+
+def _expanded_corpus(run_dir, copies=2):
+    """A run's corpus of the 6 first captions read ``copies`` times, as a recipe's ``repeat``
+    writes them, and 6 more whose German a generate step wrote (``generated_by``)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lines = ["id\tvariant\torigin\tsrc\ttgt\tweight\tgenerated_by"]
+    rows = [(d, e, "") for d, e in zip(DE[:6], EN[:6])] * copies
+    rows += [(d, e, "translate.v1") for d, e in zip(DE[6:], EN[6:])]
+    lines += [f"{i}\t0\t{'mono' if g else 'bitext'}\t{d}\t{e}\t1.0\t{g}"
+              for i, (d, e, g) in enumerate(rows)]
+    (run_dir / "corpus.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return CorpusView(run_dir / "corpus.tsv", numeric=["weight"])
+
+
+def test_a_budget_that_shows_real_pairs_too_rarely_is_warned_of_before_training(tmp_path,
+                                                                                capsys):
+    from bitextforge.plugins.nmt.real_views import WARN_BELOW_VIEWS, real_pairs
+    from bitextforge.report.summary import run_warnings
+
+    view = _expanded_corpus(tmp_path / "run")
+    pairs = real_pairs(view)
+    assert (pairs.real_rows, pairs.distinct, pairs.synthetic_rows) == (12, 6, 6)
+    # batches of 2,000 tokens hold all 18 short pairs: one batch an epoch, so each real pair,
+    # read twice, is seen twice per update; the budget just short of the measured win warns
+    steps = -(-WARN_BELOW_VIEWS // 2)
+    ev = _evaluator(tmp_path, batch_tokens=2000, max_steps=steps - 1)
+    ev.evaluate(view)
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if "warning: max_steps" in line]
+    assert len(warned) == 1 and f"about {2 * (steps - 1)} times" in warned[0]
+    assert "1 batches per epoch, 12 real of 18 rows" in warned[0]
+    assert err.index("warning: max_steps") < err.index("MarianMTModel")  # before the model
+    info = ev.manifest_info()
+    assert info["warnings"][0] in warned[0]
+    manifest = run_warnings([], [], {"train_and_test.v1": {"info": info}})
+    assert manifest == [f"evaluate[0] train_and_test.v1: {info['warnings'][0]}"]
+    # reused, the model still says it
+    again = _evaluator(tmp_path, batch_tokens=2000, max_steps=steps - 1)
+    again.evaluate(view)
+    assert again.manifest_info() == info
+    # the budget of the measured win does not warn, nor does a corpus of real pairs alone
+    for corpus, budget in ((view, steps), (_corpus(tmp_path / "real"), 2)):
+        ev = _evaluator(tmp_path, batch_tokens=2000, max_steps=budget)
+        ev.evaluate(corpus)
+        assert "warning: max_steps" not in capsys.readouterr().err
+        assert ev.manifest_info() == {}

@@ -102,12 +102,17 @@ def step_warnings(step: dict[str, Any]) -> list[str]:
                   f"are degenerate ({detail}); {_cause(step)}"]
 
 
-def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]]) -> list[str]:
-    """Every warning of a run: its steps' and those its trainers reported."""
+def run_warnings(steps: list[dict[str, Any]], prepared: list[dict[str, Any]],
+                 evaluations: dict[str, Any] | None = None) -> list[str]:
+    """Every warning of a run: its steps', those its trainers reported and those its
+    evaluators reported (``evaluate[i]`` in recipe order, as the manifest's ``evaluations``)."""
     out = [w for step in steps for w in step_warnings(step)]
     for entry in prepared:
         for w in (entry.get("info") or {}).get("warnings", []):
             out.append(f"{entry['trainer']} {entry['output']}: {w}")
+    for i, (key, result) in enumerate((evaluations or {}).items()):
+        for w in (result.get("info") or {}).get("warnings", []):
+            out.append(f"evaluate[{i}] {key.split('#')[0]}: {w}")
     return out
 
 

@@ -36,6 +36,7 @@ from .model_records import (FAIR_SETTINGS, OFF_UNLESS_RECORDED, RECORD, STAMP,  
                             TRAIN_SETTINGS, made_with, model_fingerprint, models_of, models_root,
                             read_stamp, record_model, settings_of, sha256_files, shared_model_dir,
                             shared_refusal, unfinished_dir)
+from .real_views import RealPairs, real_pairs, views_warning
 from .train import TrainOptions, has_resume_state
 
 _SettingsBase = create_model(
@@ -326,10 +327,14 @@ class TrainAndTestEvaluator(Evaluator):
         return files, facts
 
     def _train(self, files: list[Path], out: Path, seed: int, init: Path | None = None,
-               fingerprint: str | None = None) -> dict[str, Any]:
+               fingerprint: str | None = None,
+               pairs: RealPairs | None = None) -> dict[str, Any]:
         """Train one seed's model into ``out`` (whole or not at all) and return its training
         facts; with ``fingerprint``, a stamp in the model's directory (:data:`STAMP`) lets a
-        later run reuse it even when this run stops before writing its record."""
+        later run reuse it even when this run stops before writing its record. With ``pairs``
+        (the corpus's real and synthetic rows) a budget that shows each real pair fewer times
+        than expansion was measured to need is warned of before the first update, and the
+        warning stays in the facts."""
         from .train import train
 
         c = self.config
@@ -348,10 +353,20 @@ class TrainAndTestEvaluator(Evaluator):
         elif tmp.exists():
             _log(f"{tmp} holds the state of a killed training: train-nmt continues it if it "
                  f"is this one's")
-        info = train(opts.model_copy(update={"output": str(tmp)}), log=_log, where=self.name)
+        warnings: list[str] = []
+
+        def check_views(batches_per_epoch: int) -> None:
+            w = views_warning(pairs, c.max_steps, batches_per_epoch) if pairs else None
+            if w:
+                warnings.append(w)
+                _log(f"warning: {w}")
+
+        info = train(opts.model_copy(update={"output": str(tmp)}), log=_log, where=self.name,
+                     before_updates=check_views)
         facts = {"steps": info["steps"], "train_minutes": info["train_minutes"],
                  "pairs": info["pairs"], "parameters": info["parameters"],
-                 "precision": info.get("precision"), "device": info.get("device")}
+                 "precision": info.get("precision"), "device": info.get("device"),
+                 **({"warnings": warnings} if warnings else {})}
         if fingerprint:
             (tmp / STAMP).write_text(json.dumps(
                 {"seed": seed, "fingerprint": fingerprint, "settings": self._settings(),
@@ -377,7 +392,8 @@ class TrainAndTestEvaluator(Evaluator):
         pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
         try:
             futures = {pool.submit(_train_seed, cfg, [str(f) for f in files], str(out), seed,
-                                   str(init) if init else None, fingerprint): seed
+                                   str(init) if init else None, fingerprint,
+                                   getattr(self, "_real_pairs", None)): seed
                        for seed, out, init, fingerprint in jobs}
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = next((f for f in done if f.exception() is not None), None)
@@ -410,6 +426,12 @@ class TrainAndTestEvaluator(Evaluator):
 
     # -- the report ---------------------------------------------------------------------------
 
+    def manifest_info(self) -> dict[str, Any]:
+        """The warnings of its models' trainings (a budget too small for the real pairs of an
+        expanded corpus), for the manifest's ``warnings``."""
+        warnings = getattr(self, "_warnings", [])
+        return {"warnings": warnings} if warnings else {}
+
     @classmethod
     def input_paths(cls, config):
         """The test files, and the baseline model, recipe and seed-spread report when given."""
@@ -430,6 +452,8 @@ class TrainAndTestEvaluator(Evaluator):
         run_dir = Path(corpus.path).parent
         root = models_root(c.model_dir, run_dir)
         files, data_facts = self._write_training_data(corpus, root / "data")
+        # a continued model has had its own budget: its views of the real pairs are not these
+        self._real_pairs = None if c.init_models else real_pairs(corpus)
         settings = self._settings()
         data_hash = sha256_files(files)
         rec_path = root / RECORD
@@ -449,6 +473,8 @@ class TrainAndTestEvaluator(Evaluator):
             plan.append((seed, root / f"model-seed{seed}", init, init_fp,
                          fingerprint_of(seed, init_fp)))
         trained = self._train_or_reuse(plan, files, root, run_dir, old, settings, data_facts)
+        self._warnings = list(dict.fromkeys(w for facts in trained.values()
+                                            for w in facts.get("warnings", [])))
         models = self._score_models(plan, trained, root, test_src, test_ref, valid_src,
                                     valid_ref)
         # Models of other seeds on the same corpus and settings stay on record (read again now:
@@ -518,7 +544,8 @@ class TrainAndTestEvaluator(Evaluator):
             trained.update(self._train_in_processes(files, to_train))
         else:
             for seed, out, init, fingerprint in to_train:
-                trained[seed] = self._train(files, out, seed, init, fingerprint)
+                trained[seed] = self._train(files, out, seed, init, fingerprint,
+                                            getattr(self, "_real_pairs", None))
         return trained
 
     def _score_models(self, plan, trained: dict[int, dict[str, Any]], root: Path,
@@ -735,11 +762,12 @@ def stop_workers(pool) -> None:
 
 
 def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,
-                init: str | None, fingerprint: str | None = None) -> dict[str, Any]:
+                init: str | None, fingerprint: str | None = None,
+                pairs: RealPairs | None = None) -> dict[str, Any]:
     """Train one seed's model in a worker process (``workers`` > 1); its messages name the seed,
     since several trainings share the log."""
     global _log_prefix
     _log_prefix = f"seed {seed}: "
     ev = TrainAndTestEvaluator(TrainAndTestEvaluator.Config(**config))
     return ev._train([Path(f) for f in files], Path(out), seed, Path(init) if init else None,
-                     fingerprint)
+                     fingerprint, pairs)

@@ -57,10 +57,14 @@ class Training:
     trainer."""
 
     def __init__(self, opts: TrainOptions, log: Callable[[str], None] = print,
-                 where: str = "train-nmt"):
+                 where: str = "train-nmt",
+                 before_updates: Callable[[int], None] | None = None):
         """A training of ``opts`` that says what it does through ``log``; ``where`` names the
-        caller in errors (the command, or the recipe's trainer)."""
+        caller in errors (the command, or the recipe's trainer); ``before_updates``, when given,
+        hears the number of batches in one epoch once the pairs are encoded, before the model
+        is built."""
         self.opts, self.log, self.where = opts, log, where
+        self.before_updates = before_updates
         self.out = Path(opts.output)
         self.spm_prefix = self.out / "joint"
         self.resume_path = self.out / RESUME_FILE
@@ -73,6 +77,10 @@ class Training:
         self.read_corpus()
         self.make_vocabulary()
         self.read_validation()
+        if self.before_updates is not None:
+            # a generator of its own: the epochs' batches must not depend on whether anyone asked
+            self.before_updates(len(make_batches(self.src, self.tgt, self.opts.batch_tokens,
+                                                 random.Random(0))))
         self.make_model()
         self.restore()
         self.loop()
@@ -528,8 +536,10 @@ class Training:
 
 
 def train(opts: TrainOptions, log: Callable[[str], None] = print,
-          where: str = "train-nmt") -> dict:
+          where: str = "train-nmt", before_updates: Callable[[int], None] | None = None) -> dict:
     """Train, save the best checkpoint (by validation loss) to ``opts.output``, evaluate; return
     the facts written to ``train_log.json``, plus ``train_seconds`` (its ``train_minutes``
-    unrounded). ``where`` names the caller in errors (the command, or the recipe's trainer)."""
-    return Training(opts, log, where).run()
+    unrounded). ``where`` names the caller in errors (the command, or the recipe's trainer);
+    ``before_updates`` hears the batches per epoch before the first update (train_and_test.v1
+    checks there how often the budget shows each real pair)."""
+    return Training(opts, log, where, before_updates).run()
