@@ -19,9 +19,10 @@ from dataclasses import dataclass
 #: (seeds 1, 2; p <= 0.002; another 5,000-pair split, test sets never used for choices):
 #: 1,500 / 2,091 batches per epoch x 4 copies = 2.9. The 2,091 come from the trainer's own
 #: vocabulary, encoding and batching on a stand-in of that corpus (Multi30k's real German in
-#: place of the back-translated and dictionary German, the same row counts); the runs did not
-#: record theirs. At 2,000 pieces the stand-in packs 37.4 pairs a batch, which gives the epochs
-#: the study's training logs counted: 5,000 pairs 14 in 2,000 updates, 62,875 rows 5 in 8,000.
+#: place of the back-translated and dictionary German, the same row counts:
+#: benchmarks/studies/bt-multi30k/batches_per_epoch.py); the runs did not record theirs. At
+#: 2,000 pieces the stand-in packs 37.4 pairs a batch, which gives the epochs the study's
+#: training logs counted: 5,000 pairs 14 in 2,000 updates, 62,875 rows 5 in 8,000.
 LOST_AT_VIEWS = 3
 #: ... and at which it WON: 24,000 updates, +5.85 / +6.46 / +6.18 BLEU (p 0.001 each;
 #: benchmarks/studies/bt-multi30k/history.md): 24,000 / 2,091 x 4 = 46. No budget between was
