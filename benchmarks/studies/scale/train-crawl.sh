@@ -6,7 +6,7 @@
 #   bash benchmarks/studies/scale/train-crawl.sh pool   SAMPLE    # all four from a sample of the
 #                                                                 # 278k pool, then the AUC bench
 # crawl: from /work/scale-data/pool20M.de-en.tsv (benchmarks/make_pool.py), the tables and the two
-# KenLM models from a sample (default 1,000,000 pairs, 2,000,000 lines; KenLM memory: 2G), the
+# KenLM models from a sample (default 1,000,000 pairs, 1,000,000 lines; KenLM memory: 2G), the
 # classifier from its 25,000 pairs drawn evenly from the 20M file and newstest2016, with those
 # models as features; outputs in /work/scale-runs/train-crawl/. curve: the tables alone from a
 # sample of PAIRS of the 20M file (/work/scale-runs/train-curve-PAIRS/). pool: the recipe as it is
@@ -64,7 +64,7 @@ crawl)
   lm-de|lm-en)
     i=$([ "$what" = lm-de ] && echo 1 || echo 2); l=${what#lm-}
     s=()
-    [ "${sample:=2000000}" != all ] && s=(--set "prepare[$i].with.sample=$sample")
+    [ "${sample:=1000000}" != all ] && s=(--set "prepare[$i].with.sample=$sample")
     measure "crawl-$what-$sample" prepare $r --only "$i" --set "prepare[$i].with.text=[$pool]" \
       "${s[@]}" --set "prepare[$i].with.memory=2G" --set "prepare[$i].with.output=$d/lm/$l.binary" ;;
   classifier)
