@@ -208,10 +208,10 @@ def test_a_seed_finished_before_the_run_stopped_is_reused(tmp_path, capsys, monk
 
     real = TrainAndTestEvaluator._train
 
-    def stop_at_seed_2(self, files, out, seed, init=None, fingerprint=None):
+    def stop_at_seed_2(self, files, out, seed, init=None, fingerprint=None, pairs=None):
         if seed == 2:
             raise KeyboardInterrupt
-        return real(self, files, out, seed, init, fingerprint)
+        return real(self, files, out, seed, init, fingerprint, pairs)
 
     monkeypatch.setattr(TrainAndTestEvaluator, "_train", stop_at_seed_2)
     view = _corpus(tmp_path / "run")
@@ -238,8 +238,9 @@ def test_a_seed_interrupted_mid_training_resumes_from_its_state(tmp_path, capsys
     real_train, real_save = nmt_train.train, nmt_train.save_resume
     saves = []
 
-    def often(opts, log=print, where="train-nmt"):
-        return real_train(opts.model_copy(update={"resume_every_steps": 2}), log, where)
+    def often(opts, log=print, where="train-nmt", before_updates=None):
+        return real_train(opts.model_copy(update={"resume_every_steps": 2}), log, where,
+                          before_updates)
 
     def save_then_stop(path, state):
         real_save(path, state)
