@@ -30,6 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
+import weakref
 from typing import Any, BinaryIO
 
 from bitextforge import ComponentError
@@ -174,6 +175,9 @@ _IDLE_MAX = 2
 #: can happen inside a locked region of the same thread; a plain Lock then deadlocked the process
 #: at exit (a pytest worker hung after its last test)
 _IDLE_LOCK = threading.RLock()
+#: children serving a translator now: killed when this process exits (a Ctrl-C outside a call
+#: to the child would otherwise leave it decoding its last batch after the run has stopped)
+_BUSY: "weakref.WeakSet[subprocess.Popen]" = weakref.WeakSet()
 
 
 def _environment() -> tuple:
@@ -220,6 +224,14 @@ def shutdown_idle() -> None:
         _stop(proc)
 
 
+def _kill_busy() -> None:
+    """At exit: kill the children still serving a translator (their work is not wanted)."""
+    for proc in list(_BUSY):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _forget_idle_after_fork() -> None:
     """In a forked child: the waiting translators' pipes belong to the parent (two processes
     writing requests into one child's pipe would wait for each other's replies for ever)."""
@@ -229,6 +241,7 @@ def _forget_idle_after_fork() -> None:
 
 
 atexit.register(shutdown_idle)
+atexit.register(_kill_busy)
 os.register_at_fork(after_in_child=_forget_idle_after_fork)
 
 
@@ -242,6 +255,7 @@ class RemoteTranslator:
         raised here."""
         self.proc = _idle_child() or subprocess.Popen(
             [sys.executable, "-m", _MODULE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        _BUSY.add(self.proc)
         try:
             self._call("load", model_path, device, compute_type, inter_threads, intra_threads,
                        vocab_map)
@@ -286,6 +300,7 @@ class RemoteTranslator:
         if self.proc is None:
             return
         proc, self.proc = self.proc, None
+        _BUSY.discard(proc)
         if proc.poll() is None:
             try:
                 _send(proc.stdin, ("unload", ()))
