@@ -214,20 +214,28 @@ def read_tsv_pairs(entries: Sequence[CorpusEntry], *, swap: bool = False,
             src += [a for a, _ in keep]
             tgt += [b for _, b in keep]
             continue
-        if not Path(entry).is_file():
-            raise InputError(f"{entry}: no such file; pass an existing TSV file (plain or .gz)")
-        for n, line in enumerate(read_lines(entry), 1):
+        for a, b in tsv_file_pairs(entry, stream=False):
             if limit is not None and len(src) >= limit:
                 break
-            fields = line.split("\t")
-            if len(fields) < 2:
-                if not line.strip():
-                    continue
-                raise InputError(f"{entry}:{n}: expected two tab-separated fields (src<TAB>tgt), "
-                                 f"found one")
-            src.append(fields[0])
-            tgt.append(fields[1])
+            src.append(a)
+            tgt.append(b)
     return (tgt, src) if swap else (src, tgt)
+
+
+def tsv_file_pairs(path: str, stream: bool = True) -> Iterator[tuple[str, str]]:
+    """The pairs of one ``src<TAB>tgt`` training file (.gz ok): its first two fields, blank lines
+    passed over, a line with one field an error naming file and line. ``stream=False`` reads the
+    whole file first (:func:`read_lines`), so an unreadable line anywhere in it stops the run."""
+    if not Path(path).is_file():
+        raise InputError(f"{path}: no such file; pass an existing TSV file (plain or .gz)")
+    for n, line in enumerate(text_lines(path) if stream else read_lines(path), 1):
+        fields = line.split("\t")
+        if len(fields) < 2:
+            if not line.strip():
+                continue
+            raise InputError(f"{path}:{n}: expected two tab-separated fields (src<TAB>tgt), "
+                             f"found one")
+        yield fields[0], fields[1]
 
 
 def batch_len(batch: Batch) -> int:

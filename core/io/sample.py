@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import InputError
-from .corpus import CorpusEntry, text_lines
+from .corpus import CorpusEntry, text_lines, tsv_file_pairs
 
 T = TypeVar("T")
 
@@ -56,16 +56,7 @@ def iter_tsv_pairs(entries: Sequence[CorpusEntry]) -> Iterator[tuple[str, str]]:
         if not isinstance(entry, str):
             yield from _iter_parallel(*entry)
             continue
-        if not Path(entry).is_file():
-            raise InputError(f"{entry}: no such file; pass an existing TSV file (plain or .gz)")
-        for n, line in enumerate(text_lines(entry), 1):
-            fields = line.split("\t")
-            if len(fields) < 2:
-                if not line.strip():
-                    continue
-                raise InputError(f"{entry}:{n}: expected two tab-separated fields (src<TAB>tgt), "
-                                 f"found one")
-            yield fields[0], fields[1]
+        yield from tsv_file_pairs(entry)
 
 
 def _iter_parallel(src: str | os.PathLike, tgt: str | os.PathLike) -> Iterator[tuple[str, str]]:
