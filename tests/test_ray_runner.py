@@ -209,6 +209,14 @@ def test_ray_output_identical_to_local(cluster, test_plugins, tmp_path):
             "steps[4]:length.v1", "steps[4]:length.v1 (top 0.6)"} <= whys
 
 
+def _sharded_recipe(src, tgt, out, runner, steps):
+    """600 rows in three shards of 200, batches of 50."""
+    return parse_recipe(
+        f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 600}}\n"
+        f"output: {{dir: '{out}', formats: [tsv], shard_size: 200}}\n"
+        f"progress: false\nbatch_size: 50\nrunner: {runner}\nsteps:\n{steps}", "r.yaml")
+
+
 def test_sharded_run_builds_its_actors_once_and_matches_local(cluster, test_plugins, tmp_path):
     """A sharded run feeds every shard through the same Ray Data pipeline: each actor (and the
     model it loads) is built once for the run, not once per shard, and the output is the local
@@ -222,10 +230,7 @@ def test_sharded_run_builds_its_actors_once_and_matches_local(cluster, test_plug
              "  - paraphrase: swap_test.v1\n    side: tgt\n    resources: {concurrency: 1}\n")
     runs = {}
     for runner in ("local", "ray"):
-        recipe = parse_recipe(
-            f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 600}}\n"
-            f"output: {{dir: '{tmp_path / runner}', formats: [tsv], shard_size: 200}}\n"
-            f"progress: false\nbatch_size: 50\nrunner: {runner}\nsteps:\n{steps}", "r.yaml")
+        recipe = _sharded_recipe(src, tgt, tmp_path / runner, runner, steps)
         log.write_text("", encoding="utf-8")
         runs[runner] = run_recipe(recipe)
         built = log.read_text(encoding="utf-8").split()
@@ -251,10 +256,7 @@ def test_a_words_selection_scores_on_actors_and_matches_local(cluster, test_plug
              f"    keep: {{min: 10, words: 2000}}\n    resources: {{concurrency: 1}}\n"
              "  - filter: length.v1\n    keep: {max: 12}\n")
     for runner in ("local", "ray"):
-        recipe = parse_recipe(
-            f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 600}}\n"
-            f"output: {{dir: '{tmp_path / runner}', formats: [tsv], shard_size: 200}}\n"
-            f"progress: false\nbatch_size: 50\nrunner: {runner}\nsteps:\n{steps}", "r.yaml")
+        recipe = _sharded_recipe(src, tgt, tmp_path / runner, runner, steps)
         log.write_text("", encoding="utf-8")
         res = run_recipe(recipe)
         assert res.manifest["steps"][0]["effective_threshold"]["selected"] > 0
@@ -272,12 +274,9 @@ def test_pools_start_at_their_concurrency_when_all_fit(cluster, test_plugins, tm
                 shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
     log = tmp_path / "built.txt"
     log.write_text("", encoding="utf-8")
-    run_recipe(parse_recipe(
-        f"name: raytest\ninput: {{src: '{src}', tgt: '{tgt}', limit: 200}}\n"
-        f"output: {{dir: '{tmp_path / 'out'}', formats: [tsv]}}\nprogress: false\n"
-        f"batch_size: 50\nrunner: ray\nsteps:\n  - filter: counted_test.v1\n"
-        f"    with: {{log: '{log}'}}\n    resources: {{num_cpus: 0.25, concurrency: 2}}\n",
-        "r.yaml"))
+    run_recipe(_recipe(src, tgt, tmp_path / "out", "ray", limit=200, batch=50,
+                       steps=f"  - filter: counted_test.v1\n    with: {{log: '{log}'}}\n"
+                             f"    resources: {{num_cpus: 0.25, concurrency: 2}}\n"))
     workers = {p for p in log.read_text(encoding="utf-8").split() if int(p) != os.getpid()}
     assert len(workers) == 2, workers
 
