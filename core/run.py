@@ -1,11 +1,13 @@
 """A whole run of a recipe: the pipeline's stages, then the run's reports.
 
-plan (:mod:`~bitextforge.pipeline.plan`: one executor per step) -> source (:mod:`~bitextforge.pipeline.source`: the
-reader's batches) -> runner (:mod:`~bitextforge.pipeline.runners`: local or Ray) -> sink
-(:mod:`~bitextforge.pipeline.sink`: output files) -> reports (:mod:`~bitextforge.report.run_reports`: evaluators,
-manifest, signature). The driver (:mod:`~bitextforge.pipeline.driver`) does the preamble, runs the runner
-(shard by shard, with resume) and feeds the sink. This module stands above both the pipeline and
-the reports, so the pipeline never imports what reports on it; ``docs/architecture.md`` draws it.
+plan (:mod:`~bitextforge.pipeline.plan`: one executor per step) -> source
+(:mod:`~bitextforge.pipeline.source`: the reader's batches) -> runner
+(:mod:`~bitextforge.pipeline.runners`: local or Ray) -> sink (:mod:`~bitextforge.pipeline.sink`:
+output files) -> evaluators (:mod:`~bitextforge.pipeline.evaluate`) -> reports
+(:mod:`~bitextforge.report.run_reports`: manifest, signature). The driver
+(:mod:`~bitextforge.pipeline.driver`) does the preamble, runs the runner (shard by shard, with
+resume) and feeds the sink. This module stands above both the pipeline and the reports, so the
+pipeline never imports what reports on it; ``docs/architecture.md`` draws it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from . import __version__
 from .components.registry import Registry, get_registry
 from .pipeline.driver import Driver, preamble
+from .pipeline.evaluate import run_evaluators
 from .pipeline.plan import Plan
 from .pipeline.runners import get_runner
 from .pipeline.sink import RunDir, Sink
@@ -56,12 +59,14 @@ def run_recipe(recipe: Recipe, registry: Registry | None = None, progress: bool 
                              {"prepare": run.prepared})
         source = run.source
         with Plan(recipe, registry, source.extra_columns()) as plan:
-            driver = Driver(recipe, source, get_runner(recipe.runner),
-                            Sink(out_dir, recipe, plan.columns, plan.cleans), plan.executors,
+            sink = Sink(out_dir, recipe, plan.columns, plan.cleans)
+            driver = Driver(recipe, source, get_runner(recipe.runner), sink, plan.executors,
                             plan=plan, shard_size=recipe.output.shard_size, restart=restart)
             written = driver.run()
+        evaluations = run_evaluators(recipe, registry, out_dir, plan.columns)
+        written = sink.finish(written, recipe.seed)
         reported = write_reports(recipe, registry, out_dir, plan, source, written, run.prepared,
-                                 run.started)
+                                 run.started, evaluations)
         claim.remove_stale(reported.files)
         driver.finish()
     return RunResult(out_dir, source.stats.rows, written.rows, written.rejected,

@@ -1,5 +1,5 @@
 """The driver of a run, shared by ``bitextforge run`` and ``bitextforge score``: the preamble
-(recipe files checked, seeds, the output claimed, the ``prepare:`` list trained, the source
+(recipe files checked, the output claimed, the ``prepare:`` list trained, the source
 opened), then the runner over the source, in one pass or shard by shard with resume
 (:mod:`~bitextforge.pipeline.shards`), each packet fed to the sink, which only writes.
 
@@ -17,7 +17,7 @@ from typing import Any, Iterator, Protocol
 from ..recipe.checks import check_recipe_files
 from ..errors import BitextforgeError
 from ..log import say
-from .plan import Plan, seed_everything
+from .plan import Plan
 from .prepare import run_prepare
 from ..components.registry import Registry
 from .judging import FirstPass
@@ -43,20 +43,19 @@ def preamble(recipe, registry: Registry, progress: bool,
              claim: AbstractContextManager | None = None,
              output_dir: Path | None = None, evaluators: bool = True) -> Iterator[Started]:
     """Check every file the recipe names (and what its steps, and with ``evaluators`` its
-    evaluators, check for a run into ``output_dir``), seed, claim the output (``claim``, held
+    evaluators, check for a run into ``output_dir``), claim the output (``claim``, held
     until the run ends), train the ``prepare:`` list, and open the source with ``progress``
     bars."""
     started = time.time()
     # every problem at once, before any training
     check_recipe_files(recipe, registry, output_dir=output_dir, evaluators=evaluators)
-    seed_everything(recipe.seed)
-    if recipe.input is None:  # a recipe that only trains models: there is no output to claim
-        yield Started(started, run_prepare(recipe, registry), None)
-        return
+    # a recipe that only trains models has no output to claim (``claim`` is None) and no source
     with claim if claim is not None else nullcontext():
         prepared = run_prepare(recipe, registry) if recipe.prepare else []
-        yield Started(started, prepared, Source(recipe.input, recipe.batch_size, progress=progress,
-                                                seed=recipe.seed))
+        yield Started(started, prepared,
+                      None if recipe.input is None
+                      else Source(recipe.input, recipe.batch_size, progress=progress,
+                                  seed=recipe.seed))
 
 
 class Writer(Protocol):

@@ -84,6 +84,8 @@ class Plan:
         self.executors: list[Executor] = []
         self._closed = False
         problems: list[str] = []  # every component that cannot start, not just the first
+        # components built from the seed whether or not a training ran before them
+        seed_everything(recipe.seed)
         try:
             for i, (step, cfg) in enumerate(zip(recipe.steps, recipe.configs)):
                 if only is not None and i not in only:

@@ -56,8 +56,12 @@ def run_prepare(recipe, registry, log: Callable[[str], None] | None = None,
                 only: list[int] | None = None) -> list[dict[str, Any]]:
     """Run the recipe's trainers in order (``only``: just these indices of ``prepare:``, so that
     independent trainings can run side by side in separate processes); return one manifest entry
-    per trainer run."""
+    per trainer run. The trainings start from the recipe's ``seed``, in a run as in
+    ``bitextforge prepare``."""
+    from .plan import seed_everything
+
     check_only(recipe, only)
+    seed_everything(recipe.seed)
     done: list[dict[str, Any]] = []
     for i, (prep, cfg) in enumerate(zip(recipe.prepare, recipe.prepare_configs)):
         if only is not None and i not in only:

@@ -20,7 +20,7 @@ import fcntl
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..io.corpus import (AtomicFile, Batch, TsvWriter, batch_len, format_value, json_line_text,
@@ -53,6 +53,8 @@ class Written:
     resumable: bool
     #: shards an earlier, stopped run of the same recipe had finished, which this run kept
     resumed_shards: int = 0
+    #: what :meth:`Sink.finish` wrote of OpusTrainer's split and configuration (the manifest's)
+    opustrainer: dict | None = None
 
 
 class Outputs:
@@ -191,6 +193,15 @@ class Sink:
         """The output files in ``where`` (a shard's folder; the run directory by default)."""
         return Outputs(where or self.dir, self.formats, self.columns, self.write_rejected,
                        keep_weights, write_cleaned=self.cleans)
+
+    def finish(self, written: Written, seed: int) -> Written:
+        """Write the formats made from the finished corpus (``opustrainer``: its split by origin
+        and configuration, shuffled with ``seed``); ``written`` with what they recorded."""
+        if "opustrainer" not in self.formats:
+            return written
+        from ..io.opustrainer import write_opustrainer
+
+        return replace(written, opustrainer=write_opustrainer(self.dir, seed))
 
 
 class RunDir:

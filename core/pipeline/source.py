@@ -4,6 +4,7 @@ progress bar."""
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from ..io.corpus import Batch, MultiReader, Reader, batch_len
@@ -18,11 +19,17 @@ class Source:
         """Read ``spec`` (an :class:`~bitextforge.recipe.load.InputSpec`, or a list of them: several
         inputs one after the other) in batches of ``batch_size`` rows; ``progress`` shows a bar
         with rows per second on stderr; ``seed`` draws ``sample: random`` inputs."""
-        self.reader = (MultiReader(spec, batch_size, seed) if isinstance(spec, list)
-                       else Reader(spec, batch_size, seed=seed))
         self.spec = spec
         self.batch_size = batch_size
         self.progress = progress
+        self.seed = seed
+
+    @functools.cached_property
+    def reader(self) -> Reader | MultiReader:
+        """The input's reader, opened when first asked for (its columns, then its batches)."""
+        if isinstance(self.spec, list):
+            return MultiReader(self.spec, self.batch_size, self.seed)
+        return Reader(self.spec, self.batch_size, seed=self.seed)
 
     @property
     def stats(self):

@@ -252,8 +252,11 @@ def preflight(recipe, registry, output_dir: str | os.PathLike | None = None,
               evaluators: bool = True) -> list[str]:
     """Every problem with the files a recipe will read and what its components can check before
     the run (:func:`config_problems`), one line each (empty when all is well)."""
-    return (input_problems(recipe) + component_problems(recipe, registry)
-            + config_problems(recipe, registry, output_dir, evaluators))
+    # the checks that stay in this module first, those that read files or ask the trainers
+    # last; the lines keep the order of the recipe (input, components, their own checks)
+    own = config_problems(recipe, registry, output_dir, evaluators)
+    declared = component_problems(recipe, registry)
+    return input_problems(recipe) + declared + own
 
 
 def check_prepare_files(recipe, registry, only: list[int] | None = None) -> list[str]:
@@ -275,8 +278,7 @@ def check_recipe_files(recipe, registry, output: bool = False,
     default the recipe's ``output.dir``); with ``output``, also the output directory's
     (:func:`output_problems`; ``validate`` and ``run`` ask for it); without ``evaluators``, not
     the evaluators' own checks."""
-    problems = preflight(recipe, registry, output_dir, evaluators)
-    if output:
-        problems += output_problems(recipe, output_dir)
+    where = output_problems(recipe, output_dir) if output else []
+    problems = preflight(recipe, registry, output_dir, evaluators) + where
     if problems:
         raise BitextforgeError("\n".join(problems))

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..io.corpus import CorpusView, write_atomic
-from ..pipeline.plan import Plan, build_component
+from ..io.corpus import write_atomic
+from ..pipeline.plan import Plan
 from ..recipe.load import Recipe, dump_yaml
 from ..components.registry import Registry
 from ..pipeline.sink import Written
@@ -35,35 +35,6 @@ def library_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return out
-
-
-def run_evaluators(recipe: Recipe, registry: Registry, out_dir: Path,
-                   columns: list[str]) -> dict[str, Any]:
-    """Run the recipe's evaluators on the written corpus; write ``reports/<name>.json``."""
-    if not recipe.evaluate:
-        return {}
-    numeric = [c for c in columns if c not in ("src", "tgt", "origin") and not c.endswith("_original")]
-    view = CorpusView(out_dir / "corpus.tsv", numeric=numeric)
-    if (out_dir / "rejected.tsv").is_file():
-        view.rejected = CorpusView(out_dir / "rejected.tsv", numeric=numeric)
-    results: dict[str, Any] = {}
-    for ev, cfg in zip(recipe.evaluate, recipe.eval_configs):
-        t0 = time.perf_counter()  # building counts too: an evaluator may load a model
-        comp = build_component(registry, "evaluator", ev.evaluator, cfg)
-        try:
-            report = comp.evaluate(view)
-            info = comp.manifest_info()  # e.g. the device a model-backed evaluator ran on
-        finally:
-            comp.close()
-        key = ev.evaluator if ev.evaluator not in results else f"{ev.evaluator}#{len(results)}"
-        results[key] = report.to_dict()
-        # the step table's seconds stop before the evaluators, which can take most of a run
-        results[key]["seconds"] = round(time.perf_counter() - t0, 3)
-        if info:
-            results[key]["info"] = info
-        write_atomic(out_dir / "reports" / f"{key}.json",
-                     json.dumps(report.to_dict(with_items=True), indent=2, ensure_ascii=False) + "\n")
-    return results
 
 
 def input_warnings(stats) -> list[str]:
@@ -88,20 +59,17 @@ class Reported:
 
 
 def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan, source: Source,
-                  written: Written, prepared: list, started: float) -> Reported:
-    """Write the score report, evaluator reports, filled recipe, signature and manifest; return
-    them with the files of the run."""
+                  written: Written, prepared: list, started: float,
+                  eval_results: dict[str, Any] | None = None) -> Reported:
+    """Write the score report, filled recipe, signature and manifest (with ``eval_results``,
+    what :func:`bitextforge.pipeline.evaluate.run_evaluators` returned); return them with the
+    files of the run."""
     signature = recipe.signature(__version__)
-    reports: dict[str, Any] = {}
-    eval_results = run_evaluators(recipe, registry, out_dir, plan.columns)
-    reports.update(eval_results)
+    eval_results = eval_results or {}
+    reports: dict[str, Any] = dict(eval_results)
     stats = source.stats
     step_dicts = [ex.stats.to_dict() for ex in plan.executors]
-    opustrainer = None
-    if "opustrainer" in recipe.output.formats:
-        from ..io.opustrainer import write_opustrainer
-
-        opustrainer = write_opustrainer(out_dir, recipe.seed)
+    opustrainer = written.opustrainer
     manifest = {
         "bitextforge": __version__,
         "signature": signature,
