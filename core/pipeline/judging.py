@@ -37,6 +37,16 @@ class FirstPass:
         return getattr(self.ex, name)
 
 
+def spilled_batches(fh) -> Iterator[Batch]:
+    """The batches pickled one after another into the open file ``fh``, from where it stands to
+    its end (the rows a top/words step's first pass left)."""
+    while True:
+        try:
+            yield pickle.load(fh)
+        except EOFError:
+            return
+
+
 class FilterExec(Executor):
     """Scores rows with a Filter and applies the step's ``keep`` decision."""
 
@@ -185,23 +195,26 @@ class FilterExec(Executor):
         """
         selection = StreamingSelection(self.keep)
         with tempfile.TemporaryFile(prefix="bitextforge-spill-") as spill:
-            nb = 0
             for batch in stream:
                 res, kept, scores, words = self.first_pass(batch)
                 pickle.dump(kept, spill, protocol=pickle.HIGHEST_PROTOCOL)
                 selection.add(scores, words)
-                nb += 1
                 yield res
             pending = self.finish_selection(selection)
             spill.seek(0)
-            pos = 0
-            for _ in range(nb):
-                batch = pickle.load(spill)
-                res = self.second_pass(batch, pos, selection)
-                pos += batch_len(batch)
-                res.seconds += pending
-                pending = 0.0
-                yield res
+            yield from self.selected(spilled_batches(spill), selection, pending)
+
+    def selected(self, batches: Iterable[Batch], selection: StreamingSelection,
+                 pending: float = 0.0) -> Iterator[StepResult]:
+        """The second pass over every batch the first pass left, in the order they fed
+        ``selection``; ``pending`` seconds (the selection's own) are added to the first result."""
+        pos = 0
+        for batch in batches:
+            res = self.second_pass(batch, pos, selection)
+            pos += batch_len(batch)
+            res.seconds += pending
+            pending = 0.0
+            yield res
 
     def first_pass(self, batch: Batch) -> tuple[StepResult, Batch, Any, Any]:
         """A top/words step's first pass over one batch: score it and apply min/max. Returns the

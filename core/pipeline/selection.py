@@ -22,6 +22,7 @@ import numpy as np
 
 from ..io.corpus import batch_len
 from .decide import StreamingSelection
+from .judging import spilled_batches
 from .runners.stream import Packet
 
 ROWS = "selection.pkl"
@@ -59,17 +60,12 @@ def second_pass(ex, shard_dirs: list[Path]) -> Iterator[Packet]:
         with np.load(d / SCORES) as saved:
             selection.add(saved["scores"], saved["words"] if ex.keep.words is not None else None)
     pending = ex.finish_selection(selection)
-    pos = 0
-    for d in shard_dirs:
-        with open(d / ROWS, "rb") as spill:
-            while True:
-                try:
-                    batch = pickle.load(spill)
-                except EOFError:
-                    break
-                res = ex.second_pass(batch, pos, selection)
-                pos += batch_len(batch)
-                res.seconds += pending
-                pending = 0.0
-                ex.record(res)
-                yield Packet(res.kept if batch_len(res.kept) else None, list(res.rejected))
+
+    def waiting():
+        for d in shard_dirs:
+            with open(d / ROWS, "rb") as spill:
+                yield from spilled_batches(spill)
+
+    for res in ex.selected(waiting(), selection, pending):
+        ex.record(res)
+        yield Packet(res.kept if batch_len(res.kept) else None, list(res.rejected))
