@@ -369,3 +369,41 @@ def test_kenlm_trainer_feeds_the_perplexity_filter(tmp_path):
     ppl = [float(r.split("\t")[col]) for r in tsv[1:]]
     # identical columns score cosine 1, except a sentence without any known word (no vector)
     assert len(ppl) == res.rows_out >= len(SMALL_EN) - 1 and all(1 < p < 100000 for p in ppl)
+
+
+class DrawTrainer(Trainer):
+    """Test trainer: writes a number drawn from Python's global random generator."""
+
+    name = "draw_test.v1"
+
+    def train(self):
+        """Draw."""
+        import random
+
+        Path(self.config.output).write_text(repr(random.random()), encoding="utf-8")
+        return {}
+
+
+def test_prepare_trains_from_the_recipe_seed_as_a_run_does(tmp_path, bitextforge_plugin):
+    """``bitextforge prepare`` and a run's ``prepare:`` start their trainings from the recipe's
+    seed, whatever the generator's state before: the same recipe trains the same model either way."""
+    import random
+
+    from bitextforge.cli.main import main
+
+    bitextforge_plugin(DrawTrainer, name="drawtest")
+    texts = {}
+    for how in ("prepare", "run"):
+        out = tmp_path / how / "drawn.txt"
+        recipe = tmp_path / f"{how}.yaml"
+        recipe.write_text(_recipe(tmp_path, f"  - train: draw_test.v1\n    with: {{output: '{out}'}}\n")
+                          .replace("progress: false", "progress: false\nseed: 7"),
+                          encoding="utf-8")
+        random.seed(1 if how == "prepare" else 2)  # what ran before in the process
+        if how == "prepare":
+            assert main(["prepare", str(recipe)]) == 0
+        else:
+            run_recipe(parse_recipe(recipe.read_text(encoding="utf-8"), str(recipe)))
+        texts[how] = out.read_text(encoding="utf-8")
+    random.seed(7)
+    assert texts["prepare"] == texts["run"] == repr(random.random())
