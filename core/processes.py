@@ -9,11 +9,18 @@ closed input as the end of the text and goes on estimating a model nobody will r
 :func:`scratch_dir` makes a temporary folder named after the process that owns it
 (``<prefix><pid>-XXXXXXXX``) and removes the folders of the same prefix whose owner is no longer
 running: what a ``kill -9`` left behind is swept by the next run that needs one.
+
+:func:`release_free_memory` hands the heap's free pages back to the system. A long-running
+worker that scores millions of rows frees as much as it allocates, yet glibc keeps the freed
+pages between live allocations: a classifier worker's RSS rose about 130 bytes a line over a
+10M-line run with no growth in live Python objects, and stayed flat when trimmed every 50,000
+rows. The runners call it between batches and shards.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import signal
@@ -35,6 +42,24 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass  # without prctl the child ends only when bitextforge stops cleanly
+
+
+@functools.cache
+def _malloc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None  # not glibc (macOS, musl): nothing to hand back this way
+
+
+def release_free_memory() -> bool:
+    """Return the free pages of the C heap to the system (glibc's ``malloc_trim(0)``); False
+    where the C library has no such call. It costs a walk over the heap: milliseconds."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def _alive(pid: int) -> bool:

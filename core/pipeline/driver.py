@@ -17,6 +17,7 @@ from typing import Any, Iterator, Protocol
 from ..recipe.checks import check_recipe_files
 from ..errors import BitextforgeError
 from ..log import say
+from ..processes import release_free_memory
 from .plan import Plan
 from .prepare import run_prepare
 from ..components.registry import Registry
@@ -165,6 +166,7 @@ class Driver:
                 writer = self.sink.open(where, keep_weights=True)
                 feed(stream, writer)
                 store.finish(k, self._shard_state(k, writer))
+                release_free_memory()  # a shard's batches are gone: hand their pages back
             n = store.finished()
             last = self._selected(store, n, at) if at is not None and n else None
         except BaseException:

@@ -46,12 +46,16 @@ from typing import Iterable, Iterator
 
 from ...io.corpus import Batch, batch_len
 from ...errors import BitextforgeError, RecipeError
+from ...processes import release_free_memory
 from ...recipe.step_models import Resources
 from ..executors import Executor
 from .stream import Packet, drive, packets
 
 _QUEUE_SIZE = 8
 _END = b""
+#: packets a worker runs between two hand-backs of its freed heap pages
+#: (:func:`~bitextforge.processes.release_free_memory`)
+_TRIM_EVERY = 10
 
 
 def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iterator[Packet]:
@@ -239,6 +243,7 @@ class _StepActor:
                 exc.add_note(f"(on a Ray worker)\n{traceback.format_exc()}")
             self.error = exc
         self.execs: list[Executor] = self.plan.executors if self.plan is not None else []
+        self.packets = 0
 
     def __call__(self, table):
         """Run the steps on each pickled packet of a Ray batch."""
@@ -268,6 +273,9 @@ class _StepActor:
                 p.counters.append((ex.index, res.counters()))
                 p.batch = res.kept if batch_len(res.kept) else None
             out.append(pickle.dumps(p, protocol=pickle.HIGHEST_PROTOCOL))
+            self.packets += 1
+            if self.packets % _TRIM_EVERY == 0:
+                release_free_memory()
         return pa.table({"blob": pa.array(out, type=pa.large_binary())})
 
     def __del__(self):
