@@ -252,8 +252,8 @@ def preflight(recipe, registry, output_dir: str | os.PathLike | None = None,
               evaluators: bool = True) -> list[str]:
     """Every problem with the files a recipe will read and what its components can check before
     the run (:func:`config_problems`), one line each (empty when all is well)."""
-    # the checks that stay in this module first, those that read files or ask the trainers
-    # last; the lines keep the order of the recipe (input, components, their own checks)
+    # asked in this order so that the calls into io/ and the trainers come last (one descent
+    # down the floors); the lines keep the recipe's order: input, declared files, own checks
     own = config_problems(recipe, registry, output_dir, evaluators)
     declared = component_problems(recipe, registry)
     return input_problems(recipe) + declared + own
