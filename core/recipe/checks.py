@@ -278,7 +278,7 @@ def check_recipe_files(recipe, registry, output: bool = False,
     default the recipe's ``output.dir``); with ``output``, also the output directory's
     (:func:`output_problems`; ``validate`` and ``run`` ask for it); without ``evaluators``, not
     the evaluators' own checks."""
-    where = output_problems(recipe, output_dir) if output else []
-    problems = preflight(recipe, registry, output_dir, evaluators) + where
+    output_dir_problems = output_problems(recipe, output_dir) if output else []
+    problems = preflight(recipe, registry, output_dir, evaluators) + output_dir_problems
     if problems:
         raise BitextforgeError("\n".join(problems))

@@ -60,12 +60,11 @@ class Reported:
 
 def write_reports(recipe: Recipe, registry: Registry, out_dir: Path, plan: Plan, source: Source,
                   written: Written, prepared: list, started: float,
-                  eval_results: dict[str, Any] | None = None) -> Reported:
+                  eval_results: dict[str, Any]) -> Reported:
     """Write the score report, filled recipe, signature and manifest (with ``eval_results``,
     what :func:`bitextforge.pipeline.evaluate.run_evaluators` returned); return them with the
     files of the run."""
     signature = recipe.signature(__version__)
-    eval_results = eval_results or {}
     reports: dict[str, Any] = dict(eval_results)
     stats = source.stats
     step_dicts = [ex.stats.to_dict() for ex in plan.executors]

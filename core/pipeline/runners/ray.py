@@ -217,8 +217,8 @@ class _StepActor:
     batches through the steps in order."""
 
     def __init__(self, specs: list, seed: int, source: str = "recipe", num_gpus: float = 0):
-        """Seed like the driver does, then build each ``(index, step, cls, config)`` as the
-        driver's Plan builds them (``source`` names the recipe in its errors).
+        """Build each ``(index, step, cls, config)`` as the driver's Plan builds them, from the
+        same seed (``source`` names the recipe in its errors).
 
         The config arrives as a plain dict and is validated again, against the class this worker
         imported. A start-up failure is kept and reported with the first batch: a
@@ -227,11 +227,10 @@ class _StepActor:
         Without ``num_gpus`` the GPUs of the node are hidden before any component loads CUDA:
         Ray reserved none for this actor.
         """
-        from ..plan import Plan, seed_everything
+        from ..plan import Plan
 
         if not num_gpus:
             os.environ["CUDA_VISIBLE_DEVICES"] = ""
-        seed_everything(seed)
         self.plan: Plan | None = None
         self.error: BaseException | None = None
         self.devices_sent = False
