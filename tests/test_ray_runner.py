@@ -11,6 +11,7 @@ seconds of CPU, which a second module's cluster spent again."""
 
 import json
 import os
+import warnings
 
 import pytest
 
@@ -279,6 +280,25 @@ def test_pools_start_at_their_concurrency_when_all_fit(cluster, test_plugins, tm
                              f"    resources: {{num_cpus: 0.25, concurrency: 2}}\n"))
     workers = {p for p in log.read_text(encoding="utf-8").split() if int(p) != os.getpid()}
     assert len(workers) == 2, workers
+
+
+def test_a_pool_larger_than_the_input_says_nothing(cluster, test_plugins, tmp_path):
+    """Ray Data warns when a pool of two actors gets one block; the input's size is the user's,
+    the pool's the recipe's, and the run does the same work either way: the warning is not
+    shown."""
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    log = tmp_path / "built.txt"
+    log.write_text("", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:  # pytest would hide them from stderr
+        warnings.simplefilter("default")
+        res = run_recipe(_recipe(src, tgt, tmp_path / "out", "ray", limit=20, batch=50,
+                                 steps=f"  - filter: counted_test.v1\n    with: {{log: '{log}'}}\n"
+                                       f"    resources: {{num_cpus: 0.25, concurrency: 2}}\n"))
+    assert res.rows_out == 20
+    shown = [f"{w.category.__name__}: {w.message}" for w in caught
+             if not issubclass(w.category, DeprecationWarning)]
+    assert not shown, shown
 
 
 def test_worker_error_reaches_user_and_leaves_no_output(cluster, test_plugins, pair_files,

@@ -174,15 +174,19 @@ def kill_after_shards(command: list, env: dict, part, shards: int = 3, total: in
     ``shards`` shards are finished, and check that it was killed midway (at least that many
     shards, not all of them)."""
     # its own session, so the Ray processes a killed driver leaves behind can be found and ended
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    # its stderr goes to a file beside the output, read back only when the run ended early
+    err = part.parent / f"{part.name}.stderr"
+    with open(err, "wb") as sink:
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sink,
+                                start_new_session=True)
     deadline = time.time() + 300
     while time.time() < deadline:
         done = list((part / ".shards").glob("*/DONE")) if (part / ".shards").exists() else []
         if len(done) >= shards or proc.poll() is not None:
             break
         time.sleep(0.05)
-    assert proc.poll() is None, "the run finished before it could be killed"
+    assert proc.poll() is None, ("the run finished before it could be killed (exit "
+                                 f"{proc.returncode}):\n{err.read_text(errors='replace')[-3000:]}")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     _kill_session(proc.pid)

@@ -41,6 +41,7 @@ import queue as _queue
 import sys
 import threading
 import traceback
+import warnings
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
@@ -176,6 +177,10 @@ def _configure_data_context() -> None:
     # bars disabled"); its file handler keeps everything
     for name in ("ray.data", "ray.data._internal"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # and its Python warnings about its own tuning: a pool of more actors than the input has
+    # blocks (a small input, or a shard's last packet) does the same work, and the advice it
+    # gives (override_num_blocks) is not a bitextforge setting
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")
 
 
 def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> bool:
