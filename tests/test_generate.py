@@ -5,7 +5,9 @@ repetition-loop counts, and a real model through both backends."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -15,6 +17,7 @@ from bitextforge.errors import RecipeError
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.api import run_recipe
 from bitextforge.pipeline.executors import repetition_loop
+from bitextforge.testing import run_recipe_with
 
 from conftest import read_lines, read_tsv, shared
 from test_resume import cli, kill_after_shards, plugin_env  # noqa: F401 - plugin_env: a fixture
@@ -438,9 +441,14 @@ steps:
     keep: {{min: 10}}
 """)
     full, part = tmp_path / "full", tmp_path / "part"
-    res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", full), env=plugin_env,
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
+    # the uninterrupted run in this process, which holds the model's libraries already (a
+    # command's start imports them again, about 5 s of CPU); the killed and resumed runs are
+    # commands
+    slow = importlib.util.spec_from_file_location(
+        "slow_test_plugin", Path(plugin_env["PYTHONPATH"]) / "slow_test_plugin.py")
+    module = importlib.util.module_from_spec(slow)
+    slow.loader.exec_module(module)
+    run_recipe_with(module, recipe_file, full)
     kill_after_shards(cli(plugin_env, "run", recipe_file, "-o", part), plugin_env, part)
     res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", part), env=plugin_env,
                          capture_output=True, text=True)

@@ -303,15 +303,16 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     import signal
     import subprocess
 
+    from bitextforge.cli.main import main
+
     d = tiny["data"]
 
     def command(out):
-        return _tiny_train_nmt(d, out, "--max-steps", "160", "--resume-every-steps", "1000",
-                               "--valid-every-steps", "40")
+        return _tiny_train_nmt(d, out, "--max-steps", "120", "--resume-every-steps", "1000",
+                               "--valid-every-steps", "20")
 
     whole, part = tmp_path / "whole", tmp_path / "part"
-    res = subprocess.run(command(whole), capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
+    assert main(command(whole)[3:]) == 0  # in this process: the same code path
     proc = subprocess.Popen(command(part), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     seen = []
@@ -327,7 +328,7 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     saved = re.search(r"train-nmt: SIGTERM after update (\d+): saved (\S+); the same command", log)
     assert saved, log
     update = int(saved.group(1))
-    assert 40 <= update < 160
+    assert 20 <= update < 120
     assert not part.exists() and (tmp_path / f".part.partial-{proc.pid}" / "resume.pt").exists()
     again = subprocess.run(command(part), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
