@@ -38,6 +38,7 @@ import inspect
 import os
 import pickle
 import queue as _queue
+import socket
 import sys
 import threading
 import traceback
@@ -125,6 +126,8 @@ def _init_quietly(ray) -> None:
         # waiting for a core while every other process ran (hardrules.v1 took 5.5x its local
         # time on 2 cores at load 15)
         settings["RAY_worker_niceness"] = "0"
+    else:
+        _check_answers(address)
     unset = [k for k in settings if k not in os.environ]  # a user's own setting wins
     for key in unset:
         os.environ[key] = settings[key]
@@ -132,9 +135,38 @@ def _init_quietly(ray) -> None:
         with _cxx_stderr_silenced("RAY_BACKEND_LOG_LEVEL" in unset):
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR")
+    except Exception as exc:  # Ray's start-up failures are bare Exception, ConnectionError, ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if address != "local":
+            hint = "check the address (`ray status` on the cluster's head node prints it)"
+        elif "timed out" in first:
+            hint = ("a local cluster's raylet must register within 30 s, which a very busy "
+                    "machine can miss: try again, or use --runner local")
+        else:
+            hint = "or use --runner local"
+        raise BitextforgeError(f"--runner ray: Ray did not start ({address}): {first}; "
+                               f"{hint}") from exc
     finally:
         for key in unset:
             del os.environ[key]
+
+
+def _check_answers(address: str, timeout: float = 5.0) -> None:
+    """Fail at once, in one line, when nothing listens at a cluster ``address``
+    (``host:port``, ``ray://host:port``; a host alone means Ray's port 6379): Ray itself keeps
+    retrying the connection for minutes, saying nothing. ``auto`` is left to Ray."""
+    if address == "auto":
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        host, port = address.split("://", 1)[-1], "6379"
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise BitextforgeError(
+            f"--address {address}: no Ray cluster answers at {host}:{port} "
+            f"({exc.strerror or exc}); start one with `ray start --head` and give the address it "
+            f"prints, or leave --address out for a local cluster") from None
 
 
 @contextmanager
