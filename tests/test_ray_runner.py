@@ -514,3 +514,37 @@ def test_a_local_cluster_that_cannot_start_is_one_line(pair_files, tmp_path):
     assert line.startswith("bitextforge: error: --runner ray: Ray did not start (local): ")
     assert "AF_UNIX path length" in line and line.endswith("; or use --runner local")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_waiting_for_cpus_held_by_other_work_says_so(cluster, test_plugins, tmp_path,
+                                                           capfd):
+    """Another job holds the cluster's CPUs: Ray would wait for them in silence; the run says
+    in one line what it waits for, and finishes once they are freed."""
+    import threading
+    import time
+
+    @ray.remote(num_cpus=2)
+    class Hold:
+        def ping(self):
+            return 1
+
+    holder = Hold.remote()
+    ray.get(holder.ping.remote())
+    src, tgt = (shared("tatoeba-test-v2021-08-07", "deu-eng.deu"),
+                shared("tatoeba-test-v2021-08-07", "deu-eng.eng"))
+    recipe = _recipe(src, tgt, tmp_path / "out", "ray", limit=20, batch=50,
+                     steps="  - filter: length.v1\n    keep: {max: 80}\n"
+                           "    resources: {num_cpus: 0.5, concurrency: 1}\n")
+    capfd.readouterr()
+    done: dict = {}
+    run = threading.Thread(target=lambda: done.update(res=run_recipe(recipe)))
+    run.start()
+    err, deadline = "", time.time() + 60
+    while "waiting for the cluster" not in err and time.time() < deadline and run.is_alive():
+        time.sleep(0.2)
+        err += capfd.readouterr().err
+    ray.kill(holder)
+    run.join(timeout=120)
+    assert done["res"].rows_out == 20
+    assert ("bitextforge: --runner ray: waiting for the cluster: the steps' actors need 0.5 CPUs "
+            "(0 free now); other work holds the rest, and the run starts when it is freed") in err

@@ -41,12 +41,14 @@ import queue as _queue
 import socket
 import sys
 import threading
+import time
 import traceback
 import warnings
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from ...io.corpus import Batch, batch_len
+from ...log import say
 from ...errors import BitextforgeError, RecipeError
 from ...processes import release_free_memory
 from ...recipe.step_models import Resources
@@ -78,7 +80,10 @@ def run(source: Iterable[Batch], executors: list[Executor], recipe=None) -> Iter
     seed = recipe.seed if recipe is not None else 0
     where = recipe.source if recipe is not None else "recipe"
     cluster = ray.cluster_resources()
-    full = _check_resources(executors, cluster.get("CPU", 0.0), cluster.get("GPU", 0.0))
+    full, start_cpus, start_gpus = _check_resources(executors, cluster.get("CPU", 0.0),
+                                                    cluster.get("GPU", 0.0))
+    if not any(key[0] == id(recipe) for key in _OPEN):  # the run's first shard: no actors yet
+        _say_if_held_by_others(ray, start_cpus, start_gpus)
     by_index = {ex.index: ex for ex in executors}
     stream: Iterator[Packet] = packets(source)
     pending: list[Executor] = []
@@ -215,10 +220,12 @@ def _configure_data_context() -> None:
     warnings.filterwarnings("ignore", category=UserWarning, module=r"ray\.data\.")
 
 
-def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) -> bool:
+def _check_resources(executors: list[Executor], cpus: float,
+                     gpus: float = 0.0) -> tuple[bool, float, float]:
     """Fail before starting when the actors' minimum (one per step) cannot be scheduled: Ray
     would otherwise wait for the missing CPUs or GPUs for ever. Return whether every step's
-    ``concurrency`` actors fit at once (then each pool starts at full size)."""
+    ``concurrency`` actors fit at once (then each pool starts at full size), and the CPUs and
+    GPUs the pools start with."""
     need = need_gpus = full = full_gpus = 0.0
     segment: list = []
     for ex in [*executors, None]:
@@ -238,7 +245,27 @@ def _check_resources(executors: list[Executor], cpus: float, gpus: float = 0.0) 
         raise RecipeError(f"resources: the Ray steps need {need_gpus:g} GPUs for one actor each "
                           f"but the cluster has {gpus:g}; start a node with GPUs (docs/ray.md) "
                           f"or lower steps[*].resources.num_gpus (e.g. 0.5 shares one GPU)")
-    return full <= cpus and full_gpus <= gpus
+    fits = full <= cpus and full_gpus <= gpus
+    return (fits, full, full_gpus) if fits else (fits, need, need_gpus)
+
+
+def _say_if_held_by_others(ray, cpus: float, gpus: float, grace: float = 2.0) -> None:
+    """One line when other work on the cluster holds the CPUs or GPUs the actors start with:
+    Ray then waits for them, and would say nothing. Resources freed a moment ago may take a
+    heartbeat to show as free, hence the ``grace`` seconds before saying so."""
+    deadline = time.monotonic() + grace
+    while True:
+        free = ray.available_resources()
+        short = [f"{n:g} {what} ({free.get(key, 0.0):g} free now)"
+                 for n, what, key in ((cpus, "CPUs", "CPU"), (gpus, "GPUs", "GPU"))
+                 if n > free.get(key, 0.0) + 1e-9]
+        if not short or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    if short:
+        say("", "--runner ray: waiting for the cluster: the steps' actors need "
+                + " and ".join(short) + "; other work holds the rest, and the run starts when "
+                "it is freed")
 
 
 def _step_resources(ex: Executor) -> Resources:
