@@ -466,25 +466,31 @@ def test_more_gpus_than_the_cluster_has_are_refused(cluster, bitextforge_plugin,
     assert not (tmp_path / "x" / "corpus.tsv").exists()
 
 
-def test_an_address_where_no_cluster_answers_fails_at_once_in_one_line(pair_files, tmp_path):
-    """``--address`` to a port where nothing listens: Ray itself retried for minutes and said
-    nothing; the run fails in one line naming the address, within seconds, and writes nothing."""
-    import socket
+def _ray_command(pair_files, tmp_path, *extra, env=None, timeout=120):
+    """``bitextforge run --runner ray`` of a three-pair length recipe writing into
+    ``tmp_path/out``, with ``extra`` arguments; the finished process (``timeout`` seconds at
+    most)."""
     import subprocess
     import sys
 
     s, t = pair_files(["ein Haus"] * 3, ["a house"] * 3)
     recipe = tmp_path / "r.yaml"
-    recipe.write_text(f"name: nowhere\ninput: {{src: '{s}', tgt: '{t}'}}\n"
+    recipe.write_text(f"name: tiny\ninput: {{src: '{s}', tgt: '{t}'}}\n"
                       f"output: {{dir: '{tmp_path / 'out'}'}}\nsteps:\n  - filter: length.v1\n"
-                      "    keep: {max: 80}\n",
-                      encoding="utf-8")
+                      "    keep: {max: 80}\n", encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", str(recipe), "--runner",
+                           "ray", *extra], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_an_address_where_no_cluster_answers_fails_at_once_in_one_line(pair_files, tmp_path):
+    """``--address`` to a port where nothing listens: Ray itself retried for minutes and said
+    nothing; the run fails in one line naming the address, within seconds, and writes nothing."""
+    import socket
+
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", str(recipe), "--runner",
-                          "ray", "--address", f"127.0.0.1:{port}"],
-                         capture_output=True, text=True, timeout=60)
+    res = _ray_command(pair_files, tmp_path, "--address", f"127.0.0.1:{port}", timeout=60)
     assert res.returncode == 2, res.stderr
     assert res.stderr.splitlines() == [
         f"bitextforge: error: --address 127.0.0.1:{port}: no Ray cluster answers at "
@@ -496,19 +502,9 @@ def test_an_address_where_no_cluster_answers_fails_at_once_in_one_line(pair_file
 def test_a_local_cluster_that_cannot_start_is_one_line(pair_files, tmp_path):
     """Ray's own start-up failure (here its socket paths under a long ``RAY_TMPDIR`` exceed what
     a Unix socket allows) is one line naming Ray and its reason, not Ray's traceback."""
-    import subprocess
-    import sys
-
-    s, t = pair_files(["ein Haus"] * 3, ["a house"] * 3)
-    recipe = tmp_path / "r.yaml"
-    recipe.write_text(f"name: nostart\ninput: {{src: '{s}', tgt: '{t}'}}\n"
-                      f"output: {{dir: '{tmp_path / 'out'}'}}\nsteps:\n  - filter: length.v1\n"
-                      "    keep: {max: 80}\n", encoding="utf-8")
     deep = tmp_path / ("x" * 60) / ("y" * 60)
     deep.mkdir(parents=True)
-    res = subprocess.run([sys.executable, "-m", "bitextforge.cli", "run", str(recipe), "--runner",
-                          "ray"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "RAY_TMPDIR": str(deep)})
+    res = _ray_command(pair_files, tmp_path, env={**os.environ, "RAY_TMPDIR": str(deep)})
     assert res.returncode == 2, res.stderr
     (line,) = res.stderr.splitlines()
     assert line.startswith("bitextforge: error: --runner ray: Ray did not start (local): ")

@@ -162,9 +162,10 @@ def _check_answers(address: str, timeout: float = 5.0) -> None:
     retrying the connection for minutes, saying nothing. ``auto`` is left to Ray."""
     if address == "auto":
         return
-    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    where = address.split("://", 1)[-1]
+    host, _, port = where.rpartition(":")
     if not host or not port.isdigit():
-        host, port = address.split("://", 1)[-1], "6379"
+        host, port = where, "6379"
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as exc:
