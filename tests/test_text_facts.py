@@ -73,6 +73,26 @@ def test_memo_computes_each_distinct_text_once_and_grows():
     assert calls[-1] == ["new"] and memo.hits == 63 + 100 and memo.computed == 38
 
 
+def test_memo_holds_at_most_its_bound_and_forgets_no_score():
+    """A crawl of distinct texts: the memo starts again whenever a batch would pass its bound,
+    so its table stays the size the bound needs, and every score is still the computed one."""
+    calls = []
+
+    def compute(texts):
+        calls.append(len(texts))
+        return [len(t) + 0.5 for t in texts]
+
+    memo = TextScoreMemo(initial_bits=2, max_texts=64)
+    sizes = []
+    for b in range(50):
+        texts = [f"line {b} {i}" for i in range(20)] + ["boilerplate"] * 5
+        assert memo.scores(texts, compute).tolist() == [len(t) + 0.5 for t in texts]
+        assert memo.count <= 64
+        sizes.append(len(memo.table.keys))
+    assert max(sizes) <= 256 and memo.restarts >= 10  # unbounded: 1,001 texts, 2,048 slots
+    assert memo.computed == sum(calls) == 1000 + memo.restarts + 1  # boilerplate after each restart
+
+
 def test_memo_refuses_a_scorer_that_returns_the_wrong_number_of_scores():
     with pytest.raises(ValueError, match="expected 2 scores"):
         TextScoreMemo().scores(["a", "b"], lambda texts: [1.0])

@@ -10,7 +10,10 @@ hash table, 16 bytes a slot and at most half full, looked up and filled a whole 
 :class:`TextScoreMemo` keys texts by Python's 64-bit string hash, so two different texts would
 share a score only if their hashes collided (odds about n² / 2⁶⁵ for n distinct texts, below
 one in ten million for a million texts). It lives in one process and is never saved: a score
-cache across runs is :mod:`bitextforge.cache.scores`'s job.
+cache across runs is :mod:`bitextforge.cache.scores`'s job. It holds at most
+:attr:`TextScoreMemo.MAX_TEXTS` texts and starts afresh when full, so a worker that scores a
+crawl keeps a bounded table: unbounded, each memo grew by 32-64 bytes a distinct text, and the
+classifier workers of a 10M-line run by about 50 MB per million lines.
 """
 
 from __future__ import annotations
@@ -89,14 +92,25 @@ class Int64Table:
 
 
 class TextScoreMemo:
-    """Float scores by text, remembered for the whole run."""
+    """Float scores by text, remembered for the run, up to :attr:`MAX_TEXTS` texts at a time."""
 
-    def __init__(self, initial_bits: int = 16):
-        """Start with room for ``2 ** (initial_bits - 1)`` texts; the table grows as needed."""
+    #: distinct texts remembered at most (a table of 2 ** 21 slots, 32 MB); when a batch's new
+    #: texts would pass it the memo forgets everything and starts again. A crawl's repeats
+    #: (boilerplate, navigation lines) come back within far fewer lines, and forgetting changes
+    #: no score, only what is computed again
+    MAX_TEXTS = 1 << 20
+
+    def __init__(self, initial_bits: int = 16, max_texts: int | None = None):
+        """Start with room for ``2 ** (initial_bits - 1)`` texts; the table grows as needed, up
+        to ``max_texts`` texts (default :attr:`MAX_TEXTS`)."""
+        self.initial_bits = initial_bits
+        self.max_texts = self.MAX_TEXTS if max_texts is None else max_texts
         self.table = Int64Table(initial_bits)
         #: texts answered without computing (repeats, in this batch or earlier), and computed
         self.hits = 0
         self.computed = 0
+        #: times the memo was full and started again
+        self.restarts = 0
 
     @property
     def count(self) -> int:
@@ -122,5 +136,8 @@ class TextScoreMemo:
             self.computed += len(rows)
             self.hits -= len(rows)
             out[miss] = got[back.reshape(-1)]
+            if self.table.count + len(new) > self.max_texts:
+                self.table = Int64Table(self.initial_bits)
+                self.restarts += 1
             self.table.insert(new, got)
         return out
