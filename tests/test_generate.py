@@ -413,8 +413,6 @@ def test_killed_generation_run_resumes_to_the_same_bytes(tmp_path, reverse_model
     filter after it, sharded: killed with SIGKILL after a few shards, the resumed run writes the
     same bytes as an uninterrupted one (sampling is seeded per batch, and shards hold whole
     batches)."""
-    import subprocess
-
     # 300 bitext pairs (shards 1-2) and 900 monolingual lines (shards 3-8, 1800 sampled
     # translations): the kill after 3 shards falls in the generated part, as it did with 600 and
     # 2400 lines in shards of 300, which decoded 4800 sampled translations per run
@@ -441,18 +439,17 @@ steps:
     keep: {{min: 10}}
 """)
     full, part = tmp_path / "full", tmp_path / "part"
-    # the uninterrupted run in this process, which holds the model's libraries already (a
-    # command's start imports them again, about 5 s of CPU); the killed and resumed runs are
-    # commands
+    # the uninterrupted and the resumed runs in this process, which holds the model's libraries
+    # already (a command's start imports them again, about 5 s of CPU); the killed run is a
+    # command
     slow = importlib.util.spec_from_file_location(
         "slow_test_plugin", Path(plugin_env["PYTHONPATH"]) / "slow_test_plugin.py")
     module = importlib.util.module_from_spec(slow)
     slow.loader.exec_module(module)
     run_recipe_with(module, recipe_file, full)
     kill_after_shards(cli(plugin_env, "run", recipe_file, "-o", part), plugin_env, part)
-    res = subprocess.run(cli(plugin_env, "run", recipe_file, "-o", part), env=plugin_env,
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
+    resumed = run_recipe_with(module, recipe_file, part)
+    assert resumed.manifest["output"]["resumed_shards"] >= 3, resumed.manifest["output"]
     for name in ("corpus.src", "corpus.tgt", "corpus.tsv", "rejected.tsv"):
         assert (part / name).read_bytes() == (full / name).read_bytes(), name
     assert "<BT> " in (full / "corpus.src").read_text()

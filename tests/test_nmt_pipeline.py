@@ -17,7 +17,7 @@ from bitextforge import ComponentError, InputError
 from bitextforge.recipe.load import parse_recipe
 from bitextforge.api import run_recipe
 
-from conftest import read_lines, shared
+from conftest import read_lines, run_cli, shared
 
 pytest.importorskip("transformers")
 pytest.importorskip("ctranslate2")
@@ -259,8 +259,9 @@ def _tiny_train_nmt(d, out, *extra) -> list[str]:
 
 def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_path):
     """`bitextforge train-nmt` killed with SIGKILL leaves its temporary output; the same command
-    again moves it into its own temporary name, resumes the state in it, and writes the model an
-    uninterrupted command writes."""
+    again (its ``main`` in this process, which has torch imported already) moves it into its own
+    temporary name, resumes the state in it, and writes the model an uninterrupted command
+    writes."""
     import signal
     import subprocess
     import time
@@ -285,7 +286,7 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not part.exists()
-    again = subprocess.run(command(part), capture_output=True, text=True)
+    again = run_cli(*command(part)[3:])  # in this process: the killed one's pid is gone
     assert again.returncode == 0, again.stderr
     assert f"moved {state.parent}, left by a training that was stopped" in again.stderr
     assert "train-nmt: resuming from" in again.stderr
@@ -330,7 +331,7 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     update = int(saved.group(1))
     assert 20 <= update < 120
     assert not part.exists() and (tmp_path / f".part.partial-{proc.pid}" / "resume.pt").exists()
-    again = subprocess.run(command(part), capture_output=True, text=True)
+    again = run_cli(*command(part)[3:])
     assert again.returncode == 0, again.stderr
     assert "train-nmt: resuming from" in again.stderr
     assert f"at update {update} (epoch" in again.stderr
