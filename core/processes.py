@@ -14,8 +14,9 @@ running: what a ``kill -9`` left behind is swept by the next run that needs one.
 worker that scores millions of rows frees as much as it allocates, yet glibc keeps the freed
 pages between live allocations: a classifier worker's RSS rose about 130 bytes a line over a
 10M-line run with no growth in live Python objects; one trimmed every 50,000 rows stayed flat
-over 250,000, and over a whole 10M-line run the workers still grew about 50 bytes a line. The
-runners call it between batches and shards.
+over 250,000 (the rest of its growth over a whole 10M-line run was the language-ID memos, now
+bounded: :class:`~bitextforge.cache.memo.TextScoreMemo`). The runners call it between batches
+and shards.
 """
 
 from __future__ import annotations
