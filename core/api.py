@@ -48,7 +48,8 @@ _HOMES: dict[str, str] = {
     "cache_root": "cache",
     **{name: "cache.memo" for name in ("Int64Table", "TextScoreMemo")},
     # child processes
-    **{name: "processes" for name in ("die_with_parent", "scratch_dir")},
+    **{name: "processes" for name in (
+        "die_with_parent", "scratch_dir", "worker_pool", "stop_pool")},
     # recipes inside a component (an evaluator that trains and runs one)
     **{name: "recipe.load" for name in (
         "load_recipe", "parse_recipe", "recipe_data", "dump_yaml", "score_column")},
@@ -103,7 +104,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time names lo
     from .log import phase, progress, say  # noqa: F401
     from .pipeline.decide import within_bounds  # noqa: F401
     from .pipeline.scoring import score_parsed  # noqa: F401
-    from .processes import die_with_parent, scratch_dir  # noqa: F401
+    from .processes import die_with_parent, scratch_dir, stop_pool, worker_pool  # noqa: F401
     from .recipe.load import (dump_yaml, load_recipe, parse_recipe,  # noqa: F401
                               recipe_data, score_column)
     from .recipe.step_models import FilterStep, KeepSpec  # noqa: F401

@@ -179,7 +179,9 @@ def test_seeds_trained_in_worker_processes_are_the_models_of_one_process(tmp_pat
 
 def test_interrupted_worker_trainings_stop_and_leave_no_half_model(tmp_path, monkeypatch):
     # Ctrl-C or SIGTERM (Terminated is a KeyboardInterrupt) while the workers train: they are
-    # stopped at once, not waited for, and their unfinished model directories are removed
+    # stopped at once, not waited for; no model directory is left half-made, and an unfinished
+    # one stays only with the resumable state its worker saved on SIGTERM, for the rerun
+    from bitextforge.plugins.nmt.train import has_resume_state
     import concurrent.futures
     import multiprocessing
     import time
@@ -198,7 +200,8 @@ def test_interrupted_worker_trainings_stop_and_leave_no_half_model(tmp_path, mon
         _evaluator(tmp_path, seeds=[1, 2], workers=2, max_steps=100000).evaluate(
             _corpus(tmp_path / "run"))
     assert seen and not multiprocessing.active_children()
-    assert not list((tmp_path / "run" / "train_and_test").glob("*model-seed*"))
+    left = list((tmp_path / "run" / "train_and_test").glob("*model-seed*"))
+    assert all(d.name.startswith(".") and has_resume_state(d) for d in left), left
 
 
 def test_a_seed_finished_before_the_run_stopped_is_reused(tmp_path, capsys, monkeypatch):

@@ -443,12 +443,9 @@ class ParaphrasticEmbeddingsEvaluator(Evaluator):
         if c.workers == 1 or len(tasks) == 1:
             return [_train_task(pairs, feats, dict(options, seed=seed), benches)
                     for _, seed, feats, pairs in tasks]
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from bitextforge.api import worker_pool
 
-        # spawn: a forked child would inherit torch's thread pools mid-use
-        with ProcessPoolExecutor(min(c.workers, len(tasks)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        with worker_pool(min(c.workers, len(tasks)), ("torch", __name__)) as pool:
             futures = [pool.submit(_train_task, pairs, feats, dict(options, seed=seed), benches)
                        for _, seed, feats, pairs in tasks]
             return [f.result() for f in futures]

@@ -31,6 +31,8 @@ from pydantic import Field, create_model, field_validator
 from bitextforge import Evaluator, InputError, Report
 from bitextforge.api import read_parallel, write_atomic
 from bitextforge.api import Precision, device_field
+from bitextforge.api import stop_pool, worker_pool
+from bitextforge.api import stop_pool as stop_workers  # noqa: F401 (its name here before)
 
 from .model_records import (FAIR_SETTINGS, OFF_UNLESS_RECORDED, RECORD, STAMP,  # noqa: F401
                             TRAIN_SETTINGS, made_with, model_fingerprint, models_of, models_root,
@@ -38,6 +40,11 @@ from .model_records import (FAIR_SETTINGS, OFF_UNLESS_RECORDED, RECORD, STAMP,  
                             shared_refusal, unfinished_dir)
 from .real_views import RealPairs, real_pairs, views_warning
 from .train import TrainOptions, has_resume_state
+
+#: what a training worker imports before its first update (about 7 s of CPU): its pool's fork
+#: server imports them once
+TRAINING_MODULES = ("torch", "transformers.models.marian.modeling_marian", "sentencepiece",
+                    "sacrebleu", __name__)
 
 _SettingsBase = create_model(
     "_TrainSettings", __base__=Evaluator.Config,
@@ -382,14 +389,13 @@ class TrainAndTestEvaluator(Evaluator):
         """Train each (seed, output, init, fingerprint) job in one of ``workers`` spawned
         processes; return each seed's training facts. The first failure stops the others and is
         raised here (the models already finished keep their stamps)."""
-        import multiprocessing
-        from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+        from concurrent.futures import FIRST_EXCEPTION, wait
 
         c = self.config
         n = min(c.workers, len(jobs))
         _log(f"training {len(jobs)} models in {n} processes, {c.threads} thread(s) each")
         cfg = c.model_dump()
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+        pool = worker_pool(n, TRAINING_MODULES)
         try:
             futures = {pool.submit(_train_seed, cfg, [str(f) for f in files], str(out), seed,
                                    str(init) if init else None, fingerprint,
@@ -401,7 +407,7 @@ class TrainAndTestEvaluator(Evaluator):
                 raise failed.exception()
             return {futures[f]: f.result() for f in futures}
         except BaseException as exc:
-            stop_workers(pool)
+            stop_pool(pool)
             for _, out, _, _ in jobs:  # what the stopped workers had half written
                 tmp = unfinished_dir(out)
                 # but an interrupt keeps the states a rerun resumes (an error would recur)
@@ -746,19 +752,6 @@ class TrainAndTestEvaluator(Evaluator):
         return numbers, (f"per seed against the baseline's same seed: {', '.join(parts)}; median "
                          f"{statistics.median(deltas):+.2f} BLEU, {significant} of {len(deltas)} "
                          f"seeds better with p < 0.05")
-
-
-def stop_workers(pool) -> None:
-    """Stop a ProcessPoolExecutor's trainings now and shut it down. On a failure, Ctrl-C or
-    SIGTERM a pool's own shutdown would wait for every running training (half an hour each):
-    Python 3.14's ``terminate_workers``, before it the pool's processes terminated one by one."""
-    stop = getattr(pool, "terminate_workers", None)
-    if stop is not None:
-        stop()
-    else:
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _train_seed(config: dict[str, Any], files: list[str], out: str, seed: int,

@@ -25,11 +25,11 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from bitextforge import Evaluator, InputError, Report
-from bitextforge.api import CorpusView, TsvWriter, write_atomic
+from bitextforge.api import CorpusView, TsvWriter, stop_pool, write_atomic
 
 from bitextforge.plugins.weighters import distinct_ranked
 
-from .evaluators import TRAIN_SETTINGS, TrainAndTestEvaluator, _SettingsBase, stop_workers
+from .evaluators import TRAIN_SETTINGS, TRAINING_MODULES, TrainAndTestEvaluator, _SettingsBase
 
 #: short labels of the paper's schemes (Table 3), used in point names such as ``d.4``
 SCHEME_LABELS = {"distributed.v1": "d", "first.v1": "f", "varying.v1": "v"}
@@ -235,7 +235,7 @@ class ExpansionCurveEvaluator(Evaluator):
                                                f"seed {c.seeds[0]}")
         except BaseException:
             if pool is not None:
-                stop_workers(pool)  # not wait for every remaining training
+                stop_pool(pool)  # not wait for every remaining training
             raise
         finally:
             if pool is not None:
@@ -256,10 +256,7 @@ class ExpansionCurveEvaluator(Evaluator):
         ``threads`` torch threads), smallest size first and within a size the largest corpus
         first; returns the pool and each size's futures. The sequential pass over a size finds
         its models trained and only decodes and compares."""
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from bitextforge.api import say
+        from bitextforge.api import say, worker_pool
 
         c = self.config
         jobs = []
@@ -270,8 +267,7 @@ class ExpansionCurveEvaluator(Evaluator):
             jobs += [(p["size"], p["steps"], p["rows"], str(p["dir"]), seed) for seed in seeds]
         jobs.sort(key=lambda j: (j[0], -j[1] * j[2]))
         say(self.name, f"training {len(jobs)} models in {c.workers} processes")
-        pool = ProcessPoolExecutor(max_workers=c.workers,
-                                   mp_context=multiprocessing.get_context("spawn"))
+        pool = worker_pool(c.workers, (*TRAINING_MODULES, __name__))
         futures: dict[int, list] = {}
         for size, steps, _, d, seed in jobs:
             cfg = self._evaluator(steps, [seed], Path(d)).config.model_dump()
