@@ -29,16 +29,18 @@ os.environ.setdefault("RAY_worker_niceness", "0")
 
 #: The test files that take longest, longest first: `make test` hands files to its workers in
 #: this order (`--no-loadscope-reorder`), the rest after them, most tests first. pytest-xdist's own
-#: order is by number of tests alone, which handed test_resume.py (4 tests, about 60 s) out among
-#: the last files, so it ran while the other workers stood idle at the end. Seconds per file from
-#: one worker's junit times (2026-11-27, two trainings beside it): resume 61, train_and_test 50,
-#: ray_runner 33, bare_install 23, generate 22, expansion_curve 21, quality_models 16, serve 14,
-#: gpu_check 12, cli 12, evaluation_paraphrastic 12, nmt_pipeline 10, serve_browser 10.
-LONGEST_FILES = ("test_resume.py", "test_train_and_test.py", "test_ray_runner.py",
-                 "test_bare_install.py", "test_generate.py", "test_expansion_curve.py",
-                 "test_quality_models.py", "test_serve.py", "test_gpu_check.py", "test_cli.py",
-                 "test_evaluation_paraphrastic.py", "test_nmt_pipeline.py",
-                 "test_serve_browser.py")
+#: order is by number of tests alone, which handed a long file with few tests (test_ray_cluster.py,
+#: 4 tests, about 65 s, much of it waiting for Ray) out among the last, so it ran while the other
+#: workers stood idle at the end. Seconds per file from the suite's per-test records
+#: (benchmarks/studies/core-speed/suite_cpu.py, 2026-12-05, quiet 2-core machine): train_and_test
+#: 138, ray_runner 114, resume 95, nmt_pipeline 90, ray_cluster 65, cli 36, gpu_check 33, lexical
+#: 26, bare_install 26, expansion_curve 26, nmt_logprob 25, serve_browser 24, then 22 or less.
+LONGEST_FILES = ("test_train_and_test.py", "test_ray_runner.py", "test_resume.py",
+                 "test_nmt_pipeline.py", "test_ray_cluster.py", "test_cli.py",
+                 "test_gpu_check.py", "test_lexical.py", "test_bare_install.py",
+                 "test_expansion_curve.py", "test_nmt_logprob.py", "test_serve_browser.py",
+                 "test_quality_models.py", "test_multilingual.py", "test_generate.py",
+                 "test_serve.py")
 
 
 def pytest_collection_modifyitems(config, items):
