@@ -21,8 +21,9 @@ and shards.
 :func:`worker_pool` gives the processes that train models side by side, and :func:`stop_pool`
 stops them at once. A spawned worker imports torch and transformers again before it trains
 (about 7 s of CPU each); the pool's workers are forked instead from a server that imported them
-once for the whole process, where the platform has one (Linux, macOS), and they still start with
-none of the parent's threads, which is why spawn was chosen over a plain fork.
+once for the whole process, on Linux, and they still start with none of the parent's threads,
+which is why spawn was chosen over a plain fork. Elsewhere they are spawned: macOS may not fork
+a process that has loaded its system frameworks, as torch does.
 """
 
 from __future__ import annotations
@@ -133,12 +134,12 @@ def _call_in(env: dict[str, str], cwd: str, fn: Callable[..., Any], args: tuple,
 
 
 def worker_pool(workers: int, preload: Iterable[str] = ()) -> WorkerPool:
-    """A pool of ``workers`` processes, forked from a server that has imported ``preload``
-    (module names; one that fails to import is left to the workers) where the platform has
-    one, else spawned. Stop it early with :func:`stop_pool`."""
+    """A pool of ``workers`` processes, on Linux forked from a server that has imported
+    ``preload`` (module names; one that fails to import is left to the workers), elsewhere
+    spawned. Stop it early with :func:`stop_pool`."""
     import multiprocessing
 
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    if sys.platform.startswith("linux"):
         ctx = multiprocessing.get_context("forkserver")
         _PRELOAD.update(preload)
         ctx.set_forkserver_preload(sorted(_PRELOAD))  # no effect once the server runs
