@@ -190,17 +190,29 @@ class Lexicon:
         return len(self.pairs)
 
 
-def lexicon_pairs(entries: list[tuple[str, str]], words_a: Words, words_b: Words,
+def lexicon_pairs(lines: list[tuple[list[str], list[str]]], words_a: Words, words_b: Words,
                   max_words: int = 3) -> set[tuple[str, str]]:
-    """Word-key pairs of the entries with at most ``max_words`` words on each side (after
-    cleaning): every word of one side with every word of the other."""
+    """Word-key pairs of a dictionary's lines (:func:`read_entry_lines`): of each synonym pair
+    of a line with at most ``max_words`` words on each side (after cleaning), every word of one
+    side with every word of the other."""
+    def usable(synonyms: list[str], words: Words) -> list[list[str]]:
+        # each synonym is cleaned once a line, not once for every synonym of the other side,
+        # and its words are counted before they are keyed: stemming the many entries that are
+        # too long was most of the 13 CPU-s that reading Ding's dictionary took
+        out = []
+        for s in synonyms:
+            w = words.words(_clean(s, words.lang))
+            if w and len(w) <= max_words:
+                out.append([words.key(x) for x in w])
+        return out
+
     pairs: set[tuple[str, str]] = set()
-    for a, b in entries:
-        ta = words_a.tokens(_clean(a, words_a.lang))
-        tb = words_b.tokens(_clean(b, words_b.lang))
-        if not ta or not tb or len(ta) > max_words or len(tb) > max_words:
-            continue
-        pairs.update((x, y) for x in ta for y in tb)
+    for a, b in lines:
+        ta = usable(a, words_a)
+        tb = usable(b, words_b) if ta else ()
+        for x_keys in ta:
+            for y_keys in tb:
+                pairs.update((x, y) for x in x_keys for y in y_keys)
     return pairs
 
 
@@ -208,6 +220,6 @@ def lexicon_pairs(entries: list[tuple[str, str]], words_a: Words, words_b: Words
 def load_lexicon(path: str, langs: tuple[str, str], normalise: str, max_words: int,
                  columns: tuple[int, int] = (1, 2)) -> Lexicon:
     """The lexicon of a dictionary file, read once per process for each setting."""
-    entries = read_entries(path, columns)
+    lines = read_entry_lines(path, columns)
     words_a, words_b = Words(langs[0], normalise), Words(langs[1], normalise)
-    return Lexicon(lexicon_pairs(entries, words_a, words_b, max_words))
+    return Lexicon(lexicon_pairs(lines, words_a, words_b, max_words))

@@ -92,11 +92,13 @@ class Words:
             self._cache[word] = k
         return k
 
+    def words(self, text: str | None) -> list[str]:
+        """The lowercased words of ``text`` in order, not yet keyed (empty for None)."""
+        return WORD.findall(text.lower()) if text else []
+
     def tokens(self, text: str | None) -> list[str]:
         """The word keys of ``text`` in order (empty for None)."""
-        if not text:
-            return []
-        return [self.key(w) for w in WORD.findall(text.lower())]
+        return [self.key(w) for w in self.words(text)]
 
 
 class Vocab:
