@@ -1,5 +1,6 @@
-"""External tools run as child processes (KenLM's ``lmplz``, ...): they stop when bitextforge
-stops, however it stops, and their scratch folders do not outlive a killed run.
+"""Child processes: external tools (KenLM's ``lmplz``, ...) that stop when bitextforge stops,
+however it stops, with scratch folders that do not outlive a killed run; and the worker pools
+that train models side by side.
 
 A child started with :func:`die_with_parent` as its ``preexec_fn`` is sent SIGKILL by the kernel
 when the bitextforge process ends, ``kill -9`` included (Linux's ``PR_SET_PDEATHSIG``; elsewhere
