@@ -668,7 +668,8 @@ def _expanded_corpus(run_dir, copies=2):
 
 def test_a_budget_that_shows_real_pairs_too_rarely_is_warned_of_before_training(tmp_path,
                                                                                 capsys):
-    from bitextforge.plugins.nmt.real_views import WARN_BELOW_VIEWS, real_pairs
+    from bitextforge.plugins.nmt.real_views import (LOST_AT_VIEWS, WARN_BELOW_VIEWS, WON_AT_VIEWS,
+                                                    real_pairs)
     from bitextforge.report.summary import run_warnings
 
     view = _expanded_corpus(tmp_path / "run")
@@ -683,6 +684,9 @@ def test_a_budget_that_shows_real_pairs_too_rarely_is_warned_of_before_training(
     warned = [line for line in err.splitlines() if "warning: max_steps" in line]
     assert len(warned) == 1 and f"about {2 * (steps - 1)} times" in warned[0]
     assert "1 batches per epoch, 12 real of 18 rows" in warned[0]
+    # it says what was measured: the fewest views that won, and the run that lost
+    assert f"at {WON_AT_VIEWS} views and more, and lost 2.3-4.2 at {LOST_AT_VIEWS}" in warned[0]
+    assert WARN_BELOW_VIEWS <= 3000 / 2161 * 4 < WON_AT_VIEWS + 1  # the 3,000-update win
     assert err.index("warning: max_steps") < err.index("MarianMTModel")  # before the model
     info = ev.manifest_info()
     assert info["warnings"][0] in warned[0]

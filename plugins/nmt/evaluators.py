@@ -386,8 +386,8 @@ class TrainAndTestEvaluator(Evaluator):
     def _train_in_processes(self, files: list[Path],
                             jobs: list[tuple[int, Path, Path | None, str]]
                             ) -> dict[int, dict[str, Any]]:
-        """Train each (seed, output, init, fingerprint) job in one of ``workers`` spawned
-        processes; return each seed's training facts. The first failure stops the others and is
+        """Train each (seed, output, init, fingerprint) job in one of ``workers`` worker
+        processes (:func:`bitextforge.api.worker_pool`); return each seed's training facts. The first failure stops the others and is
         raised here (the models already finished keep their stamps)."""
         from concurrent.futures import FIRST_EXCEPTION, wait
 
