@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test env bench clean-env
+.PHONY: demo test test-long env bench clean-env
 
 env:
 	@bash scripts/setup-env.sh $(VENV)
@@ -17,12 +17,18 @@ demo: env
 # gives them (--no-loadscope-reorder: pytest-xdist's own order, most tests first, left a 60-second
 # file of 4 tests to the end). PYTHONDONTWRITEBYTECODE is emptied: the suite starts a few hundred
 # bitextforge subprocesses, and without .pyc files each one compiles core/ and plugins/ again.
-# PYTEST_ARGS adds options: make test PYTEST_ARGS=--durations=10; TEST_WORKERS=2 sets the number
-# of workers.
+# `make test` runs every test but the long checks (marked `long`: Ray clusters, killed and resumed
+# runs, trainings to a quality bar, installs, the browser); `make test-long` runs those, and
+# .ci/run runs both. PYTEST_ARGS adds options: make test PYTEST_ARGS=--durations=10;
+# TEST_WORKERS=2 sets the number of workers.
 PYTEST_ARGS ?=
 TEST_WORKERS ?= $(shell expr $$(nproc) + 1)
+PYTEST = PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: env
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) tests
+	$(PYTEST) -m "not long" $(PYTEST_ARGS) tests
+
+test-long: env
+	$(PYTEST) -m long $(PYTEST_ARGS) tests
 
 # `make bench` lists the benchmarks of benchmarks/README.md; `make bench NAME ARGS='...'` runs one.
 ifeq (bench,$(firstword $(MAKECMDGOALS)))

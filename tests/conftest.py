@@ -90,6 +90,17 @@ def read_tsv(path: Path) -> list[dict[str, str]]:
 
 
 @pytest.fixture(autouse=True)
+def _ray_only_in_long_checks(request):
+    """A test that starts Ray in the test process is a long check: starting Ray and its actors
+    costs seconds of CPU, which `make test` (the quick tier) has no room for."""
+    yield
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)() \
+            and request.node.get_closest_marker("long") is None:
+        pytest.fail("this test started Ray: mark it @pytest.mark.long (run by make test-long)")
+
+
+@pytest.fixture(autouse=True)
 def _private_score_cache(tmp_path_factory, monkeypatch):
     """Tests never read or write the user's score cache."""
     monkeypatch.setenv("BITEXTFORGE_CACHE", str(tmp_path_factory.mktemp("score-cache")))

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.bare_venv
+pytestmark = [pytest.mark.bare_venv, pytest.mark.long]
 
 WHEELHOUSE = Path(os.environ.get("BITEXTFORGE_WHEELHOUSE")
                   or Path.home() / ".cache" / "bitextforge" / "bare-venv-wheels")

@@ -177,3 +177,16 @@ def test_reference_names_a_nested_option_by_its_class():
 
     assert type_label(Inner | None) == "Inner | None"
     assert type_label(list[str] | None) == "list[str] | None"
+
+
+def test_ci_runs_both_tiers_and_make_test_only_the_quick_one():
+    """`make test` (the README's test command) leaves out the tests marked ``long``, `make
+    test-long` runs exactly those, and .ci/run runs both: no test is left out of CI."""
+    ci = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "make test" in ci and "make test-long" in ci
+    make = (ROOT / "Makefile").read_text()
+    quick = re.search(r"^test: env\n\t(.*)$", make, re.M).group(1)
+    long_ = re.search(r"^test-long: env\n\t(.*)$", make, re.M).group(1)
+    assert '-m "not long"' in quick and re.search(r"-m long\b", long_)
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"^make test\b", readme, re.M) and "make test-long" in readme

@@ -168,6 +168,7 @@ def test_recipe_run_writes_change_column_and_manifest(fake_ace, pair_files, tmp_
     assert info["percent"]["parsed"] == 66.7 and info["ace"]["version"] == "0.9.34"
 
 
+@pytest.mark.long
 def test_hung_ace_is_killed_and_restarted(fake_ace):
     # stands in for the ACE binary: it never answers "Hang here." nor the MRS of item 451
     parse, generate = gold_table()

@@ -408,6 +408,7 @@ def test_opustrainer_needs_tsv(files, reg):
                      "t.yaml", registry=reg)
 
 
+@pytest.mark.long
 def test_killed_generation_run_resumes_to_the_same_bytes(tmp_path, reverse_model, plugin_env):
     """Bitext plus monolingual text, sampled back-translation with translate.v1 and a slow
     filter after it, sharded: killed with SIGKILL after a few shards, the resumed run writes the

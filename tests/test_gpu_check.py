@@ -18,6 +18,7 @@ pytest.importorskip("ctranslate2")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.long
 def test_smoke_run_writes_every_figure(tmp_path):
     data = shared("deen-train-pool").parent
     out = tmp_path / "figures.json"
@@ -60,6 +61,7 @@ def test_news_run_takes_the_batch_that_sees_most_tokens_with_enough_updates():
     assert choose_batch({8000: 3.0, 16000: 2.0}, 180, 1000) == (8000, 250)
 
 
+@pytest.mark.long
 def test_news_run_commands_validate_before_a_gpu_is_spent(tmp_path):
     """benchmarks/bt_news_gpu.py --check validates every phase's command (recipe, inputs and each
     --set key) with ``bitextforge validate``: on 2026-11-29 a lent GPU's phase A lost its reverse

@@ -347,6 +347,7 @@ def test_pair_classifier_options_are_checked_before_training(tmp_path):
         PairClassifierFilter(PairClassifierFilter.Config(model=str(tmp_path / "none")))
 
 
+@pytest.mark.long
 @pytest.mark.shared_data
 def test_ding_coverage_recovers_flores_alignment():
     from bitextforge.plugins.bilingual.components import AlignmentRecoveryEvaluator

@@ -134,6 +134,7 @@ def test_a_missing_dictionary_is_refused_with_its_key(tmp_path):
     assert not (tmp_path / "out" / "corpus.tsv").exists()
 
 
+@pytest.mark.long
 def test_the_ding_dictionary_translates_caption_words():
     path = shared("deen-train-pool", "ding-trans-de-en-1.9-6-lexicon",
                   "subentry_pairs.de-en.tsv.gz")

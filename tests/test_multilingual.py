@@ -184,6 +184,7 @@ def test_pair_classifier_feature():
         scorer.close()
 
 
+@pytest.mark.long
 @pytest.mark.shared_data
 def test_flores_alignment_recovery():
     """The first 100 FLORES devtest de-en pairs: margin recovers every alignment but at most 1 %

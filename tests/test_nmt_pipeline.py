@@ -257,6 +257,7 @@ def _tiny_train_nmt(d, out, *extra) -> list[str]:
         "--valid-src", d / "test.de", "--valid-tgt", d / "test.en", *extra]))
 
 
+@pytest.mark.long
 def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_path):
     """`bitextforge train-nmt` killed with SIGKILL leaves its temporary output; the same command
     again (its ``main`` in this process, which has torch imported already) moves it into its own
@@ -295,6 +296,7 @@ def test_train_nmt_killed_with_sigkill_continues_on_the_next_command(tiny, tmp_p
     assert not list(tmp_path.glob(".part.partial-*")) and not (part / "resume.pt").exists()
 
 
+@pytest.mark.long
 def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_path):
     """SIGTERM (a scheduler's time limit, ``kill``) stops `bitextforge train-nmt` after the update
     in progress with a resumable state of that update, though no periodic state was due, and exit
@@ -338,6 +340,7 @@ def test_train_nmt_stopped_with_sigterm_saves_its_state_and_continues(tiny, tmp_
     assert (part / "model.safetensors").read_bytes() == (whole / "model.safetensors").read_bytes()
 
 
+@pytest.mark.long
 def test_sigterm_during_the_last_update_keeps_the_whole_training(tiny, tmp_path):
     """SIGTERM during the last update: the loop has ended, so the state after that update is
     saved before the signal goes on; the rerun has nothing left to train and writes the
@@ -1077,6 +1080,7 @@ def test_benchmark_translations_are_the_trainers_negatives(tiny, tmp_path):
     assert ns[1::2] == de[1::2]
 
 
+@pytest.mark.long
 def test_ctrl_c_during_ctranslate2_decoding_stops_at_once_without_the_childs_traceback(
         tiny, tmp_path):
     """Ctrl-C in a terminal reaches the whole job, the CTranslate2 child too: the child ignores

@@ -7,9 +7,12 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from conftest import ROOT
 
 
+@pytest.mark.long
 def test_wheel_installs_imports_and_runs(tmp_path):
     # built from a copy: setuptools reuses the checkout's build/lib, where a module that the
     # `packages` list no longer names would survive from an earlier build and hide the omission

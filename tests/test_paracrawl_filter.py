@@ -23,6 +23,7 @@ from bitextforge.recipe.load import load_recipe
 from bitextforge.api import run_recipe
 
 
+@pytest.mark.long
 @pytest.mark.shared_data
 def test_paracrawl_filter_recipe_trains_from_multi30k_and_scores(tmp_path):
     path = shared("paracrawl-human-eval", "paracrawl-v3-validation-data", "sorted.en-fr")

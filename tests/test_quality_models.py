@@ -137,6 +137,7 @@ def test_train_lm_command(tmp_path, capsys):
                  str(tmp_path / "x.binary")]) == 2
 
 
+@pytest.mark.long
 def test_embedding_cosine_bf16_agrees_with_fp32_and_follows_sts_gold(minilm):
     """On 100 STS-B dev pairs (200 sentences): bf16 autocast scores against fp32 (Pearson >=
     0.999), and fp32 cosine against the human similarity ratings. (bf16 is emulated, hence slow,

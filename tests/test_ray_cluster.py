@@ -23,6 +23,7 @@ from conftest import shared
 ray = pytest.importorskip("ray", reason="the Ray runner needs the ray extra "
                                         "(pip install 'bitextforge[ray]')")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytestmark = pytest.mark.long
 
 
 class OnNode(Filter):

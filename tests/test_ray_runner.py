@@ -23,6 +23,7 @@ from bitextforge.api import run_recipe
 from conftest import shared
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.long
 
 
 class Swap(Paraphraser):

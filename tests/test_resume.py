@@ -113,6 +113,7 @@ def full_run(tmp_path_factory, plugin_env):
 WORDS = ["--set", "steps[3].keep.words=15000"]  # a corpus-wide selection, then a weight step
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("runner", ["local", "local-threads", "local-words", "ray"])
 def test_killed_run_resumes_identically(tmp_path, plugin_env, full_run, runner):
     """Kill the driver with SIGKILL after a few shards; the resumed run (same runner) writes what

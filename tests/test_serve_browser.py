@@ -22,6 +22,7 @@ from conftest import ROOT, run_cli
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = ROOT / "tests" / "screenshots"
+pytestmark = pytest.mark.long
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

@@ -593,6 +593,7 @@ def test_a_shared_model_dir_of_other_settings_is_refused_before_the_corpus_is_ma
     assert preflight(inside, get_registry(), output_dir=tmp_path) == []
 
 
+@pytest.mark.long
 def test_real_corpus_beats_shuffled_targets_with_significance(tmp_path, pair_files):
     """Two small models, same settings and seed, on 3,000 Multi30k pairs: one with the real
     targets, one with the targets shuffled (so it can only learn to write captions), the latter
