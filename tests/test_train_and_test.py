@@ -669,37 +669,42 @@ def _expanded_corpus(run_dir, copies=2):
 
 def test_a_budget_that_shows_real_pairs_too_rarely_is_warned_of_before_training(tmp_path,
                                                                                 capsys):
-    from bitextforge.plugins.nmt.real_views import (LOST_AT_VIEWS, WARN_BELOW_VIEWS, WON_AT_VIEWS,
-                                                    real_pairs)
+    import math
+    import re
+
+    from bitextforge.plugins.nmt.real_views import WARN_BELOW_VIEWS, real_pairs
     from bitextforge.report.summary import run_warnings
 
     view = _expanded_corpus(tmp_path / "run")
     pairs = real_pairs(view)
     assert (pairs.real_rows, pairs.distinct, pairs.synthetic_rows) == (12, 6, 6)
-    # batches of 2,000 tokens hold all 18 short pairs: one batch an epoch, so each real pair,
-    # read twice, is seen twice per update; the budget just short of the measured win warns
-    steps = -(-WARN_BELOW_VIEWS // 2)
-    ev = _evaluator(tmp_path, batch_tokens=2000, max_steps=steps - 1)
+    # batches of 20 tokens hold a pair or two: one update shows each real pair, read twice,
+    # 2 / (batches per epoch) times, fewer than the fewest views measured
+    ev = _evaluator(tmp_path, batch_tokens=20, max_steps=1)
     ev.evaluate(view)
     err = capsys.readouterr().err
     warned = [line for line in err.splitlines() if "warning: max_steps" in line]
-    assert len(warned) == 1 and f"about {2 * (steps - 1)} times" in warned[0]
-    assert "1 batches per epoch, 12 real of 18 rows" in warned[0]
-    # it says what was measured: the fewest views that won, and the run that lost
-    assert f"at {WON_AT_VIEWS} views and more, and lost 2.3-4.2 at {LOST_AT_VIEWS}" in warned[0]
-    assert WARN_BELOW_VIEWS <= 3000 / 2161 * 4 < WON_AT_VIEWS + 1  # the 3,000-update win
+    assert len(warned) == 1, err
+    per_epoch = int(re.search(r"\((\d+) batches per epoch, 12 real of 18 rows\)", warned[0])[1])
+    assert per_epoch > 2 / WARN_BELOW_VIEWS
+    assert f"about {2 / per_epoch:.2g} times" in warned[0]
+    # it says what was measured: wins from the fewest views measured, none below
+    assert "beat bitext only at every budget measured, from 0.69 views" in warned[0]
+    assert WARN_BELOW_VIEWS == pytest.approx(375 / 2161 * 4)  # the 375-update win
     assert err.index("warning: max_steps") < err.index("MarianMTModel")  # before the model
     info = ev.manifest_info()
     assert info["warnings"][0] in warned[0]
     manifest = run_warnings([], [], {"train_and_test.v1": {"info": info}})
     assert manifest == [f"evaluate[0] train_and_test.v1: {info['warnings'][0]}"]
     # reused, the model still says it
-    again = _evaluator(tmp_path, batch_tokens=2000, max_steps=steps - 1)
+    again = _evaluator(tmp_path, batch_tokens=20, max_steps=1)
     again.evaluate(view)
     assert again.manifest_info() == info
-    # the budget of the measured win does not warn, nor does a corpus of real pairs alone
-    for corpus, budget in ((view, steps), (_corpus(tmp_path / "real"), 2)):
-        ev = _evaluator(tmp_path, batch_tokens=2000, max_steps=budget)
+    # the budget it names does not warn, nor does a corpus of real pairs alone
+    enough = math.ceil(WARN_BELOW_VIEWS * per_epoch / 2)
+    assert f"give max_steps at least {enough:,}" in warned[0]
+    for corpus, budget in ((view, enough), (_corpus(tmp_path / "real"), 2)):
+        ev = _evaluator(tmp_path, batch_tokens=20, max_steps=budget)
         ev.evaluate(corpus)
         assert "warning: max_steps" not in capsys.readouterr().err
         assert ev.manifest_info() == {}
