@@ -69,5 +69,4 @@ def views_warning(pairs: RealPairs, updates: int, batches_per_epoch: int) -> str
             f"real of {pairs.real_rows + pairs.synthetic_rows:,} rows): back-translation beat "
             f"bitext only at every budget measured, from {MEASURED_FROM_VIEWS:.2g} views (+1.4 "
             f"BLEU) to 46 (about +6), and was not measured below (benchmarks/studies/bt-multi30k); "
-            f"give "
-            f"max_steps at least {need:,.0f} or compare with a bitext-only model at this budget")
+            f"give max_steps at least {need:,} or compare with a bitext-only model at this budget")
