@@ -27,20 +27,22 @@ SHARED = Path(os.environ.get("BITEXTFORGE_SHARED_DATA", ROOT.parent / "shared" /
 os.environ.setdefault("RAY_worker_niceness", "0")
 
 
-#: The test files that take longest, longest first: `make test` hands files to its workers in
-#: this order (`--no-loadscope-reorder`), the rest after them, most tests first. pytest-xdist's own
-#: order is by number of tests alone, which handed a long file with few tests (test_ray_cluster.py,
-#: 4 tests, about 65 s, much of it waiting for Ray) out among the last, so it ran while the other
-#: workers stood idle at the end. Seconds per file from the suite's per-test records
-#: (benchmarks/studies/core-speed/suite_cpu.py, 2026-12-05, quiet 2-core machine): train_and_test
-#: 138, ray_runner 114, resume 95, nmt_pipeline 90, ray_cluster 65, cli 36, gpu_check 33, lexical
-#: 26, bare_install 26, expansion_curve 26, nmt_logprob 25, serve_browser 24, then 22 or less.
-LONGEST_FILES = ("test_train_and_test.py", "test_ray_runner.py", "test_resume.py",
-                 "test_nmt_pipeline.py", "test_ray_cluster.py", "test_cli.py",
-                 "test_gpu_check.py", "test_lexical.py", "test_bare_install.py",
-                 "test_expansion_curve.py", "test_nmt_logprob.py", "test_serve_browser.py",
-                 "test_quality_models.py", "test_multilingual.py", "test_generate.py",
-                 "test_serve.py")
+#: The test files that take longest, longest first: `make test` and `make test-long` hand files to
+#: their workers in this order (`--no-loadscope-reorder`), the rest after them, most tests first.
+#: pytest-xdist's own order is by number of tests alone, which handed a long file with few tests
+#: (test_ray_cluster.py, 4 tests, about 65 s, much of it waiting for Ray) out among the last, so
+#: it ran while the other workers stood idle at the end. Seconds per file in the tier where the
+#: file weighs most (pytest --durations=0, quiet 2-core machine, 2026-12-05; L the long checks,
+#: Q the quick tier): ray_runner 108 L, train_and_test 90 L (46 Q), ray_cluster 69 L, resume
+#: 63 L, nmt_pipeline 55 L (35 Q), nmt_logprob 28 Q, cli 27 Q, expansion_curve 26 Q, gpu_check
+#: 23 L, serve_browser 22 L, serve 19 Q, lexicon_translate 15 L, lexical 15 L, quality_models
+#: 15 L, multilingual 14 L, example_plugin 14 Q, bare_install 14 L, bad_input 13 Q.
+LONGEST_FILES = ("test_ray_runner.py", "test_train_and_test.py", "test_ray_cluster.py",
+                 "test_resume.py", "test_nmt_pipeline.py", "test_nmt_logprob.py", "test_cli.py",
+                 "test_expansion_curve.py", "test_gpu_check.py", "test_serve_browser.py",
+                 "test_serve.py", "test_lexicon_translate.py", "test_lexical.py",
+                 "test_quality_models.py", "test_multilingual.py", "test_example_plugin.py",
+                 "test_bare_install.py", "test_bad_input.py")
 
 
 def pytest_collection_modifyitems(config, items):
