@@ -7,7 +7,10 @@ simulated crawl is new with probability ``1 - dup`` (its key: splitmix64 of a fr
 repeat of an earlier line's key (splitmix64 of an earlier counter), so no text is needed and
 every answer is checked: a new line must not be found, a repeat must be. Each mode and size
 runs in a process of its own; the report is the process's peak resident memory (ru_maxrss) and
-its growth over a bare process, per line and per distinct key, and the wall time.
+its growth over a bare process, per line and per distinct key, and the wall time; on Linux also
+the peaks of its anonymous and its file-backed resident memory (RssAnon, RssFile of
+/proc/self/status, sampled every 10 ms): the spilling set's run files are read through a memory
+map, whose pages count in the RSS while mapped but are the kernel's page cache.
 
 Run from the repository root:
     nice -n 10 .venv/bin/python benchmarks/bench_dedupe_scale.py --lines 1e6 1e7 1e8 --memory-mb 64
@@ -24,6 +27,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -46,6 +50,35 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class _RssSampler(threading.Thread):
+    """The peaks of RssAnon and RssFile (MB) in /proc/self/status, read every 10 ms until
+    :meth:`stop`; both None where the file does not exist."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.peak: dict[str, float | None] = {"RssAnon": None, "RssFile": None}
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.01):
+            try:
+                with open("/proc/self/status", encoding="ascii") as f:
+                    for line in f:
+                        name, _, value = line.partition(":")
+                        if name in self.peak:
+                            mb = int(value.split()[0]) / 1024
+                            self.peak[name] = max(self.peak[name] or 0.0, mb)
+            except OSError:
+                return
+
+    def stop(self) -> dict:
+        """End the sampling; the peaks, rounded."""
+        self._done.set()
+        self.join()
+        return {f"peak_{k.lower().replace('rss', 'rss_')}_mb": None if v is None else round(v, 1)
+                for k, v in self.peak.items()}
+
+
 def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir: str) -> dict:
     """Feed ``lines`` simulated lines to one key set; return the measurements."""
     from bitextforge.api import Int64Table
@@ -54,6 +87,8 @@ def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir
     base = _peak_mb()
     keys = SpilledKeySet(memory_mb, spill_dir) if mode == "spill" else Int64Table()
     rng = np.random.default_rng(1)
+    sampler = _RssSampler()
+    sampler.start()
     fresh = 0  # lines so far that were new: their counters are 0..fresh-1
     t0 = time.time()
     done = 0
@@ -80,6 +115,7 @@ def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir
     seconds = time.time() - t0
     count = keys.count
     peak = _peak_mb()
+    split = sampler.stop()
     if mode == "spill":
         runs = len(keys.spilled)
         keys.close()
@@ -89,7 +125,7 @@ def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir
             "distinct": count, "runs": runs, "seconds": round(seconds, 1),
             "peak_rss_mb": round(peak, 1), "base_rss_mb": round(base, 1),
             "bytes_per_line": round((peak - base) * 2 ** 20 / lines, 1),
-            "bytes_per_key": round((peak - base) * 2 ** 20 / count, 1)}
+            "bytes_per_key": round((peak - base) * 2 ** 20 / count, 1), **split}
 
 
 def one_top(lines: int, batch: int, budget: int) -> dict:
