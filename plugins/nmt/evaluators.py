@@ -387,8 +387,9 @@ class TrainAndTestEvaluator(Evaluator):
                             jobs: list[tuple[int, Path, Path | None, str]]
                             ) -> dict[int, dict[str, Any]]:
         """Train each (seed, output, init, fingerprint) job in one of ``workers`` worker
-        processes (:func:`bitextforge.api.worker_pool`); return each seed's training facts. The first failure stops the others and is
-        raised here (the models already finished keep their stamps)."""
+        processes (:func:`bitextforge.api.worker_pool`); return each seed's training facts. The
+        first failure stops the others and is raised here (the models already finished keep
+        their stamps)."""
         from concurrent.futures import FIRST_EXCEPTION, wait
 
         c = self.config
