@@ -75,8 +75,8 @@ class _RssSampler(threading.Thread):
         """End the sampling; the peaks, rounded."""
         self._done.set()
         self.join()
-        return {f"peak_{k.lower().replace('rss', 'rss_')}_mb": None if v is None else round(v, 1)
-                for k, v in self.peak.items()}
+        names = {"RssAnon": "peak_rss_anon_mb", "RssFile": "peak_rss_file_mb"}
+        return {names[k]: None if v is None else round(v, 1) for k, v in self.peak.items()}
 
 
 def one(lines: int, mode: str, memory_mb: int, batch: int, dup: float, spill_dir: str) -> dict:

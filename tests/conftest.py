@@ -97,8 +97,7 @@ def _ray_only_in_long_checks(request):
     costs seconds of CPU, which `make test` (the quick tier) has no room for."""
     yield
     ray = sys.modules.get("ray")
-    if ray is not None and getattr(ray, "is_initialized", lambda: False)() \
-            and request.node.get_closest_marker("long") is None:
+    if ray is not None and ray.is_initialized() and not request.node.get_closest_marker("long"):
         pytest.fail("this test started Ray: mark it @pytest.mark.long (run by make test-long)")
 
 
