@@ -7,16 +7,18 @@ to a *run*, a file of sorted int64 keys (8 bytes a key on disk), and the table s
 runs of similar size are merged into one (chunk by chunk, so a merge holds a bounded number of
 keys), so a set of ``n`` keys has about ``log2(n / table keys)`` runs. A key is looked up in the
 table, then in each run: an in-memory index holds every :data:`FENCE`-th key of a run (1/64 of a
-byte a key), which names the one disk page where the key can be; that page is read through a
-memory map, whose pages are released from the process after every lookup (they stay in the
-kernel's page cache), so the resident memory is the table, the merge buffers and the indexes.
+byte a key), which names the one 4 KiB block of the run where the key can be; that block is read
+(``pread``), a bounded number of blocks at a time, so the resident memory is the table, the merge
+buffers, the blocks being searched and the indexes. The runs are read, never memory-mapped: a
+mapped page counts in the process's resident memory, and the kernel maps the whole page-cache
+folio around a faulting page (up to megabytes for a file written in large writes), so a mapped
+lookup brought in far more than the page it read.
 
 The answers are those of one in-memory set: a key is present iff it was added before.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 import shutil
 import sys
@@ -32,31 +34,36 @@ from bitextforge.api import Int64Table
 FENCE = 512
 #: keys of a run read at a time when its index is rebuilt (8 MB)
 _READ = 1 << 20
-#: keys looked up in a run at a time: the kernel maps up to 16 pages around each page read
-#: (fault-around), so up to 32 pages a key are mapped meanwhile (16 MB)
-_QUERIES = 128
+#: bytes of one block of :data:`FENCE` keys
+_BLOCK = 8 * FENCE
+#: bounds of the keys looked up in a run at a time: as many 4 KiB blocks as a sixteenth of
+#: ``memory_mb`` holds (read, then joined: twice that while searched)
+_MAX_STEP = 2048
+_MIN_STEP = 128
 #: the smallest bound accepted (the table and the merge buffers need a few MB)
 MIN_MEMORY_MB = 8
 
 
 class SpilledKeySet:
     """A set of non-zero int64 keys held in a fixed table of ``memory_mb`` / 2 MB, merge chunks
-    of ``memory_mb`` / 8 MB and the runs' indexes (16 bytes per thousand keys), spilling sorted
-    runs into a folder made in ``directory``."""
+    of ``memory_mb`` / 8 MB, the blocks of one lookup step (``memory_mb`` / 16 MB, twice that
+    while joined; 128 to 2,048 blocks of 4 KiB) and the runs' indexes (16 bytes per thousand
+    keys), spilling sorted runs into a folder made in ``directory``."""
 
     def __init__(self, memory_mb: int, directory: str | None = None):
-        """Size the table and the merge chunks from ``memory_mb`` (half each); the spill folder
-        is made at the first spill."""
+        """Size the table, the merge chunks and the lookup step from ``memory_mb``; the spill
+        folder is made at the first spill."""
         budget = max(int(memory_mb), MIN_MEMORY_MB) << 20
         # the table: the largest power of two of 16-byte slots in half the budget, kept at most
         # half full so it never grows
         bits = (budget // 2 // 16).bit_length() - 1
         self.table = Int64Table(bits)
         self.capacity = (1 << bits) // 2
-        # a merge holds two input chunks, their pages in the map, and their merged output (up
-        # to both): six chunks, in an eighth of the budget (what the allocator keeps of freed
+        # a merge holds two input chunks, their merged output (up to both) and the sort's
+        # scratch: six chunks, in an eighth of the budget (what the allocator keeps of freed
         # buffers comes on top)
         self.chunk = max(budget // 8 // 8 // 6, FENCE)
+        self.step = min(max(budget // 16 // _BLOCK, _MIN_STEP), _MAX_STEP)
         self.directory = directory
         self.dir: Path | None = None
         self.runs: list[_Run] = []
@@ -80,7 +87,7 @@ class SpilledKeySet:
             left = np.flatnonzero(~found)
             if not len(left):
                 break
-            found[left] = run.contains(keys[left])
+            found[left] = run.contains(keys[left], self.step)
         return None, found
 
     def insert(self, keys: np.ndarray) -> None:
@@ -96,7 +103,7 @@ class SpilledKeySet:
 
     def stored(self) -> np.ndarray:
         """Every key (reads every run into memory: for tests and small sets only)."""
-        return np.concatenate([self.table.stored(), *(np.asarray(r.keys) for r in self.runs)])
+        return np.concatenate([self.table.stored(), *(r.read(0, r.n) for r in self.runs)])
 
     # ------------------------------------------------------------------ resume
 
@@ -181,7 +188,7 @@ class SpilledKeySet:
         fences = []
         with open(path, "wb") as f:
             while i < a.n or j < b.n:
-                x, y = np.array(a.keys[i:i + c]), np.array(b.keys[j:j + c])
+                x, y = a.read(i, c), b.read(j, c)
                 # everything up to the smaller of the chunks' last keys is complete in both
                 ends = [z[-1] for z, at, n in ((x, i, a.n), (y, j, b.n))
                         if len(z) and at + len(z) < n]
@@ -195,8 +202,6 @@ class SpilledKeySet:
                 fences.append(out[(-(i + j)) % FENCE::FENCE].copy())
                 i += len(x)
                 j += len(y)
-                a.release()
-                b.release()
         for run in (a, b):
             run.close()
             if any(str(run.path) in s for s in self._saved):
@@ -207,70 +212,77 @@ class SpilledKeySet:
 
 
 class _Run:
-    """One file of sorted keys, memory-mapped, with every :data:`FENCE`-th key in memory."""
+    """One file of sorted keys, read by ``pread``, with every :data:`FENCE`-th key in memory."""
 
     def __init__(self, path: Path, n: int, fence: np.ndarray | None = None):
-        """Map the ``n`` keys of ``path``; ``fence``: its every :data:`FENCE`-th key when the
+        """Open the ``n`` keys of ``path``; ``fence``: its every :data:`FENCE`-th key when the
         writer kept them, else read here a chunk at a time."""
         self.path = path
         self.n = n
-        self._file = open(path, "rb")
-        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if n else None
-        if self._map is not None:
-            self._map.madvise(mmap.MADV_RANDOM)  # lookups jump: no read-ahead
-        self.keys = (np.frombuffer(self._map, dtype=np.int64, count=n) if n
-                     else np.zeros(0, dtype=np.int64))
+        self._fd = os.open(path, os.O_RDONLY)
         if fence is None:
             parts = [np.zeros(0, dtype=np.int64)]
             for at in range(0, n, _READ):  # _READ is a multiple of FENCE
-                parts.append(self.keys[at:at + _READ:FENCE].copy())
-                self.release()
+                parts.append(self.read(at, _READ)[::FENCE].copy())
             fence = np.concatenate(parts)
         self.fence = fence
 
-    def contains(self, q: np.ndarray) -> np.ndarray:
-        """Whether each key of ``q`` is in the run: its fence block found in memory, then a
-        binary search within the block (one page) through the map, :data:`_QUERIES` keys at a
-        time (each touches a page or two, given back after each slice)."""
-        return np.concatenate([self._contains(q[at:at + _QUERIES])
-                               for at in range(0, len(q), _QUERIES)] or [np.zeros(0, bool)])
+    def read(self, start: int, count: int) -> np.ndarray:
+        """Keys ``start`` to ``start + count`` (fewer at the end of the run), a new array."""
+        count = max(min(count, self.n - start), 0)
+        out = np.empty(count, dtype=np.int64)
+        view = memoryview(out).cast("B")
+        got = 0
+        while got < len(view):
+            n = os.preadv(self._fd, [view[got:]], start * 8 + got)
+            if n == 0:
+                raise EOFError(f"{self.path}: ends before key {start + got // 8}")
+            got += n
+        return out
+
+    def contains(self, q: np.ndarray, step: int) -> np.ndarray:
+        """Whether each key of ``q`` is in the run: its block found in the index and read, then
+        a binary search within the block; ``step`` keys at a time."""
+        return np.concatenate([self._contains(q[at:at + step])
+                               for at in range(0, len(q), step)] or [np.zeros(0, bool)])
 
     def _contains(self, q: np.ndarray) -> np.ndarray:
         block = np.searchsorted(self.fence, q, side="right") - 1
-        lo = np.maximum(block, 0) * FENCE
-        hi = np.minimum(lo + FENCE, self.n)
-        lo[block < 0] = hi[block < 0] = 0
-        # lower bound of q in keys[lo:hi], all keys at once
+        found = np.zeros(len(q), dtype=bool)
+        inside = np.flatnonzero(block >= 0)  # a key below the run's first key is not in it
+        if not len(inside):
+            return found
+        blocks, row = np.unique(block[inside], return_inverse=True)
+        # a read per block into a new bytes object, joined: less system time than reading
+        # into a preallocated array (measured); sorted, so only the last block can be short
+        fd, pread = self._fd, os.pread
+        flat = np.frombuffer(b"".join([pread(fd, _BLOCK, at) for at in
+                                       (blocks * _BLOCK).tolist()]), dtype=np.int64)
+        if len(flat) != len(blocks) * FENCE - max(0, (int(blocks[-1]) + 1) * FENCE - self.n):
+            raise EOFError(f"{self.path}: shorter than its {self.n} keys")
+        q = q[inside]
+        # lower bound of each key within its block (the last block of the run may be short)
+        lo = row * FENCE
+        end = np.minimum(lo + FENCE, len(flat))
+        hi = end.copy()
         while True:
             open_ = lo < hi
             if not open_.any():
                 break
             mid = (lo + hi) // 2
-            v = self.keys[np.minimum(mid, self.n - 1)]
-            less = open_ & (v < q)
+            less = open_ & (flat[np.minimum(mid, len(flat) - 1)] < q)
             lo = np.where(less, mid + 1, lo)
             hi = np.where(open_ & ~less, mid, hi)
-        found = (block >= 0) & (lo < self.n)
-        found[found] = self.keys[lo[found]] == q[found]
-        self.release()
+        hit = lo < end
+        hit[hit] = flat[lo[hit]] == q[hit]
+        found[inside] = hit
         return found
 
-    def release(self) -> None:
-        """Give the pages read so far back (they stay in the page cache): the process's
-        resident memory does not grow with the run."""
-        if self._map is not None:
-            self._map.madvise(mmap.MADV_DONTNEED)
-
     def close(self) -> None:
-        """Unmap and close the file."""
-        self.keys = np.zeros(0, dtype=np.int64)
-        if self._map is not None:
-            try:
-                self._map.close()
-            except BufferError:  # a view of the map is still alive; it goes with it
-                pass
-            self._map = None
-        self._file.close()
+        """Close the file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 def _empty(table: Int64Table) -> None:

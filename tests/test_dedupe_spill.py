@@ -2,6 +2,9 @@
 in-memory table, and the decisions are those of the in-memory set (same kept rows, same order),
 across batches, spills, merges and a resume from a saved state."""
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -45,6 +48,38 @@ def test_spilled_set_answers_as_a_plain_set_through_spills_and_merges(tmp_path):
     assert len(s.spilled) >= 2 and len(s.spilled) <= 7  # merged: about log2(n / 2048) runs
     s.close()
     assert not list(tmp_path.iterdir())  # a finished set leaves nothing behind
+
+
+def test_extreme_keys_and_a_short_last_block_are_found_and_runs_are_read_not_mapped(tmp_path):
+    top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    rng = np.random.default_rng(11)
+    # the extremes first, then 4,998 others: spills of 2,000 keys merge into a run of 4,000 (its
+    # last block shorter than FENCE keys, holding the largest key)
+    others = np.unique(rng.integers(-2 ** 62, 2 ** 62, size=4998))
+    keys = np.concatenate([[top, bottom], others[others != 0]])
+    s = _small(tmp_path)
+    s.capacity = 2000
+    s.insert(keys)
+    assert s.spilled == [4000] and s.spilled[0] % FENCE
+    absent = np.array([top - 1, bottom + 1, 1, -1], dtype=np.int64)
+    absent = absent[~np.isin(absent, keys)]
+    _, found = s.lookup(np.concatenate([keys, absent]))
+    assert found[:len(keys)].all() and not found[len(keys):].any()
+    maps = Path("/proc/self/maps")
+    if maps.exists():  # the run files are read into memory a block at a time, never mapped
+        assert str(tmp_path) not in maps.read_text()
+    s.close()
+
+
+def test_a_truncated_run_file_is_an_error_naming_it_not_a_wrong_answer(tmp_path):
+    s = _small(tmp_path)
+    keys = np.arange(1, 5001, dtype=np.int64)
+    s.insert(keys)
+    run = s.runs[0]
+    os.truncate(run.path, 8 * (run.n - FENCE - 3))
+    with pytest.raises(EOFError, match=r"run-\d+\.keys: shorter than its \d+ keys"):
+        s.lookup(keys[run.n - 5:run.n])
+    s.close()
 
 
 def _batch(rows):
