@@ -219,7 +219,10 @@ class _Run:
         writer kept them, else read here a chunk at a time."""
         self.path = path
         self.n = n
-        self._fd = os.open(path, os.O_RDONLY)
+        # a file object, not a bare descriptor: a run dropped without close() is closed by the
+        # garbage collector
+        self._file = open(path, "rb", buffering=0)
+        self._fd = self._file.fileno()
         if fence is None:
             parts = [np.zeros(0, dtype=np.int64)]
             for at in range(0, n, _READ):  # _READ is a multiple of FENCE
@@ -280,9 +283,7 @@ class _Run:
 
     def close(self) -> None:
         """Close the file."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._file.close()
 
 
 def _empty(table: Int64Table) -> None:

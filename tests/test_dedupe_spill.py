@@ -118,6 +118,7 @@ def test_dedupe_with_max_memory_keeps_the_same_rows_and_resumes(tmp_path):
     assert resumed.manifest_info()["distinct"] == plain.manifest_info()["distinct"]
     resumed.close()
     assert resumed.manifest_info()["distinct"] == plain.manifest_info()["distinct"]
+    spilling.close()  # the interrupted process's set, which the resumed one no longer needs
 
 
 def test_resume_without_the_spilled_files_is_a_one_line_error(tmp_path):
@@ -161,3 +162,4 @@ def test_a_spill_dir_that_does_not_exist_yet_is_created(tmp_path):
     s.directory = str(where)
     _feed(s, [np.arange(i, i + 500, dtype=np.uint64) for i in range(0, 6000, 500)])
     assert s.spilled and where.is_dir()
+    s.close()
