@@ -9,8 +9,8 @@ every answer is checked: a new line must not be found, a repeat must be. Each mo
 runs in a process of its own; the report is the process's peak resident memory (ru_maxrss) and
 its growth over a bare process, per line and per distinct key, and the wall time; on Linux also
 the peaks of its anonymous and its file-backed resident memory (RssAnon, RssFile of
-/proc/self/status, sampled every 10 ms): the spilling set's run files are read through a memory
-map, whose pages count in the RSS while mapped but are the kernel's page cache.
+/proc/self/status, sampled every 10 ms): file-backed pages are the interpreter's and its
+libraries' (the spilling set reads its run files, it does not map them).
 
 Run from the repository root:
     nice -n 10 .venv/bin/python benchmarks/bench_dedupe_scale.py --lines 1e6 1e7 1e8 --memory-mb 64
